@@ -1,0 +1,40 @@
+# GPU Advisor: the targets a newcomer needs. Every target sets itself up first (scripts/setup.sh).
+PY      := .venv/bin/python
+PORT    ?= 8000
+export NO_MKDOCS_2_WARNING := 1
+
+.PHONY: help setup serve site test test-fast lint format bench-validate wheel clean
+
+help:            ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+setup:           ## venv + Python tools + npm packages (idempotent)
+	@scripts/setup.sh
+
+site: setup      ## build the bilingual site into site/ (strict)
+	$(PY) -m mkdocs build --strict --quiet
+
+serve: site      ## build the site and serve it on http://127.0.0.1:$(PORT)
+	@echo "serving site/ on http://127.0.0.1:$(PORT)  (Ctrl-C to stop)"
+	$(PY) -m http.server $(PORT) --bind 127.0.0.1 --directory site
+
+test:            ## set up (incl. Chromium) and run every test: lint + pytest
+	@scripts/setup.sh browser
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+	$(PY) -m pytest
+
+test-fast: setup ## pytest without the browser and torch validation tests
+	$(PY) -m pytest -m "not browser and not torch"
+
+lint: setup      ## ruff check + format check
+	$(PY) -m ruff check . && $(PY) -m ruff format --check .
+
+format: setup    ## ruff fix + format
+	$(PY) -m ruff check --fix . && $(PY) -m ruff format .
+
+wheel: setup     ## the pure py3-none-any advisor wheel into dist/
+	$(PY) -m build --wheel --outdir dist .
+
+clean:           ## remove build outputs (keeps .venv and node_modules)
+	rm -rf site dist build *.egg-info

@@ -1,0 +1,49 @@
+"""`python -m advisor`: the command-line interface. Each sub-command lives in its own module under
+`advisor.commands` and exposes `register(subparsers)`; errors print one line and exit 2."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+
+from .errors import AdvisorError
+
+# One module per sub-command, in help order.
+COMMANDS: list[str] = []
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m advisor",
+        description="GPU Advisor: accelerator memory, time and cost for AI training and inference.",
+    )
+    parser.add_argument(
+        "--catalog", help="catalog folder (default: the repository's catalog/ or $ADVISOR_CATALOG)"
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        importlib.import_module(f"advisor.commands.{name}").register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return args.func(args) or 0
+    except AdvisorError as exc:
+        if getattr(args, "json", False):
+            print(json.dumps({"error": exc.to_dict()}, ensure_ascii=False), file=sys.stderr)
+        print(f"error: {exc.message}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,148 @@
+"""The one error type advisor raises for bad input.
+
+Each error carries a message *key* and its *params* so that the site can translate it into the
+reader's language, plus a ready English message for the CLI and logs.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Iterable
+
+
+class AdvisorError(ValueError):
+    """Bad input: a field, a message key, its parameters and an English message.
+
+    `key` is a stable identifier such as ``"field.positive"``; `params` holds plain JSON values
+    (the site's translations interpolate them); `field` names the offending input.
+    """
+
+    def __init__(self, key: str, message: str, *, field: str | None = None, **params):
+        super().__init__(message)
+        self.key = key
+        self.field = field
+        self.params = {"field": field, **params} if field is not None else dict(params)
+        self.message = message
+
+    def to_dict(self) -> dict:
+        return {
+            "key": self.key,
+            "field": self.field,
+            "params": self.params,
+            "message": self.message,
+        }
+
+
+def suggest(name: str, choices: Iterable[str], n: int = 3) -> list[str]:
+    """Close matches for an unknown name (difflib ratio >= 0.5), best first."""
+    choices = list(choices)
+    lowered = {c.lower(): c for c in choices}
+    hits = difflib.get_close_matches(name.lower(), list(lowered), n=n, cutoff=0.5)
+    return [lowered[h] for h in hits]
+
+
+def unknown_name(field: str, name: str, choices: Iterable[str]) -> AdvisorError:
+    """An `AdvisorError` for a name that is not in `choices`, with close-match suggestions."""
+    hints = suggest(name, choices)
+    tail = f"; did you mean {', '.join(hints)}?" if hints else ""
+    return AdvisorError(
+        "name.unknown",
+        f"{field}: unknown name {name!r}{tail}",
+        field=field,
+        name=name,
+        suggestions=hints,
+    )
+
+
+def _number(field: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise AdvisorError(
+            "field.not_number",
+            f"{field}: expected a number, got {value!r}",
+            field=field,
+            value=repr(value),
+        )
+    if math.isnan(value) or math.isinf(value):
+        raise AdvisorError(
+            "field.not_finite", f"{field}: must be a finite number, got {value}", field=field
+        )
+    return value
+
+
+def check_positive(field: str, value, *, maximum: float | None = None) -> float:
+    """Return `value` if it is a finite number > 0 (and <= maximum), else raise naming `field`."""
+    v = _number(field, value)
+    if v <= 0:
+        raise AdvisorError(
+            "field.positive", f"{field}: must be greater than 0, got {value}", field=field, value=v
+        )
+    if maximum is not None and v > maximum:
+        raise AdvisorError(
+            "field.too_large",
+            f"{field}: must be at most {maximum:g}, got {value}",
+            field=field,
+            value=v,
+            maximum=maximum,
+        )
+    return v
+
+
+def check_non_negative(field: str, value, *, maximum: float | None = None) -> float:
+    """Return `value` if it is a finite number >= 0 (and <= maximum), else raise naming `field`."""
+    v = _number(field, value)
+    if v < 0:
+        raise AdvisorError(
+            "field.non_negative",
+            f"{field}: must not be negative, got {value}",
+            field=field,
+            value=v,
+        )
+    if maximum is not None and v > maximum:
+        raise AdvisorError(
+            "field.too_large",
+            f"{field}: must be at most {maximum:g}, got {value}",
+            field=field,
+            value=v,
+            maximum=maximum,
+        )
+    return v
+
+
+def check_int(field: str, value, *, minimum: int = 1, maximum: int | None = None) -> int:
+    """Return `value` if it is an int in [minimum, maximum], else raise naming `field`."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        else:
+            raise AdvisorError(
+                "field.not_integer",
+                f"{field}: expected a whole number, got {value!r}",
+                field=field,
+                value=repr(value),
+            )
+    if value < minimum:
+        raise AdvisorError(
+            "field.too_small",
+            f"{field}: must be at least {minimum}, got {value}",
+            field=field,
+            value=value,
+            minimum=minimum,
+        )
+    if maximum is not None and value > maximum:
+        raise AdvisorError(
+            "field.too_large",
+            f"{field}: must be at most {maximum}, got {value}",
+            field=field,
+            value=value,
+            maximum=maximum,
+        )
+    return value
+
+
+def check_choice(field: str, value, choices: Iterable[str]) -> str:
+    """Return `value` if it is one of `choices`, else an unknown-name error with suggestions."""
+    choices = list(choices)
+    if not isinstance(value, str) or value not in choices:
+        raise unknown_name(field, str(value), choices)
+    return value

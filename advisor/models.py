@@ -1,0 +1,412 @@
+"""Model architectures: a frozen `ModelSpec` built from a Hugging Face `config.json`, and exact
+parameter counts.
+
+Families: Llama 1-3.x, Mistral, Mixtral (MoE), Qwen2/2.5, Gemma, Gemma 2, Phi-3, GPT-2, BERT.
+Counts follow the module structure of the Hugging Face transformers implementations
+(`modeling_llama.py`, `modeling_mistral.py`, `modeling_mixtral.py`, `modeling_qwen2.py`,
+`modeling_gemma.py`, `modeling_gemma2.py`, `modeling_phi3.py`, `modeling_gpt2.py`,
+`modeling_bert.py`); tests/test_models_torch.py builds each real PyTorch model from the same
+config and requires the counts to be equal.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, replace
+
+from .errors import AdvisorError, check_int
+
+FAMILIES = ("llama", "mistral", "mixtral", "qwen2", "gemma", "gemma2", "phi3", "gpt2", "bert")
+
+# Hugging Face `model_type` -> family. Qwen2.5 and Llama 2/3 reuse their predecessor's type.
+MODEL_TYPES = {
+    "llama": "llama",
+    "mistral": "mistral",
+    "mixtral": "mixtral",
+    "qwen2": "qwen2",
+    "gemma": "gemma",
+    "gemma2": "gemma2",
+    "phi3": "phi3",
+    "gpt2": "gpt2",
+    "bert": "bert",
+}
+
+# Largest sizes accepted from a config: well above any published model, low enough to catch typos.
+_MAX = {
+    "vocab_size": 2_000_000,
+    "hidden_size": 131_072,
+    "num_layers": 1_024,
+    "num_heads": 1_024,
+    "intermediate_size": 1_048_576,
+    "max_position_embeddings": 16_777_216,
+    "num_experts": 1_024,
+}
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One transformer architecture, in the terms the memory and compute models need.
+
+    Sizes are counts (not bytes). `q_dim = num_heads * head_dim`, `kv_dim = num_kv_heads *
+    head_dim`; GQA when num_kv_heads < num_heads, MQA when it is 1.
+    """
+
+    name: str
+    family: str
+    vocab_size: int
+    hidden_size: int
+    num_layers: int
+    num_heads: int
+    num_kv_heads: int
+    head_dim: int
+    intermediate_size: int
+    max_position_embeddings: int
+    tie_word_embeddings: bool
+    gated_mlp: bool  # SwiGLU / GeGLU: gate, up, down projections; else fc1, fc2
+    norm: str  # "rmsnorm" (weight only) | "layernorm" (weight and bias)
+    norms_per_layer: int = 2
+    qkv_bias: bool = False
+    o_bias: bool = False
+    mlp_bias: bool = False
+    learned_positions: bool = False  # GPT-2 / BERT position embedding tables
+    type_vocab_size: int = 0  # BERT token-type embeddings
+    embedding_norm: bool = False  # BERT LayerNorm after the embeddings
+    causal: bool = True  # False for encoders (BERT): no KV cache, bidirectional attention
+    lm_head: str = "causal"  # "causal" (Linear h->V) | "masked" (BERT MLM head: dense, LN, decoder)
+    num_experts: int = 0  # MoE experts per layer (0: dense MLP)
+    experts_per_token: int = 0  # top-k routing
+    sliding_window: int | None = None  # tokens; None: full attention
+    sliding_window_pattern: int = 1  # every n-th layer is global (Gemma 2: 2); 1: all layers slide
+    final_logit_softcap: float | None = None
+    hidden_act: str = "silu"
+    display_name: str = ""
+    hf_config: dict = field(default_factory=dict, compare=False, repr=False, hash=False)
+
+    # -- derived sizes ---------------------------------------------------------------------------
+    @property
+    def q_dim(self) -> int:
+        return self.num_heads * self.head_dim
+
+    @property
+    def kv_dim(self) -> int:
+        return self.num_kv_heads * self.head_dim
+
+    @property
+    def is_moe(self) -> bool:
+        return self.num_experts > 0
+
+    @property
+    def attention_kind(self) -> str:
+        """'MHA', 'GQA' or 'MQA'."""
+        if self.num_kv_heads == self.num_heads:
+            return "MHA"
+        return "MQA" if self.num_kv_heads == 1 else "GQA"
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d.pop("hf_config")
+        return d
+
+    def with_name(self, name: str) -> ModelSpec:
+        return replace(self, name=name)
+
+
+# ---------------------------------------------------------------------------------------------
+# Parameter counts (exact, per transformers module structure)
+# ---------------------------------------------------------------------------------------------
+
+
+def _norm_params(spec: ModelSpec) -> int:
+    """RMSNorm has a weight (h); LayerNorm a weight and a bias (2h)."""
+    return spec.hidden_size * (1 if spec.norm == "rmsnorm" else 2)
+
+
+def attention_params(spec: ModelSpec) -> int:
+    """q, k, v, o projections of one layer: h*q + 2*h*kv + q*h weights, plus biases."""
+    h = spec.hidden_size
+    n = h * spec.q_dim + 2 * h * spec.kv_dim + spec.q_dim * h
+    if spec.qkv_bias:
+        n += spec.q_dim + 2 * spec.kv_dim
+    if spec.o_bias:
+        n += h
+    return n
+
+
+def expert_mlp_params(spec: ModelSpec) -> int:
+    """One MLP (one expert for MoE): 3*h*i when gated (gate, up, down), else 2*h*i; plus biases."""
+    h, i = spec.hidden_size, spec.intermediate_size
+    if spec.gated_mlp:
+        n = 3 * h * i
+        if spec.mlp_bias:
+            n += 2 * i + h
+    else:
+        n = 2 * h * i
+        if spec.mlp_bias:
+            n += i + h
+    return n
+
+
+def router_params(spec: ModelSpec) -> int:
+    """MoE router: Linear(h, num_experts, bias=False) (Mixtral's `gate`)."""
+    return spec.hidden_size * spec.num_experts if spec.is_moe else 0
+
+
+def layer_params(spec: ModelSpec) -> int:
+    """One transformer block: attention, MLP (all experts) and its norms."""
+    mlp = expert_mlp_params(spec) * (spec.num_experts if spec.is_moe else 1)
+    return (
+        attention_params(spec)
+        + mlp
+        + router_params(spec)
+        + spec.norms_per_layer * _norm_params(spec)
+    )
+
+
+def embedding_params(spec: ModelSpec) -> int:
+    """Token (V*h), learned position (P*h) and token-type (T*h) tables, and BERT's embedding LN."""
+    h = spec.hidden_size
+    n = spec.vocab_size * h
+    if spec.learned_positions:
+        n += spec.max_position_embeddings * h
+    n += spec.type_vocab_size * h
+    if spec.embedding_norm:
+        n += _norm_params(spec)
+    return n
+
+
+def head_params(spec: ModelSpec) -> int:
+    """Final norm and output head.
+
+    Causal LMs: final norm (BERT has none) and an untied Linear(h, V) without bias. BERT's MLM
+    head (`BertOnlyMLMHead`): dense h*h + h, LayerNorm 2h, decoder tied to the embeddings plus a
+    V-sized bias.
+    """
+    h, v = spec.hidden_size, spec.vocab_size
+    if spec.lm_head == "masked":
+        n = h * h + h + _norm_params(spec) + v
+        if not spec.tie_word_embeddings:
+            n += v * h
+        return n
+    n = _norm_params(spec)
+    if not spec.tie_word_embeddings:
+        n += v * h
+    return n
+
+
+def param_count(spec: ModelSpec) -> int:
+    """Total parameters of the model (all experts), as `sum(p.numel() for p in model.parameters())`."""
+    return embedding_params(spec) + spec.num_layers * layer_params(spec) + head_params(spec)
+
+
+def active_param_count(spec: ModelSpec) -> int:
+    """Parameters used per token: for MoE only `experts_per_token` of `num_experts` experts run
+    (Mixtral 8x7B: 46.7B total, 12.9B active; Jiang et al. 2024, arXiv:2401.04088)."""
+    if not spec.is_moe:
+        return param_count(spec)
+    idle = (spec.num_experts - spec.experts_per_token) * expert_mlp_params(spec) * spec.num_layers
+    return param_count(spec) - idle
+
+
+def embedding_lookup_params(spec: ModelSpec) -> int:
+    """Parameters of the embedding tables: looked up, not multiplied (excluded from 6ND FLOPs)."""
+    return embedding_params(spec)
+
+
+# ---------------------------------------------------------------------------------------------
+# From a Hugging Face config.json
+# ---------------------------------------------------------------------------------------------
+
+
+def _get(cfg: dict, field_name: str, *keys, default=None, required=True):
+    for k in keys:
+        if k in cfg and cfg[k] is not None:
+            return cfg[k]
+    if required and default is None:
+        raise AdvisorError(
+            "config.missing",
+            f"config.json: missing field {keys[0]!r}",
+            field=f"config.{keys[0]}",
+        )
+    return default
+
+
+def _size(
+    cfg: dict, name: str, *keys, maximum_key: str | None = None, default=None, minimum: int = 1
+) -> int:
+    value = _get(cfg, name, *keys, default=default)
+    return check_int(
+        f"config.{keys[0]}", value, minimum=minimum, maximum=_MAX.get(maximum_key or name)
+    )
+
+
+def from_hf_config(cfg: dict, name: str = "custom", display_name: str = "") -> ModelSpec:
+    """Build a `ModelSpec` from a Hugging Face `config.json` mapping.
+
+    Field names and defaults are those of the transformers configuration classes (e.g.
+    `LlamaConfig`: `head_dim` defaults to hidden_size // num_attention_heads and
+    `num_key_value_heads` to num_attention_heads). Raises `AdvisorError` naming the field.
+    """
+    if not isinstance(cfg, dict):
+        raise AdvisorError(
+            "config.not_object", "config.json: expected a JSON object", field="config"
+        )
+    mtype = cfg.get("model_type")
+    if mtype is None:
+        raise AdvisorError(
+            "config.missing", "config.json: missing field 'model_type'", field="config.model_type"
+        )
+    if mtype not in MODEL_TYPES:
+        from .errors import unknown_name
+
+        raise unknown_name("config.model_type", str(mtype), MODEL_TYPES)
+    family = MODEL_TYPES[mtype]
+
+    if family == "gpt2":
+        h = _size(cfg, "hidden_size", "n_embd", "hidden_size")
+        heads = _size(cfg, "num_heads", "n_head", "num_attention_heads")
+        inner = cfg.get("n_inner") or 4 * h
+        spec = ModelSpec(
+            name=name,
+            family=family,
+            vocab_size=_size(cfg, "vocab_size", "vocab_size"),
+            hidden_size=h,
+            num_layers=_size(cfg, "num_layers", "n_layer", "num_hidden_layers"),
+            num_heads=heads,
+            num_kv_heads=heads,
+            head_dim=h // heads,
+            intermediate_size=check_int("config.n_inner", inner, maximum=_MAX["intermediate_size"]),
+            max_position_embeddings=_size(
+                cfg, "max_position_embeddings", "n_positions", "max_position_embeddings"
+            ),
+            tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)),
+            gated_mlp=False,
+            norm="layernorm",
+            qkv_bias=True,
+            o_bias=True,
+            mlp_bias=True,
+            learned_positions=True,
+            hidden_act=cfg.get("activation_function", "gelu_new"),
+            display_name=display_name,
+            hf_config=dict(cfg),
+        )
+        return _checked(spec)
+
+    h = _size(cfg, "hidden_size", "hidden_size")
+    heads = _size(cfg, "num_heads", "num_attention_heads")
+    kv_heads = _size(cfg, "num_heads", "num_key_value_heads", default=heads)
+    head_dim = cfg.get("head_dim") or h // heads
+    head_dim = check_int("config.head_dim", head_dim, maximum=4096)
+    common = dict(
+        name=name,
+        family=family,
+        vocab_size=_size(cfg, "vocab_size", "vocab_size"),
+        hidden_size=h,
+        num_layers=_size(cfg, "num_layers", "num_hidden_layers"),
+        num_heads=heads,
+        num_kv_heads=kv_heads,
+        head_dim=head_dim,
+        intermediate_size=_size(cfg, "intermediate_size", "intermediate_size"),
+        max_position_embeddings=_size(
+            cfg, "max_position_embeddings", "max_position_embeddings", default=2048
+        ),
+        display_name=display_name,
+        hf_config=dict(cfg),
+    )
+
+    if family == "bert":
+        spec = ModelSpec(
+            **common,
+            tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)),
+            gated_mlp=False,
+            norm="layernorm",
+            qkv_bias=True,
+            o_bias=True,
+            mlp_bias=True,
+            learned_positions=True,
+            type_vocab_size=check_int(
+                "config.type_vocab_size", cfg.get("type_vocab_size", 2), minimum=0, maximum=1024
+            ),
+            embedding_norm=True,
+            causal=False,
+            lm_head="masked",
+            hidden_act=cfg.get("hidden_act", "gelu"),
+        )
+        return _checked(spec)
+
+    tie_default = family in ("gemma", "gemma2")
+    tie = bool(cfg.get("tie_word_embeddings", tie_default))
+    act = cfg.get("hidden_act") or cfg.get("hidden_activation") or "silu"
+    window = cfg.get("sliding_window")
+    if family == "qwen2" and not cfg.get("use_sliding_window", False):
+        window = None  # Qwen2 configs carry a window value but only use it when this flag is set
+    if family == "llama":
+        window = None
+    if window is not None:
+        window = check_int("config.sliding_window", window, maximum=_MAX["max_position_embeddings"])
+    extra: dict = {}
+    if family == "llama":
+        extra = dict(
+            qkv_bias=bool(cfg.get("attention_bias", False)),
+            o_bias=bool(cfg.get("attention_bias", False)),
+        )
+        extra["mlp_bias"] = bool(cfg.get("mlp_bias", False))
+    elif family == "qwen2":
+        extra = dict(qkv_bias=True)
+    elif family in ("gemma", "gemma2"):
+        extra = dict(
+            qkv_bias=bool(cfg.get("attention_bias", False)),
+            o_bias=bool(cfg.get("attention_bias", False)),
+        )
+    if family == "gemma2":
+        extra["norms_per_layer"] = 4
+        extra["sliding_window_pattern"] = 2
+        extra["final_logit_softcap"] = cfg.get("final_logit_softcapping")
+    if family == "mixtral":
+        extra["num_experts"] = check_int(
+            "config.num_local_experts", cfg.get("num_local_experts", 8), maximum=_MAX["num_experts"]
+        )
+        extra["experts_per_token"] = check_int(
+            "config.num_experts_per_tok",
+            cfg.get("num_experts_per_tok", 2),
+            maximum=extra["num_experts"],
+        )
+    spec = ModelSpec(
+        **common,
+        tie_word_embeddings=tie,
+        gated_mlp=True,
+        norm="rmsnorm",
+        sliding_window=window,
+        hidden_act=act,
+        **extra,
+    )
+    return _checked(spec)
+
+
+def _checked(spec: ModelSpec) -> ModelSpec:
+    if spec.num_heads % spec.num_kv_heads:
+        raise AdvisorError(
+            "config.kv_heads",
+            f"config.num_key_value_heads: {spec.num_kv_heads} does not divide num_attention_heads {spec.num_heads}",
+            field="config.num_key_value_heads",
+        )
+    if spec.family == "gpt2" and spec.hidden_size % spec.num_heads:
+        raise AdvisorError(
+            "config.heads",
+            f"config.n_head: {spec.num_heads} does not divide n_embd {spec.hidden_size}",
+            field="config.n_head",
+        )
+    return spec
+
+
+def from_config_json(text: str, name: str = "custom") -> ModelSpec:
+    """Parse pasted `config.json` text; malformed JSON raises `AdvisorError` ('config.json')."""
+    try:
+        cfg = json.loads(text)
+    except (ValueError, TypeError) as exc:
+        raise AdvisorError(
+            "config.bad_json",
+            f"config.json: not valid JSON ({exc})",
+            field="config",
+            detail=str(exc),
+        ) from None
+    return from_hf_config(cfg, name=name)
