@@ -11,7 +11,7 @@ import sys
 from .errors import AdvisorError
 
 # One module per sub-command, in help order.
-COMMANDS: list[str] = []
+COMMANDS: list[str] = ["models"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -31,6 +31,30 @@ MODEL_TYPES = {
     "bert": "bert",
 }
 
+# Defaults of the transformers configuration classes for fields a config.json may omit
+# (LlamaConfig, MistralConfig, MixtralConfig, Qwen2Config, GemmaConfig, Gemma2Config, Phi3Config in
+# transformers 5.x `configuration_*.py`). num_key_value_heads falls back to num_attention_heads
+# where the class default is None.
+_FAMILY_DEFAULTS: dict[str, dict] = {
+    "llama": {"max_position_embeddings": 2048},
+    "mistral": {
+        "num_key_value_heads": 8,
+        "max_position_embeddings": 131072,
+        "sliding_window": 4096,
+    },
+    "mixtral": {"num_key_value_heads": 8, "max_position_embeddings": 131072},
+    "qwen2": {"num_key_value_heads": 32, "max_position_embeddings": 32768},
+    "gemma": {"num_key_value_heads": 16, "head_dim": 256, "max_position_embeddings": 8192},
+    "gemma2": {
+        "num_key_value_heads": 4,
+        "head_dim": 256,
+        "max_position_embeddings": 8192,
+        "sliding_window": 4096,
+    },
+    "phi3": {"max_position_embeddings": 4096},
+    "bert": {"max_position_embeddings": 512},
+}
+
 # Largest sizes accepted from a config: well above any published model, low enough to catch typos.
 _MAX = {
     "vocab_size": 2_000_000,
@@ -80,6 +104,7 @@ class ModelSpec:
     final_logit_softcap: float | None = None
     hidden_act: str = "silu"
     display_name: str = ""
+    first_sliding_layer: int = 0  # Qwen2 `max_window_layers`: layers below this use full attention
     hf_config: dict = field(default_factory=dict, compare=False, repr=False, hash=False)
 
     # -- derived sizes ---------------------------------------------------------------------------
@@ -101,6 +126,19 @@ class ModelSpec:
         if self.num_kv_heads == self.num_heads:
             return "MHA"
         return "MQA" if self.num_kv_heads == 1 else "GQA"
+
+    @property
+    def num_sliding_layers(self) -> int:
+        """Layers that attend over `sliding_window` tokens only (0 when there is no window).
+
+        Mistral v0.1 / Phi-3: every layer; Gemma 2: layers i with (i + 1) % 2 != 0
+        (`Gemma2Config.layer_types`); Qwen2 with `use_sliding_window`: layers i >= max_window_layers.
+        """
+        if self.sliding_window is None:
+            return 0
+        if self.sliding_window_pattern > 1:
+            return self.num_layers - self.num_layers // self.sliding_window_pattern
+        return self.num_layers - min(self.first_sliding_layer, self.num_layers)
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -179,13 +217,15 @@ def head_params(spec: ModelSpec) -> int:
 
     Causal LMs: final norm (BERT has none) and an untied Linear(h, V) without bias. BERT's MLM
     head (`BertOnlyMLMHead`): dense h*h + h, LayerNorm 2h, decoder tied to the embeddings plus a
-    V-sized bias.
+    V-sized bias (untied: its own V*h weight and V bias as well).
     """
     h, v = spec.hidden_size, spec.vocab_size
     if spec.lm_head == "masked":
         n = h * h + h + _norm_params(spec) + v
         if not spec.tie_word_embeddings:
-            n += v * h
+            # transformers 5 `BertLMPredictionHead`: `decoder = Linear(h, V, bias=True)` beside the
+            # `bias` parameter; both are tied (`_tied_weights_keys`) only when embeddings are tied.
+            n += v * h + v
         return n
     n = _norm_params(spec)
     if not spec.tie_word_embeddings:
@@ -244,7 +284,9 @@ def from_hf_config(cfg: dict, name: str = "custom", display_name: str = "") -> M
 
     Field names and defaults are those of the transformers configuration classes (e.g.
     `LlamaConfig`: `head_dim` defaults to hidden_size // num_attention_heads and
-    `num_key_value_heads` to num_attention_heads). Raises `AdvisorError` naming the field.
+    `num_key_value_heads` to num_attention_heads); fields a config omits take the class defaults
+    in `_FAMILY_DEFAULTS` (e.g. MistralConfig: 8 KV heads, a 4096-token window). `rope_scaling`
+    and other fields that do not change sizes are ignored. Raises `AdvisorError` naming the field.
     """
     if not isinstance(cfg, dict):
         raise AdvisorError(
@@ -276,9 +318,13 @@ def from_hf_config(cfg: dict, name: str = "custom", display_name: str = "") -> M
             head_dim=h // heads,
             intermediate_size=check_int("config.n_inner", inner, maximum=_MAX["intermediate_size"]),
             max_position_embeddings=_size(
-                cfg, "max_position_embeddings", "n_positions", "max_position_embeddings"
+                cfg,
+                "max_position_embeddings",
+                "n_positions",
+                "max_position_embeddings",
+                default=1024,
             ),
-            tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)),
+            tie_word_embeddings=_flag(cfg, "tie_word_embeddings", True),
             gated_mlp=False,
             norm="layernorm",
             qkv_bias=True,
@@ -293,8 +339,24 @@ def from_hf_config(cfg: dict, name: str = "custom", display_name: str = "") -> M
 
     h = _size(cfg, "hidden_size", "hidden_size")
     heads = _size(cfg, "num_heads", "num_attention_heads")
-    kv_heads = _size(cfg, "num_heads", "num_key_value_heads", default=heads)
-    head_dim = cfg.get("head_dim") or h // heads
+    defaults = _FAMILY_DEFAULTS.get(family, {})
+    kv_heads = _size(
+        cfg, "num_heads", "num_key_value_heads", default=defaults.get("num_key_value_heads", heads)
+    )
+    head_dim = cfg.get("head_dim")
+    if head_dim is None:
+        head_dim = defaults.get("head_dim")
+    if head_dim is None:
+        if h % heads:
+            raise AdvisorError(
+                "config.heads",
+                f"config.num_attention_heads: {heads} does not divide hidden_size {h} "
+                "(and no head_dim is given)",
+                field="config.num_attention_heads",
+                heads=heads,
+                hidden_size=h,
+            )
+        head_dim = h // heads
     head_dim = check_int("config.head_dim", head_dim, maximum=4096)
     common = dict(
         name=name,
@@ -307,7 +369,10 @@ def from_hf_config(cfg: dict, name: str = "custom", display_name: str = "") -> M
         head_dim=head_dim,
         intermediate_size=_size(cfg, "intermediate_size", "intermediate_size"),
         max_position_embeddings=_size(
-            cfg, "max_position_embeddings", "max_position_embeddings", default=2048
+            cfg,
+            "max_position_embeddings",
+            "max_position_embeddings",
+            default=defaults.get("max_position_embeddings", 2048),
         ),
         display_name=display_name,
         hf_config=dict(cfg),
@@ -316,7 +381,7 @@ def from_hf_config(cfg: dict, name: str = "custom", display_name: str = "") -> M
     if family == "bert":
         spec = ModelSpec(
             **common,
-            tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)),
+            tie_word_embeddings=_flag(cfg, "tie_word_embeddings", True),
             gated_mlp=False,
             norm="layernorm",
             qkv_bias=True,
@@ -334,29 +399,39 @@ def from_hf_config(cfg: dict, name: str = "custom", display_name: str = "") -> M
         return _checked(spec)
 
     tie_default = family in ("gemma", "gemma2")
-    tie = bool(cfg.get("tie_word_embeddings", tie_default))
+    tie = _flag(cfg, "tie_word_embeddings", tie_default)
     act = cfg.get("hidden_act") or cfg.get("hidden_activation") or "silu"
-    window = cfg.get("sliding_window")
-    if family == "qwen2" and not cfg.get("use_sliding_window", False):
-        window = None  # Qwen2 configs carry a window value but only use it when this flag is set
-    if family == "llama":
+    if family == "gemma2":
+        act = cfg.get("hidden_activation") or cfg.get("hidden_act") or "gelu_pytorch_tanh"
+    window = cfg.get("sliding_window", defaults.get("sliding_window"))
+    first_sliding = 0
+    if family == "qwen2":
+        if not _flag(cfg, "use_sliding_window", False):
+            window = None  # Qwen2 configs carry a window but use it only when this flag is set
+        else:  # Qwen2Config.layer_types: layers i >= max_window_layers slide
+            first_sliding = check_int(
+                "config.max_window_layers", cfg.get("max_window_layers", 28), minimum=0
+            )
+    if family in ("llama", "gemma"):
         window = None
     if window is not None:
         window = check_int("config.sliding_window", window, maximum=_MAX["max_position_embeddings"])
     extra: dict = {}
     if family == "llama":
         extra = dict(
-            qkv_bias=bool(cfg.get("attention_bias", False)),
-            o_bias=bool(cfg.get("attention_bias", False)),
+            qkv_bias=_flag(cfg, "attention_bias", False),
+            o_bias=_flag(cfg, "attention_bias", False),
         )
-        extra["mlp_bias"] = bool(cfg.get("mlp_bias", False))
+        extra["mlp_bias"] = _flag(cfg, "mlp_bias", False)
     elif family == "qwen2":
         extra = dict(qkv_bias=True)
     elif family in ("gemma", "gemma2"):
         extra = dict(
-            qkv_bias=bool(cfg.get("attention_bias", False)),
-            o_bias=bool(cfg.get("attention_bias", False)),
+            qkv_bias=_flag(cfg, "attention_bias", False),
+            o_bias=_flag(cfg, "attention_bias", False),
         )
+    if first_sliding:
+        extra["first_sliding_layer"] = first_sliding
     if family == "gemma2":
         extra["norms_per_layer"] = 4
         extra["sliding_window_pattern"] = 2
@@ -380,6 +455,21 @@ def from_hf_config(cfg: dict, name: str = "custom", display_name: str = "") -> M
         **extra,
     )
     return _checked(spec)
+
+
+def _flag(cfg: dict, key: str, default: bool) -> bool:
+    """A boolean config field: absent or null gives `default`; anything but true/false is an error."""
+    value = cfg.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise AdvisorError(
+            "field.not_bool",
+            f"config.{key}: expected true or false, got {value!r}",
+            field=f"config.{key}",
+            value=repr(value),
+        )
+    return value
 
 
 def _checked(spec: ModelSpec) -> ModelSpec:
@@ -410,3 +500,22 @@ def from_config_json(text: str, name: str = "custom") -> ModelSpec:
             detail=str(exc),
         ) from None
     return from_hf_config(cfg, name=name)
+
+
+def from_config_file(path, name: str | None = None) -> ModelSpec:
+    """Read a `config.json` file; the spec is named after the file unless `name` is given.
+
+    A missing or unreadable file raises `AdvisorError` ('config.file')."""
+    from pathlib import Path
+
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AdvisorError(
+            "config.file",
+            f"{p}: cannot read config file ({exc.__class__.__name__})",
+            field="config",
+            path=str(p),
+        ) from None
+    return from_config_json(text, name=name or p.stem)

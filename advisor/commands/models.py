@@ -1,0 +1,109 @@
+"""`python -m advisor models`: list the catalog's model presets, or show one spec
+(`models show NAME` or `models show --config FILE`)."""
+
+from __future__ import annotations
+
+import json
+
+from ..catalog import load_catalog
+from ..models import (
+    ModelSpec,
+    active_param_count,
+    embedding_params,
+    from_config_file,
+    param_count,
+)
+
+
+def _row(spec: ModelSpec) -> dict:
+    return {
+        "id": spec.name,
+        "display_name": spec.display_name or spec.name,
+        "family": spec.family,
+        "attention": spec.attention_kind,
+        "total_params": param_count(spec),
+        "active_params": active_param_count(spec),
+        "num_heads": spec.num_heads,
+        "num_kv_heads": spec.num_kv_heads,
+        "context": spec.max_position_embeddings,
+        "sliding_window": spec.sliding_window,
+    }
+
+
+def _billions(n: int) -> str:
+    return f"{n / 1e9:.3f}B" if n >= 1e9 else f"{n / 1e6:.1f}M"
+
+
+def _list(args) -> int:
+    catalog = load_catalog(args.catalog)
+    rows = [_row(m.spec) for m in catalog.models]
+    if args.json:
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return 0
+    head = ("id", "family", "attn", "total", "active", "heads/kv", "context")
+    table = [
+        (
+            r["id"],
+            r["family"],
+            r["attention"],
+            _billions(r["total_params"]),
+            _billions(r["active_params"]),
+            f"{r['num_heads']}/{r['num_kv_heads']}",
+            str(r["context"]),
+        )
+        for r in rows
+    ]
+    widths = [max(len(x) for x in col) for col in zip(head, *table, strict=True)]
+    for line in (head, *table):
+        print(
+            "  ".join(
+                c.ljust(w) if i < 3 else c.rjust(w)
+                for i, (c, w) in enumerate(zip(line, widths, strict=True))
+            )
+        )
+    print(f"{len(rows)} presets (total/active: parameters, B = 10^9)")
+    return 0
+
+
+def _show(args) -> int:
+    if args.config:
+        spec = from_config_file(args.config)
+        source = {"config_file": args.config}
+    else:
+        if not args.name:
+            from ..errors import AdvisorError
+
+            raise AdvisorError(
+                "cli.models.show", "models show: give a preset NAME or --config FILE", field="name"
+            )
+        preset = load_catalog(args.catalog).model(args.name)
+        spec = preset.spec
+        source = {"url": preset.source_url, "read": preset.source_read}
+    out = {
+        **_row(spec),
+        "embedding_params": embedding_params(spec),
+        "spec": spec.to_dict(),
+        "source": source,
+    }
+    if args.json:
+        print(json.dumps(out, indent=2, ensure_ascii=False))
+        return 0
+    print(f"{out['display_name']}  ({spec.family}, {spec.attention_kind})")
+    print(f"  parameters: {out['total_params']:,} total, {out['active_params']:,} active")
+    for key, value in spec.to_dict().items():
+        if key not in ("name", "display_name"):
+            print(f"  {key}: {value}")
+    print("  source: " + ", ".join(f"{k}={v}" for k, v in source.items()))
+    return 0
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("models", help="list model presets, or show one model's spec")
+    p.add_argument("--json", action="store_true", help="JSON output")
+    p.set_defaults(func=_list)
+    sub = p.add_subparsers(dest="models_command", metavar="show")
+    s = sub.add_parser("show", help="one preset (NAME) or a Hugging Face config.json (--config)")
+    s.add_argument("name", nargs="?", help="preset id, e.g. llama-3.1-8b")
+    s.add_argument("--config", metavar="FILE", help="a Hugging Face config.json file")
+    s.add_argument("--json", action="store_true", help="JSON output")
+    s.set_defaults(func=_show)
