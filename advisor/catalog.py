@@ -14,7 +14,9 @@ from pathlib import Path
 
 from . import yamlish
 from .errors import AdvisorError, unknown_name
+from .hardware import GPU, gpu_from_dict
 from .models import ModelSpec, from_hf_config
+from .prices import CloudOffer, CurrencyRates, currency_from_dict, offers_from_dict
 
 
 def default_root() -> Path:
@@ -73,8 +75,9 @@ def _load_dir(folder: Path, build):
 @dataclass(frozen=True)
 class Catalog:
     models: tuple[ModelPreset, ...] = ()
-    gpus: tuple = ()  # advisor.hardware.GPU
-    offers: tuple = ()  # advisor.prices.CloudOffer
+    gpus: tuple[GPU, ...] = ()
+    offers: tuple[CloudOffer, ...] = ()
+    currency: CurrencyRates | None = None
 
     def model(self, name: str) -> ModelPreset:
         for m in self.models:
@@ -82,17 +85,78 @@ class Catalog:
                 return m
         raise unknown_name("model", name, [m.id for m in self.models])
 
+    def gpu(self, gpu_id: str) -> GPU:
+        """The accelerator with this id; unknown ids raise `unknown_name` with suggestions."""
+        for g in self.gpus:
+            if g.id == gpu_id:
+                return g
+        raise unknown_name("gpu", str(gpu_id), [g.id for g in self.gpus])
+
+    @property
+    def providers(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(o.provider for o in self.offers))
+
+    def offers_for(self, gpu_id: str) -> tuple[CloudOffer, ...]:
+        """Offers for a GPU, cheapest on-demand first (an unknown id raises, with suggestions)."""
+        self.gpu(gpu_id)
+        hits = [o for o in self.offers if o.gpu_id == gpu_id]
+        return tuple(sorted(hits, key=lambda o: (o.on_demand_usd_per_gpu_hour, o.provider)))
+
+    def offers_by_provider(self, provider: str) -> tuple[CloudOffer, ...]:
+        if provider not in self.providers:
+            raise unknown_name("provider", str(provider), self.providers)
+        return tuple(o for o in self.offers if o.provider == provider)
+
     def to_json(self) -> str:
-        """Plain JSON for the browser: the YAML documents as validated."""
+        """Plain JSON for the browser: the validated documents, offers and currency rates."""
         return json.dumps(
             {
                 "models": [m.doc for m in self.models],
-                "gpus": [g.doc for g in self.gpus],
+                "gpus": [g.to_dict() for g in self.gpus],
                 "offers": [o.doc for o in self.offers],
+                "currency": self.currency.doc if self.currency else None,
             },
             sort_keys=True,
             ensure_ascii=False,
         )
+
+
+def _duplicates(kind: str, ids: list[str]) -> None:
+    dupes = {i for i in ids if ids.count(i) > 1}
+    if dupes:
+        raise AdvisorError(
+            "catalog.duplicate", f"{kind}: duplicate id(s) {sorted(dupes)}", field=kind
+        )
+
+
+def _load_offers(folder: Path, gpu_ids: list[str]) -> list[CloudOffer]:
+    offers: list[CloudOffer] = []
+    seen: dict[str, str] = {}
+    if not folder.is_dir():
+        return offers
+    for path in sorted(folder.glob("*.yaml")):
+        name = f"{folder.name}/{path.name}"
+        doc = yamlish.load_file(path)
+        got = offers_from_dict(doc, name)
+        if got and got[0].provider in seen:
+            raise AdvisorError(
+                "catalog.duplicate",
+                f"{name}: provider: {got[0].provider!r} is also in {seen[got[0].provider]}",
+                field=f"{name}:provider",
+            )
+        for i, o in enumerate(got):
+            if o.gpu_id not in gpu_ids:
+                exc = unknown_name("gpu", o.gpu_id, gpu_ids)
+                raise AdvisorError(
+                    exc.key,
+                    f"{name}: offers[{i}].gpu: {exc.message}",
+                    field=f"{name}:offers[{i}].gpu",
+                    **{k: v for k, v in exc.params.items() if k != "field"},
+                )
+        if got:
+            seen[got[0].provider] = name
+        offers.extend(got)
+    return offers
 
 
 def load_catalog(root: str | os.PathLike | None = None) -> Catalog:
@@ -105,4 +169,14 @@ def load_catalog(root: str | os.PathLike | None = None) -> Catalog:
         raise AdvisorError(
             "catalog.duplicate", f"models: duplicate id(s) {sorted(dupes)}", field="models"
         )
-    return Catalog(models=tuple(models))
+    gpus = _load_dir(root / "gpus", gpu_from_dict)
+    gpu_ids = [g.id for g in gpus]
+    _duplicates("gpus", gpu_ids)
+    offers = _load_offers(root / "clouds", gpu_ids)
+    cur_path = root / "currency.yaml"
+    currency = (
+        currency_from_dict(yamlish.load_file(cur_path), "currency.yaml")
+        if cur_path.is_file()
+        else None
+    )
+    return Catalog(models=tuple(models), gpus=tuple(gpus), offers=tuple(offers), currency=currency)

@@ -1,0 +1,59 @@
+"""`python -m advisor gpus [--tier T] [--json]`: the accelerator catalog as a table."""
+
+from __future__ import annotations
+
+import json
+
+from ..catalog import load_catalog
+from ..errors import check_choice
+from ..hardware import TIERS
+
+
+def register(sub) -> None:
+    p = sub.add_parser("gpus", help="list the accelerator catalog (dense tensor TFLOPS)")
+    p.add_argument("--tier", help=f"only one tier: {', '.join(TIERS)}")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=run)
+
+
+def _num(v, fmt="{:.1f}") -> str:
+    return "-" if v is None else fmt.format(v)
+
+
+def run(args) -> int:
+    catalog = load_catalog(args.catalog)
+    gpus = catalog.gpus
+    if args.tier is not None:
+        check_choice("tier", args.tier, TIERS)
+        gpus = tuple(g for g in gpus if g.tier == args.tier)
+    if args.json:
+        print(json.dumps([g.to_dict() for g in gpus], ensure_ascii=False, indent=1))
+        return 0
+    head = ("id", "name", "tier", "GB", "GiB", "GB/s", "bf16 TF", "fp8 TF", "TDP W", "price USD")
+    rows = [
+        (
+            g.id,
+            g.name,
+            g.tier,
+            _num(g.memory_gb, "{:g}"),
+            _num(g.memory_gib),
+            _num(g.memory_bandwidth_gbps, "{:g}"),
+            _num(g.peak_tflops.get("bf16")),
+            _num(g.peak_tflops.get("fp8")),
+            _num(g.tdp_w, "{:g}"),
+            "-"
+            if g.price_usd is None
+            else f"{g.price_usd:,.0f} ({g.price_kind} {g.price_date[:7]})",
+        )
+        for g in gpus
+    ]
+    widths = [max(len(str(r[i])) for r in (head, *rows)) for i in range(len(head))]
+    for r in (head, *rows):
+        print(
+            "  ".join(
+                str(c).ljust(w) if i < 3 else str(c).rjust(w)
+                for i, (c, w) in enumerate(zip(r, widths, strict=True))
+            )
+        )
+    print("Dense tensor throughput (no 2:4 sparsity); GeForce bf16/fp8 at FP32 accumulate.")
+    return 0

@@ -1,0 +1,454 @@
+"""Accelerators: the frozen `GPU` type and the schema of `catalog/gpus/*.yaml`.
+
+Conventions (units in the names):
+
+- `memory_gb` is the capacity as the vendor states it ("80 GB"). DRAM is sized in binary units
+  and vendors follow JEDEC's usage of the prefix for memory capacity (JEDEC JESD100B.01,
+  https://www.jedec.org/standards-documents/dictionary/terms/gigabyte-gb: "giga (G) as a prefix
+  to units of semiconductor storage capacity = 2^30"), so `memory_bytes` defaults to
+  `memory_gb * 2**30`. nvidia-smi agrees to within 1 %: an H100 80 GB reports 81559 MiB, an
+  HGX B200 "180 GB" reports 179 GiB. A document may give `memory_bytes` (e.g. a measured
+  `torch.cuda.mem_get_info` total) to override.
+- `memory_bandwidth_gbps` is GB/s (10^9 bytes/s), as datasheets print it.
+- `peak_tflops` holds DENSE tensor (matrix) throughput per precision; `fp32` is the non-tensor
+  (shader / vector) rate; `int8` is in TOPS. NVIDIA datasheets print 2:4-structured-sparse
+  figures; the schema rejects an entry marked `sparse: true` and checks any stated sparse figure
+  (`datasheet_sparse_tflops`) is twice the stored dense one. GeForce cards run FP16/BF16 tensor
+  ops with FP32 accumulate (what PyTorch's cuBLAS calls use) at half the FP16-accumulate rate
+  (NVIDIA Ada whitepaper, Appendix A); the catalog stores the FP32-accumulate rate.
+- `interconnect_gbps` is the GPU's bidirectional aggregate as the vendor states it (NVLink 4:
+  900 GB/s; PCIe 4.0 x16: 64 GB/s).
+
+Every figure carries a source `{url, read, checked}`: a document-level `source` is the default and
+`sources: {field: {...}}` overrides it per field (`peak_tflops.bf16` for one precision).
+`checked` is `stored-copy` (a stored public copy of the figure was read), `recalled` (from the
+named vendor document, not re-read for this catalog) or `derived` (computed from other sourced
+figures, e.g. halving a sparse figure).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .errors import AdvisorError, check_choice, check_int, check_positive, unknown_name
+from .units import GB, GIB
+
+PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4")
+TIERS = ("datacenter", "workstation", "consumer")
+VENDORS = ("nvidia", "amd", "intel")
+MEMORY_TYPES = ("HBM2", "HBM2e", "HBM3", "HBM3e", "GDDR6", "GDDR6X", "GDDR7")
+INTERCONNECTS = (
+    "nvlink2",
+    "nvlink3",
+    "nvlink4",
+    "nvlink5",
+    "nvlink-bridge",
+    "infinity-fabric",
+    "roce",
+    "pcie3",
+    "pcie4",
+    "pcie5",
+)
+FORM_FACTORS = (
+    "sxm2",
+    "sxm4",
+    "sxm5",
+    "sxm6",
+    "oam",
+    "pcie-single-slot",
+    "pcie-dual-slot",
+    "pcie-triple-slot",
+)
+SOFTWARE = ("CUDA", "ROCm", "SynapseAI")
+PRICE_KINDS = ("launch", "street")
+CHECKED = ("stored-copy", "recalled", "derived", "measured")
+
+# Figures that need a source (price_usd only when it is not null).
+FIGURE_FIELDS = (
+    "memory_gb",
+    "memory_type",
+    "memory_bandwidth_gbps",
+    "peak_tflops",
+    "tdp_w",
+    "interconnect",
+    "interconnect_gbps",
+    "pcie_gen",
+    "launch_date",
+    "price_usd",
+)
+REQUIRED = (
+    "id",
+    "name",
+    "vendor",
+    "tier",
+    "memory_gb",
+    "memory_type",
+    "memory_bandwidth_gbps",
+    "peak_tflops",
+    "tdp_w",
+    "interconnect",
+    "interconnect_gbps",
+    "pcie_gen",
+    "form_factor",
+    "launch_date",
+    "software",
+)
+# (higher, lower): where both exist the first must be >= the second (lower precision is faster).
+_ORDER = (
+    ("fp4", "fp8"),
+    ("fp8", "bf16"),
+    ("fp8", "fp16"),
+    ("int8", "bf16"),
+    ("bf16", "tf32"),
+    ("fp16", "tf32"),
+    ("bf16", "fp32"),
+    ("tf32", "fp32"),
+)
+_ISO = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_ID = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
+_MAX_TFLOPS = 100_000.0  # 100 PFLOPS dense per chip: far above any product, catches unit slips
+
+
+@dataclass(frozen=True)
+class Source:
+    url: str
+    read: str  # ISO date
+    checked: str  # one of CHECKED
+    note: str | None = None
+
+    def to_dict(self) -> dict:
+        d = {"url": self.url, "read": self.read, "checked": self.checked}
+        if self.note:
+            d["note"] = self.note
+        return d
+
+
+def _err(src: str, fld: str, key: str, msg: str, **params) -> AdvisorError:
+    return AdvisorError(key, f"{src}: {fld}: {msg}", field=f"{src}:{fld}", file=src, **params)
+
+
+def _wrap(src: str, fn, *args, **kw):
+    """Run a `check_*` helper and prefix its error with the file name."""
+    try:
+        return fn(*args, **kw)
+    except AdvisorError as exc:
+        raise AdvisorError(
+            exc.key, f"{src}: {exc.message}", field=f"{src}:{exc.field}", file=src
+        ) from None
+
+
+def check_iso_date(src: str, fld: str, value) -> str:
+    """An ISO `YYYY-MM-DD` date string (yamlish keeps dates as strings)."""
+    if hasattr(value, "isoformat"):
+        value = value.isoformat()
+    if not isinstance(value, str) or not _ISO.match(value):
+        raise _err(src, fld, "field.date", f"expected an ISO date YYYY-MM-DD, got {value!r}")
+    y, m, d = (int(x) for x in value.split("-"))
+    if not (1990 <= y <= 2100 and 1 <= m <= 12 and 1 <= d <= 31):
+        raise _err(src, fld, "field.date", f"not a valid date: {value!r}")
+    return value
+
+
+def source_from_dict(src: str, fld: str, doc) -> Source:
+    """`{url, read, checked[, note]}`; errors name the file and the field."""
+    if not isinstance(doc, dict):
+        raise _err(src, fld, "catalog.source", "expected a mapping {url, read, checked}")
+    url = doc.get("url")
+    if not isinstance(url, str) or not url.startswith(("https://", "http://")):
+        raise _err(src, f"{fld}.url", "catalog.source", f"expected an http(s) URL, got {url!r}")
+    read = check_iso_date(src, f"{fld}.read", doc.get("read"))
+    checked = doc.get("checked")
+    if checked not in CHECKED:
+        raise _err(
+            src,
+            f"{fld}.checked",
+            "name.unknown",
+            f"must be one of {', '.join(CHECKED)}, got {checked!r}",
+        )
+    note = doc.get("note")
+    if note is not None and not isinstance(note, str):
+        raise _err(src, f"{fld}.note", "field.not_text", "expected text")
+    return Source(url, read, checked, note)
+
+
+@dataclass(frozen=True)
+class GPU:
+    """One accelerator from `catalog/gpus/`. Throughput is dense; see the module docstring."""
+
+    id: str
+    name: str
+    vendor: str
+    tier: str
+    memory_gb: float
+    memory_bytes: int
+    memory_type: str
+    memory_bandwidth_gbps: float
+    peak_tflops: dict = field(hash=False)  # precision -> dense TFLOPS (int8: TOPS)
+    tdp_w: float
+    interconnect: str
+    interconnect_gbps: float
+    pcie_gen: int
+    form_factor: str
+    launch_date: str
+    price_usd: float | None
+    price_date: str | None
+    price_kind: str | None
+    software: str
+    architecture: str | None = None
+    sources: dict = field(default_factory=dict, hash=False, compare=False)  # field -> Source
+    doc: dict = field(default_factory=dict, hash=False, compare=False)
+
+    @property
+    def memory_gib(self) -> float:
+        return self.memory_bytes / GIB
+
+    @property
+    def memory_bandwidth_bytes_per_s(self) -> float:
+        return self.memory_bandwidth_gbps * GB
+
+    def peak_flops(self, precision: str) -> float:
+        """Dense peak in FLOP/s (int8: OP/s) for `precision`; unknown_name if not listed."""
+        if precision not in self.peak_tflops:
+            raise unknown_name("precision", precision, list(self.peak_tflops))
+        return self.peak_tflops[precision] * 1e12
+
+    def ridge_point(self, precision: str = "bf16") -> float:
+        """Roofline ridge point in FLOP/byte: dense peak FLOP/s ÷ memory bandwidth bytes/s.
+
+        Williams, Waterman, Patterson, "Roofline: an insightful visual performance model for
+        multicore architectures", CACM 52(4), 2009, https://doi.org/10.1145/1498765.1498785:
+        kernels with arithmetic intensity below this are memory-bandwidth bound.
+        """
+        return self.peak_flops(precision) / self.memory_bandwidth_bytes_per_s
+
+    def source(self, fld: str) -> Source:
+        """The source of a figure (`peak_tflops.bf16` falls back to `peak_tflops`)."""
+        if fld in self.sources:
+            return self.sources[fld]
+        base = fld.split(".")[0]
+        if base in self.sources:
+            return self.sources[base]
+        raise unknown_name("field", fld, list(self.sources))
+
+    def to_dict(self) -> dict:
+        """Plain JSON: the validated figures, derived sizes and every source."""
+        return {
+            "id": self.id,
+            "name": self.name,
+            "vendor": self.vendor,
+            "tier": self.tier,
+            "architecture": self.architecture,
+            "memory_gb": self.memory_gb,
+            "memory_bytes": self.memory_bytes,
+            "memory_gib": self.memory_gib,
+            "memory_type": self.memory_type,
+            "memory_bandwidth_gbps": self.memory_bandwidth_gbps,
+            "peak_tflops": dict(self.peak_tflops),
+            "ridge_point_flop_per_byte": {p: self.ridge_point(p) for p in self.peak_tflops},
+            "tdp_w": self.tdp_w,
+            "interconnect": self.interconnect,
+            "interconnect_gbps": self.interconnect_gbps,
+            "pcie_gen": self.pcie_gen,
+            "form_factor": self.form_factor,
+            "launch_date": self.launch_date,
+            "price_usd": self.price_usd,
+            "price_date": self.price_date,
+            "price_kind": self.price_kind,
+            "software": self.software,
+            "notes": self.doc.get("notes"),
+            "sources": {k: s.to_dict() for k, s in self.sources.items()},
+        }
+
+
+def _text(src: str, doc: dict, key: str) -> str:
+    v = doc.get(key)
+    if not isinstance(v, str) or not v.strip():
+        raise _err(src, key, "field.not_text", f"expected non-empty text, got {v!r}")
+    return v
+
+
+def _choice(src: str, doc: dict, key: str, choices) -> str:
+    return _wrap(src, check_choice, key, doc.get(key), choices)
+
+
+def _peaks(src: str, doc: dict) -> dict[str, float]:
+    raw = doc.get("peak_tflops")
+    if not isinstance(raw, dict) or not raw:
+        raise _err(
+            src, "peak_tflops", "catalog.not_mapping", "expected a mapping precision: TFLOPS"
+        )
+    out: dict[str, float] = {}
+    for prec, value in raw.items():
+        fld = f"peak_tflops.{prec}"
+        if prec not in PRECISIONS:
+            raise _err(
+                src,
+                fld,
+                "name.unknown",
+                f"unknown precision {prec!r}; allowed: {', '.join(PRECISIONS)}",
+                name=prec,
+            )
+        if isinstance(value, dict):
+            if value.get("sparse") is True:
+                raise _err(
+                    src,
+                    fld,
+                    "gpu.sparse_as_dense",
+                    "a 2:4-sparse figure cannot be stored as dense throughput (halve it)",
+                )
+            if value.get("accumulate") not in (None, "fp32") and prec in ("bf16", "fp16", "fp8"):
+                raise _err(
+                    src,
+                    fld,
+                    "gpu.accumulate",
+                    "store the FP32-accumulate rate (what PyTorch matmuls use), "
+                    f"got accumulate {value.get('accumulate')!r}",
+                )
+            value = value.get("value")
+        out[prec] = _wrap(src, check_positive, fld, value, maximum=_MAX_TFLOPS)
+    for hi, lo in _ORDER:
+        if hi in out and lo in out and out[hi] < out[lo]:
+            raise _err(
+                src,
+                f"peak_tflops.{hi}",
+                "gpu.precision_order",
+                f"{out[hi]} is below peak_tflops.{lo} {out[lo]}: a lower precision cannot be slower",
+            )
+    sparse = doc.get("datasheet_sparse_tflops")
+    if sparse is not None:
+        if not isinstance(sparse, dict):
+            raise _err(src, "datasheet_sparse_tflops", "catalog.not_mapping", "expected a mapping")
+        for prec, s in sparse.items():
+            fld = f"datasheet_sparse_tflops.{prec}"
+            s = _wrap(src, check_positive, fld, s, maximum=2 * _MAX_TFLOPS)
+            if prec not in out:
+                raise _err(
+                    src, fld, "gpu.sparse_without_dense", "no dense peak_tflops entry for it"
+                )
+            if abs(2 * out[prec] - s) > 0.02 * s:
+                raise _err(
+                    src,
+                    f"peak_tflops.{prec}",
+                    "gpu.sparse_as_dense",
+                    f"dense {out[prec]} should be half the datasheet's 2:4-sparse {s} "
+                    f"(expected about {s / 2:g})",
+                )
+    return out
+
+
+def gpu_from_dict(doc, source_name: str) -> GPU:
+    """Validate one `catalog/gpus/*.yaml` document into a `GPU`.
+
+    Errors are `AdvisorError`s whose message starts with the file and the field, e.g.
+    ``gpus/h100-sxm.yaml: memory_bandwidth_gbps: must be greater than 0, got -1``.
+    """
+    src = source_name
+    if not isinstance(doc, dict):
+        raise AdvisorError("catalog.not_mapping", f"{src}: expected a mapping", field=src, file=src)
+    for key in REQUIRED:
+        if key not in doc:
+            raise _err(src, key, "catalog.missing", "missing required field")
+    gid = _text(src, doc, "id")
+    if not _ID.match(gid):
+        raise _err(src, "id", "field.id", f"ids are lower-case letters, digits, '.', '-': {gid!r}")
+    vendor = _choice(src, doc, "vendor", VENDORS)
+    tier = _choice(src, doc, "tier", TIERS)
+    memory_gb = float(_wrap(src, check_positive, "memory_gb", doc["memory_gb"], maximum=4096))
+    memory_bytes = doc.get("memory_bytes")
+    if memory_bytes is None:
+        memory_bytes = round(memory_gb * GIB)
+    else:
+        memory_bytes = _wrap(src, check_int, "memory_bytes", memory_bytes, minimum=1)
+        if not 0.9 * memory_gb * GB <= memory_bytes <= 1.01 * memory_gb * GIB:
+            raise _err(
+                src,
+                "memory_bytes",
+                "gpu.memory_mismatch",
+                f"{memory_bytes} is not within 90 %-101 % of memory_gb {memory_gb}",
+            )
+    peaks = _peaks(src, doc)
+    price = doc.get("price_usd")
+    price_date = doc.get("price_date")
+    price_kind = doc.get("price_kind")
+    if price is None:
+        if price_date is not None or price_kind is not None:
+            raise _err(
+                src, "price_usd", "catalog.missing", "price_date/price_kind given without a price"
+            )
+    else:
+        price = float(_wrap(src, check_positive, "price_usd", price))
+        price_date = check_iso_date(src, "price_date", price_date)
+        price_kind = _choice(src, doc, "price_kind", PRICE_KINDS)
+    pcie_gen = _wrap(src, check_int, "pcie_gen", doc["pcie_gen"], minimum=3, maximum=6)
+    arch = doc.get("architecture")
+    if arch is not None and not isinstance(arch, str):
+        raise _err(src, "architecture", "field.not_text", "expected text")
+
+    # Sources: document default + per-field overrides; every figure must resolve to one.
+    default = doc.get("source")
+    default_src = source_from_dict(src, "source", default) if default is not None else None
+    overrides = doc.get("sources") or {}
+    if not isinstance(overrides, dict):
+        raise _err(src, "sources", "catalog.not_mapping", "expected a mapping field: {url, read}")
+    sources: dict[str, Source] = {}
+    for key, value in overrides.items():
+        base = key.split(".")[0]
+        if base not in FIGURE_FIELDS:
+            raise _err(src, f"sources.{key}", "name.unknown", f"{key!r} is not a figure field")
+        if base == "peak_tflops" and "." in key and key.split(".", 1)[1] not in peaks:
+            raise _err(src, f"sources.{key}", "name.unknown", "no such peak_tflops entry")
+        sources[key] = source_from_dict(src, f"sources.{key}", value)
+    for fld in FIGURE_FIELDS:
+        if fld == "price_usd" and price is None:
+            continue
+        if fld not in sources:
+            per_prec = all(f"peak_tflops.{p}" in sources for p in peaks)
+            if fld == "peak_tflops" and per_prec:
+                continue
+            if default_src is None:
+                raise _err(
+                    src,
+                    f"sources.{fld}",
+                    "catalog.source",
+                    "figure has no source: add sources." + fld + " or a document-level source",
+                )
+            sources[fld] = default_src
+
+    launch = check_iso_date(src, "launch_date", doc["launch_date"])
+    return GPU(
+        id=gid,
+        name=_text(src, doc, "name"),
+        vendor=vendor,
+        tier=tier,
+        memory_gb=memory_gb,
+        memory_bytes=int(memory_bytes),
+        memory_type=_choice(src, doc, "memory_type", MEMORY_TYPES),
+        memory_bandwidth_gbps=float(
+            _wrap(
+                src,
+                check_positive,
+                "memory_bandwidth_gbps",
+                doc["memory_bandwidth_gbps"],
+                maximum=100_000,
+            )
+        ),
+        peak_tflops=peaks,
+        tdp_w=float(_wrap(src, check_positive, "tdp_w", doc["tdp_w"], maximum=5000)),
+        interconnect=_choice(src, doc, "interconnect", INTERCONNECTS),
+        interconnect_gbps=float(
+            _wrap(
+                src, check_positive, "interconnect_gbps", doc["interconnect_gbps"], maximum=20_000
+            )
+        ),
+        pcie_gen=pcie_gen,
+        form_factor=_choice(src, doc, "form_factor", FORM_FACTORS),
+        launch_date=launch,
+        price_usd=price,
+        price_date=price_date,
+        price_kind=price_kind,
+        software=_choice(src, doc, "software", SOFTWARE),
+        architecture=arch,
+        sources=sources,
+        doc=doc,
+    )

@@ -1,0 +1,222 @@
+"""The accelerator and cloud-price catalog: schema over every file, the known traps, and each
+rejection naming its file and field."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from advisor import yamlish
+from advisor.catalog import load_catalog
+from advisor.cli import main
+from advisor.errors import AdvisorError
+from advisor.hardware import FIGURE_FIELDS, TIERS, gpu_from_dict
+from advisor.prices import convert, offers_from_dict
+from advisor.units import GIB
+
+ROOT = Path(__file__).resolve().parent.parent / "catalog"
+CAT = load_catalog(ROOT)
+
+
+def test_size_and_tiers():
+    assert len(CAT.gpus) >= 30
+    assert {g.tier for g in CAT.gpus} == set(TIERS)
+    assert len(CAT.providers) >= 6 and len(CAT.offers) >= 40
+
+
+def test_every_figure_has_a_dated_source():
+    for g in CAT.gpus:
+        for f in FIGURE_FIELDS:
+            if f == "price_usd" and g.price_usd is None:
+                continue
+            keys = [f"peak_tflops.{p}" for p in g.peak_tflops] if f == "peak_tflops" else [f]
+            for k in keys:
+                s = g.source(k)
+                assert s.url.startswith("http") and len(s.read) == 10, (g.id, k)
+    for o in CAT.offers:
+        assert o.source_url.startswith("http") and len(o.read) == 10
+        assert o.on_demand_usd_per_gpu_hour > 0
+
+
+def test_traps():
+    assert CAT.gpu("h100-pcie").memory_type == "HBM2e"
+    assert CAT.gpu("h100-sxm").memory_type == "HBM3"
+    l40s, l40 = CAT.gpu("l40s"), CAT.gpu("l40")
+    assert l40s.peak_tflops["bf16"] == pytest.approx(2 * l40.peak_tflops["bf16"], rel=0.01)
+    h100 = CAT.gpu("h100-sxm")
+    assert h100.peak_tflops["bf16"] < 1000 and h100.peak_tflops["fp8"] < 2000  # dense, not sparse
+    # GeForce: PyTorch's FP32-accumulate rate, half the FP16-accumulate 330.3 (Ada whitepaper)
+    assert CAT.gpu("rtx-4090").peak_tflops["bf16"] == pytest.approx(165.2)
+
+
+def test_ridge_point_and_memory():
+    h100 = CAT.gpu("h100-sxm")
+    assert h100.ridge_point("bf16") == pytest.approx(989.4e12 / 3350e9)
+    assert h100.memory_bytes == 80 * GIB and h100.memory_gib == pytest.approx(80.0)
+
+
+def test_unknown_gpu_suggests():
+    with pytest.raises(AdvisorError) as info:
+        CAT.gpu("h100")
+    assert info.value.key == "name.unknown" and "h100-sxm" in info.value.params["suggestions"]
+    with pytest.raises(AdvisorError):
+        CAT.offers_for("a1000")
+    with pytest.raises(AdvisorError):
+        CAT.offers_by_provider("awz")
+
+
+def test_offers_for_sorted_and_per_gpu_derived():
+    offers = CAT.offers_for("h100-sxm")
+    prices = [o.on_demand_usd_per_gpu_hour for o in offers]
+    assert prices == sorted(prices) and len(offers) >= 5
+    p5 = next(o for o in offers if o.instance == "p5.48xlarge")
+    assert p5.per_gpu_derived and p5.on_demand_usd_per_gpu_hour == pytest.approx(55.04 / 8)
+
+
+def test_currency():
+    assert convert(10.0, "AZN", CAT.currency) == pytest.approx(17.0)
+    assert convert(10.0, "USD", CAT.currency) == 10.0
+    assert convert(2.0, "EUR", {"EUR": 0.5}) == 1.0
+    with pytest.raises(AdvisorError) as info:
+        convert(1.0, "AZM", CAT.currency)
+    assert info.value.key == "name.unknown" and "AZN" in info.value.params["suggestions"]
+
+
+def test_to_json_has_everything():
+    data = json.loads(CAT.to_json())
+    assert len(data["gpus"]) == len(CAT.gpus) and len(data["offers"]) == len(CAT.offers)
+    assert data["currency"]["rates"]["AZN"]["per_usd"] == 1.7 and data["models"]
+
+
+def test_cli_gpus(capsys):
+    assert main(["gpus", "--tier", "workstation", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows and {r["tier"] for r in rows} == {"workstation"}
+    assert main(["gpus"]) == 0 and "h100-sxm" in capsys.readouterr().out
+    assert main(["gpus", "--tier", "server"]) == 2
+
+
+GOOD = yamlish.load_file(ROOT / "gpus" / "h100-sxm.yaml")
+
+
+def _bad(**changes):
+    doc = json.loads(json.dumps(GOOD))
+    for k, v in changes.items():
+        if v is None:
+            doc.pop(k, None)
+        else:
+            doc[k] = v
+    return doc
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"memory_bandwidth_gbps": -1.0}, "memory_bandwidth_gbps"),
+        ({"tdp_w": None}, "tdp_w"),
+        ({"tier": "server"}, "tier"),
+        ({"vendor": "nvdia"}, "vendor"),
+        ({"launch_date": "March 2022"}, "launch_date"),
+        ({"peak_tflops": {"bf16": {"value": 1978.9, "sparse": True}}}, "peak_tflops.bf16"),
+        ({"peak_tflops": {"fp12": 3.0}}, "peak_tflops.fp12"),
+        ({"peak_tflops": {"bf16": 989.4, "fp8": 500.0}}, "peak_tflops.fp8"),
+        (
+            {"peak_tflops": {"bf16": 1978.9}, "datasheet_sparse_tflops": {"bf16": 1978.9}},
+            "peak_tflops.bf16",
+        ),
+        ({"peak_tflops": {"fp16": {"value": 330.3, "accumulate": "fp16"}}}, "peak_tflops.fp16"),
+        ({"source": None, "sources": {}}, "sources.memory_gb"),
+        (
+            {"source": {"url": "nvidia.com", "read": "2026-12-02", "checked": "recalled"}},
+            "source.url",
+        ),
+        ({"price_usd": 25000.0, "price_date": None, "price_kind": "street"}, "price_date"),
+    ],
+)
+def test_gpu_rejections_name_file_and_field(changes, field):
+    if "peak_tflops" in changes and "datasheet_sparse_tflops" not in changes:
+        changes.setdefault("datasheet_sparse_tflops", None)
+    with pytest.raises(AdvisorError) as info:
+        gpu_from_dict(_bad(**changes), "gpus/h100-sxm.yaml")
+    assert str(info.value).startswith(f"gpus/h100-sxm.yaml: {field}"), str(info.value)
+
+
+def _provider(offer):
+    return {
+        "provider": "x",
+        "name": "X",
+        "source": {"url": "https://x.example", "read": "2026-12-02", "checked": "recalled"},
+        "offers": [offer],
+    }
+
+
+@pytest.mark.parametrize(
+    ("offer", "field"),
+    [
+        (
+            {
+                "gpu": "l4",
+                "instance": "a",
+                "gpus_per_instance": 1,
+                "region": "r",
+                "on_demand_usd_per_gpu_hour": -2.0,
+            },
+            "on_demand_usd_per_gpu_hour",
+        ),
+        (
+            {"gpu": "l4", "instance": "a", "gpus_per_instance": 1, "region": "r"},
+            "on_demand_usd_per_gpu_hour",
+        ),
+        (
+            {
+                "gpu": "l4",
+                "instance": "a",
+                "gpus_per_instance": 1,
+                "region": "r",
+                "on_demand_usd_per_gpu_hour": 1.0,
+                "spot_usd_per_gpu_hour": 2.0,
+            },
+            "spot_usd_per_gpu_hour",
+        ),
+        (
+            {
+                "gpu": "l4",
+                "instance": "a",
+                "gpus_per_instance": 0,
+                "region": "r",
+                "on_demand_usd_per_gpu_hour": 1.0,
+            },
+            "gpus_per_instance",
+        ),
+    ],
+)
+def test_offer_rejections_name_file_and_field(offer, field):
+    with pytest.raises(AdvisorError) as info:
+        offers_from_dict(_provider(offer), "clouds/x.yaml")
+    assert str(info.value).startswith(f"clouds/x.yaml: offers[0]: {field}"), str(info.value)
+
+
+def test_offer_with_unknown_gpu_names_file_and_field(tmp_path):
+    shutil.copytree(ROOT / "gpus", tmp_path / "gpus")
+    (tmp_path / "clouds").mkdir()
+    (tmp_path / "clouds" / "x.yaml").write_text(
+        "provider: x\nname: X\nsource: {url: 'https://x.example', read: 2026-12-02, "
+        "checked: recalled}\noffers:\n  - gpu: h100\n    instance: a\n    gpus_per_instance: 1\n"
+        "    region: r\n    on_demand_usd_per_gpu_hour: 2.0\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(AdvisorError) as info:
+        load_catalog(tmp_path)
+    msg = str(info.value)
+    assert msg.startswith("clouds/x.yaml: offers[0].gpu:") and "h100-sxm" in msg
+
+
+def test_bad_yaml_file_in_tmp_catalog(tmp_path):
+    (tmp_path / "gpus").mkdir()
+    (tmp_path / "gpus" / "bad.yaml").write_text(
+        (ROOT / "gpus" / "l4.yaml").read_text().replace("memory_gb: 24.0", "memory_gb: 0.0")
+    )
+    with pytest.raises(AdvisorError) as info:
+        load_catalog(tmp_path)
+    assert str(info.value).startswith("gpus/bad.yaml: memory_gb")
