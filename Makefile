@@ -3,7 +3,7 @@ PY      := .venv/bin/python
 PORT    ?= 8000
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: help setup serve site test test-fast lint format bench-validate wheel clean
+.PHONY: help setup serve site test test-fast lint format bench-validate bench wheel clean
 
 help:            ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -32,6 +32,15 @@ lint: setup      ## ruff check + format check
 
 format: setup    ## ruff fix + format
 	$(PY) -m ruff check --fix . && $(PY) -m ruff format .
+
+bench: setup     ## run every benchmark workload once on this CPU into bench_results/ (about 2 min)
+	$(PY) -m bench run train-step --device cpu --model gpt2-124m --layers 2 --batch 4 --seq 128 --warmup 1 --iters 5
+	$(PY) -m bench run matmul --device cpu --iters 5
+	$(PY) -m bench run bandwidth --device cpu --iters 5
+	$(PY) -m bench run dataloader --device cpu --iters 3
+	$(PY) -m bench run max-batch --device cpu --model gpt2-124m --layers 1 --seq 128 --mem-budget-mib 2048 --max-batch-cap 64
+	$(PY) -m bench run allreduce --device cpu --nproc 2 --iters 5
+	$(PY) -m bench run ddp --device cpu --nproc 2 --layers 1 --set n_embd=128 --set n_head=4 --set vocab_size=4096 --batch 2 --seq 64 --iters 5
 
 wheel: setup     ## the pure py3-none-any advisor wheel into dist/
 	$(PY) -m build --wheel --outdir dist .

@@ -1,0 +1,241 @@
+"""Activation memory of a transformer training step and of an inference prefill, as PyTorch and
+Hugging Face transformers really allocate it.
+
+The structure follows Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
+Transformer Models" (arXiv:2205.05198, §4): bytes saved for the backward pass per layer as a sum of
+terms in (tokens x hidden), (tokens x intermediate), (tokens x q/kv width) and, for attention that
+materialises it, (batch x heads x seq x seq). The coefficients are not the paper's (which counts
+Megatron's kernels, fp16 and dropout); they are FITTED to the tensors autograd actually saves in
+transformers 5.24 with torch 2.13, counted storage by storage with a TorchDispatchMode
+(bench/memory_validation.py), and explained term by term in each function's docstring.
+
+`dt` is the activation dtype's bytes (4 for fp32, 2 for bf16/fp16, 2 under autocast where the
+matmul outputs are 16-bit).
+"""
+
+from __future__ import annotations
+
+from .models import ModelSpec
+
+FP32 = 4
+INT64 = 8
+
+
+def _attn_input_casts(spec: ModelSpec) -> tuple[int, int]:
+    """How many linear layers read the attention input and the MLP input: under autocast each
+    `nn.Linear` casts its (fp32) input to 16 bits separately and autograd keeps each copy
+    (torch.amp autocast casts activations per op; only leaf weights are cached)."""
+    if spec.family == "phi3":
+        return 1, 1  # fused qkv_proj, fused gate_up_proj
+    if spec.family == "gpt2":
+        return 1, 1  # fused c_attn; c_fc
+    if spec.family == "bert":
+        return 3, 1
+    return 3, (2 if spec.gated_mlp else 1) * (1 if not spec.is_moe else 0)
+
+
+def norm_saved_bytes(spec: ModelSpec, tokens: int, dtype: str) -> int:
+    """Bytes one pre-norm keeps for backward, per call (HF `LlamaRMSNorm.forward`:
+    `x.to(float32)`, `x * rsqrt(mean(x^2) + eps)`, `weight * x.to(input_dtype)`).
+
+    - fp32: the normalised `x * rsqrt` (saved by the weight multiply) and the output (saved by
+      the next linear layer): 2 x 4 bytes x h, plus the rsqrt (4 bytes per token). The input is the
+      residual stream, counted as the residual term.
+    - bf16/fp16: the fp32 upcast of the input (4h, saved by pow and mul), the 16-bit cast of the
+      normalised value (2h) and the output (2h), plus rsqrt.
+    - autocast: the fp32 `x * rsqrt` (4h, saved by the weight multiply) plus rsqrt; the output is
+      not kept (each linear layer saves its own 16-bit cast, see `_attn_input_casts`).
+    - LayerNorm (GPT-2, BERT; `native_layer_norm` saves input, mean and rstd): the output (dt x h)
+      plus mean and rstd (8 bytes per token); input counted as residual.
+    Gemma's norm computes in fp32 and casts its output: 4h + 4h (+2h cast in 16-bit).
+    """
+    h = spec.hidden_size
+    if spec.norm == "layernorm":
+        return tokens * (h * _dt(dtype) + 2 * FP32) if not _amp(dtype) else tokens * (h * 4 + 8)
+    if _amp(dtype):
+        return tokens * (h * FP32 + FP32)
+    if spec.family in ("gemma", "gemma2"):
+        extra = 0 if dtype == "fp32" else 2 * h
+        return tokens * (8 * h + extra + FP32)
+    if dtype == "fp32":
+        return tokens * (8 * h + FP32)
+    return tokens * (8 * h + FP32)
+
+
+def _dt(dtype: str) -> int:
+    return 4 if dtype == "fp32" or dtype.startswith("amp") else 2
+
+
+def _amp(dtype: str) -> bool:
+    return dtype.startswith("amp")
+
+
+def _act_dt(dtype: str) -> int:
+    """Bytes of matmul outputs: fp32 for fp32 runs, 16 bits for bf16/fp16 and under autocast."""
+    return 4 if dtype == "fp32" else 2
+
+
+def residual_bytes(spec: ModelSpec, tokens: int, dtype: str) -> int:
+    """The residual stream tensor (h per token) that the next norm saves as its input: kept in
+    fp32 and under autocast (the norm reads it directly); in 16-bit runs the norm saves its fp32
+    upcast instead (counted in `norm_saved_bytes`), so the residual itself is freed."""
+    if dtype in ("bf16", "fp16"):
+        return 0
+    return tokens * spec.hidden_size * FP32
+
+
+def attention_saved_bytes(
+    spec: ModelSpec, batch: int, seq: int, dtype: str, attention: str, tp: int = 1
+) -> int:
+    """Saved tensors of the attention block (after its input norm), per layer.
+
+    SDPA / flash (`_scaled_dot_product_flash_attention`, no s x s matrix): rotated q (q), k and v
+    (2 kv, the cache concatenations HF's `DynamicLayer.update` makes), the output (q) and the
+    log-sum-exp (fp32, batch x heads x seq). Eager (`eager_attention_forward`): q (q), k and v
+    repeated to all heads by `repeat_kv` (2 q), the softmax probabilities in fp32
+    (heads x seq per token, softmax(dtype=float32)) plus their 16-bit cast when the run is 16-bit,
+    and the output transposed to contiguous (q). Biases of q/k/v/o save nothing extra (addmm saves
+    its input). Tensor parallelism splits heads: all of these /tp (Megatron, Shoeybi et al. 2019,
+    arXiv:1909.08053; Korthikanti et al. 2022 eq. 2).
+    """
+    tokens = batch * seq
+    dt = _act_dt(dtype)
+    q, kv, a = spec.q_dim, spec.kv_dim, spec.num_heads
+    if attention == "eager":
+        probs = a * seq * (FP32 + (dt if dt != FP32 else 0))
+        kv_rep = 2 * q if kv != q else 2 * kv
+        per_token = (q + kv_rep + q) * dt + probs
+        if spec.family in ("gpt2", "bert"):
+            # GPT-2 and BERT keep q, k, v as views of the fused c_attn output (or three
+            # projections) and the merged-heads copy: 3h + h, plus the probabilities.
+            per_token = (3 * q + q) * dt + probs
+    else:
+        per_token = (2 * q + 2 * kv) * dt + a * FP32
+        if spec.family == "gpt2":
+            per_token = (3 * q + 2 * q) * dt + a * FP32  # fused c_attn output + out + merged
+        elif spec.family == "bert":
+            per_token = (3 * q + q) * dt + a * FP32
+    return tokens * per_token // tp
+
+
+def mlp_saved_bytes(spec: ModelSpec, tokens: int, dtype: str, tp: int = 1) -> int:
+    """Saved tensors of the MLP block, per layer.
+
+    Gated (SwiGLU/GeGLU: `down(act(gate(x)) * up(x))`): gate output (saved by the activation), the
+    activation output and up output (saved by the multiply) and the product (saved by down): 4 i.
+    Plain (GPT-2, BERT): fc1 output and the activation output: 2 i, except GPT-2's `gelu_new`
+    (`NewGELUActivation`, a Python formula) which keeps 5 i (its input, 0.5x, tanh, 1+tanh, the
+    output). MoE (Mixtral): each token visits `experts_per_token` experts; the gathered hidden
+    state (h) and the 4 i of the expert MLP per visit, plus the router logits and fp32 softmax
+    (num_experts per token).
+    """
+    dt = _act_dt(dtype)
+    i, h = spec.intermediate_size, spec.hidden_size
+    if spec.is_moe:
+        k = spec.experts_per_token
+        per_token = k * (4 * i + 2 * h) * dt // tp + spec.num_experts * (dt + FP32)
+        return tokens * per_token
+    if spec.gated_mlp:
+        return tokens * 4 * i * dt // tp
+    n = 5 if spec.hidden_act == "gelu_new" else 2
+    return tokens * n * i * dt // tp
+
+
+def dropout_bytes(spec: ModelSpec, batch: int, seq: int, dtype: str, attention: str) -> int:
+    """Dropout masks and outputs kept for backward when the config's dropout is > 0 (GPT-2
+    resid/attn/embd_pdrop, BERT hidden/attention_probs_dropout_prob): each active dropout keeps a
+    bool mask (1 byte) and its output (dt) per element (`native_dropout`)."""
+    cfg = spec.hf_config or {}
+    dt = _act_dt(dtype)
+    h = spec.hidden_size
+    tokens = batch * seq
+    if spec.family == "gpt2":
+        resid = float(cfg.get("resid_pdrop", 0.1)) > 0
+        attn = float(cfg.get("attn_pdrop", 0.1)) > 0
+    elif spec.family == "bert":
+        resid = float(cfg.get("hidden_dropout_prob", 0.1)) > 0
+        attn = float(cfg.get("attention_probs_dropout_prob", 0.1)) > 0
+    else:
+        return 0
+    n = tokens * 2 * h * (1 + dt) if resid else 0
+    if attn and attention == "eager":
+        n += batch * spec.num_heads * seq * seq * (1 + dt)
+    return n
+
+
+def weight_cast_bytes(spec: ModelSpec, linear_params_per_layer: int) -> int:
+    """Autocast's 16-bit copies of one layer's linear weights: cast once per forward, cached and
+    kept for backward (torch.amp autocast weight cache, docs 'Automatic Mixed Precision')."""
+    return 2 * linear_params_per_layer
+
+
+def layer_saved_bytes(
+    spec: ModelSpec,
+    batch: int,
+    seq: int,
+    dtype: str,
+    attention: str,
+    linear_params_per_layer: int,
+    tp: int = 1,
+) -> int:
+    """All bytes one transformer layer keeps for backward (no checkpointing): two norms
+    (`norm_saved_bytes`; Gemma 2 has four), two residual tensors, attention and MLP, dropout, and
+    under autocast the per-linear input casts and the layer's cast weights."""
+    tokens = batch * seq
+    h = spec.hidden_size
+    norms = spec.norms_per_layer if spec.family != "bert" else 2
+    n = 2 * norm_saved_bytes(spec, tokens, dtype) + 2 * residual_bytes(spec, tokens, dtype)
+    if norms == 4:
+        # Gemma 2 post-norms: their input (o_proj / down_proj output) and x*rsqrt, in fp32.
+        n += 2 * tokens * (h * _act_dt(dtype) + 4 * h + FP32)
+    n += attention_saved_bytes(spec, batch, seq, dtype, attention, tp)
+    n += mlp_saved_bytes(spec, tokens, dtype, tp)
+    n += dropout_bytes(spec, batch, seq, dtype, attention)
+    if _amp(dtype):
+        a_in, m_in = _attn_input_casts(spec)
+        n += tokens * (a_in + m_in) * h * 2
+        if spec.is_moe:
+            n += tokens * h * 2  # router input cast
+        n += weight_cast_bytes(spec, linear_params_per_layer) // tp
+    return n
+
+
+def layer_input_bytes(spec: ModelSpec, tokens: int, dtype: str) -> int:
+    """What full checkpointing keeps per layer: its input hidden state (torch.utils.checkpoint
+    saves the inputs of the checkpointed function; Chen et al. 2016, arXiv:1604.06174)."""
+    return tokens * spec.hidden_size * _dt(dtype if dtype != "bf16" else "bf16")
+
+
+def logits_train_bytes(spec: ModelSpec, tokens: int, tp: int = 1) -> int:
+    """Vocabulary-sized buffers at the start of backward: HF's `ForCausalLMLoss` upcasts the
+    logits to fp32 (`logits.float()`), `cross_entropy` = log_softmax (fp32 output saved) + nll;
+    backward then holds the nll gradient and the log_softmax input gradient, both fp32: 3 x 4
+    bytes x tokens x vocab at the peak (measured; transformers/loss/loss_utils.py). Gemma 2's
+    final logit soft-capping (tanh) keeps two more fp32-sized tensors. Vocabulary-parallel cross
+    entropy splits them /tp (Megatron)."""
+    per = 3 * FP32
+    if spec.final_logit_softcap:
+        per += 2 * FP32
+    return tokens * spec.vocab_size * per // tp
+
+
+def prefill_transient_bytes(spec: ModelSpec, batch: int, seq: int, dtype: str, attention: str) -> int:
+    """Peak of the temporaries of one layer in an inference prefill (no autograd): the embedding
+    output, the layer input and mid-layer residual, the normalised input (4 h) and, in the MLP,
+    the gate, activation and product (3 i; 2 i for a plain MLP) all in the activation dtype.
+    Eager attention also holds the fp32 scores/probabilities and their cast
+    (heads x seq x seq) and the s x s mask. MoE: a visit's i terms per routed token."""
+    tokens = batch * seq
+    dt = _act_dt(dtype)
+    h, i = spec.hidden_size, spec.intermediate_size
+    if spec.is_moe:
+        mlp = tokens * spec.experts_per_token * (3 * i + 2 * h) * dt
+    else:
+        mlp = tokens * (3 if spec.gated_mlp else 2) * i * dt
+    base = tokens * 4 * h * dt
+    peak = base + mlp
+    if attention == "eager":
+        s2 = batch * spec.num_heads * seq * seq
+        attn = base + s2 * (2 * dt + FP32) + batch * seq * seq * dt
+        peak = max(peak, attn)
+    return peak

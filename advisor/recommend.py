@@ -1,0 +1,504 @@
+"""Recommendations: every catalog accelerator x count (1, 2, 4, 8) for a workload, ranked by fit,
+time and cost, each rejection with its reason (message key, params, English text).
+
+How a candidate is judged, in order (the first failure is its rejection):
+1. sharding: the simplest that fits in memory (advisor.memory, per GPU, `total_bytes` against the
+   card's memory): training tries DDP, then ZeRO-3 (FSDP), then tensor parallelism over all the
+   GPUs (Megatron-style; heads must divide); inference tries the smallest tensor-parallel degree
+   that fits and serves with count / degree replicas;
+2. the card must have a dense rate for the precision (no bf16 on V100 / T4);
+3. time: training hours for `dataset_tokens` (advisor.compute.time_to_train) against
+   `deadline_hours`; decode tokens/s (advisor.compute.decode_tokens_per_s) against
+   `target_tokens_per_s`;
+4. money: rent (the cheapest catalog offer) and/or own (advisor.cost.tco with the card's catalog
+   price) must be possible and within `budget` (rent: the cost over the horizon, or of the run
+   for training; own: the purchase).
+Ranking: candidates that pass first, by cost over the horizon (rounded to a whole currency unit),
+then time, then accelerator id and count; rejected ones after them by id and count
+(deterministic).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, replace
+
+from . import compute, cost
+from . import memory as mem
+from .errors import AdvisorError, check_choice, check_int, check_non_negative, check_positive
+from .models import ModelSpec
+from .units import GIB
+
+TASKS = ("inference", "train", "lora", "qlora")
+ACQUIRE = ("rent", "own", "either")
+COUNTS = (1, 2, 4, 8)
+# US average retail electricity price to commercial customers, 2023: 12.7 cents/kWh (U.S. EIA,
+# Electric Power Monthly, Table 5.3); used when the workload gives none.
+DEFAULT_ELECTRICITY_USD_PER_KWH = 0.127
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What the reader wants to run. Money in `currency` (budget) and USD (server, electricity).
+
+    `batch` is sequences per GPU (training: micro-batch per data-parallel rank; inference:
+    concurrent sequences per replica); `seq` the context length. `utilisation` is the busy share
+    of the horizon's hours; None: a training run's own hours over the horizon, or 1.0 for serving.
+    """
+
+    model: ModelSpec
+    task: str = "inference"
+    batch: int = 1
+    seq: int = 2048
+    precision: str | None = None  # training precision; None: amp-bf16 (qlora: bf16)
+    quant: str | None = None  # inference weight format (bf16 default) / qlora base (nf4)
+    kv_dtype: str = "bf16"
+    optimizer: str = "adamw"
+    checkpointing: str = "none"
+    lora_rank: int = 16
+    target_tokens_per_s: float | None = None
+    deadline_hours: float | None = None
+    dataset_tokens: int | None = None
+    budget: float | None = None
+    horizon_months: int = 36
+    acquire: str = "either"
+    max_gpus: int = 8
+    utilisation: float | None = None
+    pricing: str = "on_demand"
+    currency: str = "USD"
+    electricity_usd_per_kwh: float = DEFAULT_ELECTRICITY_USD_PER_KWH
+    server_usd_per_gpu: float = 0.0
+    pue: float = cost.DEFAULT_PUE
+    tiers: tuple[str, ...] = ()  # empty: all tiers
+
+    def validated(self) -> Workload:
+        if not isinstance(self.model, ModelSpec):
+            raise AdvisorError("field.model", "model: expected a model", field="model")
+        check_choice("task", self.task, TASKS)
+        check_int("batch", self.batch, maximum=1_000_000)
+        check_int("seq", self.seq, maximum=16_777_216)
+        check_int("lora_rank", self.lora_rank, maximum=65_536)
+        for name in ("target_tokens_per_s", "deadline_hours", "budget"):
+            v = getattr(self, name)
+            if v is not None:
+                check_positive(name, v)
+        if self.dataset_tokens is not None:
+            check_int("dataset_tokens", self.dataset_tokens)
+        check_int("horizon_months", self.horizon_months, maximum=600)
+        check_choice("acquire", self.acquire, ACQUIRE)
+        check_int("max_gpus", self.max_gpus, maximum=1024)
+        if self.utilisation is not None:
+            check_positive("utilisation", self.utilisation, maximum=1.0)
+        check_choice("pricing", self.pricing, cost.PRICINGS)
+        check_choice("currency", self.currency, cost.CURRENCIES)
+        check_non_negative("electricity_usd_per_kwh", self.electricity_usd_per_kwh)
+        check_non_negative("server_usd_per_gpu", self.server_usd_per_gpu)
+        check_positive("pue", self.pue, maximum=5.0)
+        if (
+            self.deadline_hours is not None
+            and self.task != "inference"
+            and self.dataset_tokens is None
+        ):
+            raise AdvisorError(
+                "workload.deadline_needs_tokens",
+                "deadline_hours: give dataset_tokens too, to know how long training takes",
+                field="dataset_tokens",
+            )
+        return self
+
+    @property
+    def train_precision(self) -> str:
+        if self.precision:
+            return self.precision
+        return "bf16" if self.task == "qlora" else "amp-bf16"
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Why a candidate is rejected: a stable message key, its params, the English text."""
+
+    key: str
+    params: dict
+    message: str
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    gpu_id: str
+    gpu_name: str
+    tier: str
+    count: int
+    sharding: str  # "single" | "ddp" | "zero3" | "tp2" ... | "tp2x2" (tp degree x replicas)
+    tensor_parallel: int
+    ok: bool
+    rank: int
+    memory_per_gpu_bytes: int | None
+    capacity_bytes: int
+    bound: str | None
+    hours: float | None  # training wall hours for dataset_tokens
+    tokens_per_s: float | None  # training tokens/s, or decode tokens/s (all replicas)
+    mode: str | None  # "rent" | "own": the cheaper allowed
+    cost: float | None  # in `currency`: the ranking figure (horizon cost)
+    rent_cost: float | None
+    own_cost: float | None
+    run_cost: float | None  # training: the cloud bill of the run
+    per_million_tokens: float | None  # inference, when rented
+    offer: str | None  # "provider instance (region), read DATE"
+    currency: str = "USD"
+    reasons: tuple[Reason, ...] = field(default=())
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _reason(key: str, message: str, **params) -> Reason:
+    return Reason(key, params, message)
+
+
+def _training_setup(w: Workload, count: int, sharding: str, tp: int):
+    kwargs = dict(
+        model=w.model,
+        batch=w.batch,
+        seq=w.seq,
+        precision=w.train_precision,
+        optimizer=w.optimizer,
+        checkpointing=w.checkpointing,
+        gpus=count,
+        sharding=sharding,
+        tensor_parallel=tp,
+    )
+    if w.task in ("lora", "qlora"):
+        kwargs["lora_rank"] = w.lora_rank
+    if w.task == "qlora":
+        kwargs["quant"] = w.quant or "nf4"
+    return mem.TrainingSetup(**kwargs)
+
+
+def _inference_setup(w: Workload, tp: int):
+    return mem.InferenceSetup(
+        model=w.model,
+        batch=w.batch,
+        seq=w.seq,
+        weights=w.quant or "bf16",
+        kv_dtype=w.kv_dtype,
+        tensor_parallel=tp,
+    )
+
+
+def _plans(w: Workload, count: int):
+    """(label, setup, tensor_parallel, replicas) in order of simplicity."""
+    heads = w.model.num_heads
+    if w.task == "inference":
+        tp = 1
+        while tp <= count:
+            if heads % tp == 0:
+                if count == 1:
+                    label = "single"
+                elif tp == 1:
+                    label = f"replicas{count}"
+                else:
+                    label = f"tp{tp}" if tp == count else f"tp{tp}x{count // tp}"
+                yield label, _inference_setup(w, tp), tp, count // tp
+            tp *= 2
+        return
+    if count == 1:
+        yield "single", _training_setup(w, 1, "ddp", 1), 1, 1
+        return
+    yield "ddp", _training_setup(w, count, "ddp", 1), 1, 1
+    yield "zero3", _training_setup(w, count, "zero3", 1), 1, 1
+    if heads % count == 0:
+        yield f"tp{count}", _training_setup(w, count, "ddp", count), count, 1
+
+
+def _estimate(setup):
+    if isinstance(setup, mem.InferenceSetup):
+        return mem.inference_memory(setup)
+    return mem.training_memory(setup)
+
+
+def _cheapest_price(offers, gpu_id: str, pricing: str, count: int | None = None):
+    """The cheapest offer for `gpu_id`: by price per GPU-hour, or, given `count`, by the bill for
+    `count` GPUs in whole instances. Ties go to provider, instance, region (deterministic)."""
+    best = None
+    for o in offers:
+        if o.gpu_id != gpu_id:
+            continue
+        p = cost.offer_price(o, pricing)
+        if p is None:
+            continue
+        bill = p
+        if count is not None:
+            gpi = max(1, int(o.gpus_per_instance))
+            bill = p * math.ceil(count / gpi) * gpi
+        key = (bill, p, o.provider, o.instance, o.region)
+        if best is None or key < best[0]:
+            best = (key, o)
+    return None if best is None else best[1]
+
+
+def _fmt_money(v: float, currency: str) -> str:
+    return f"{v:,.0f} {currency}"
+
+
+def recommend(
+    workload: Workload,
+    catalog,
+    *,
+    efficiency: compute.Efficiency = compute.DEFAULT_EFFICIENCY,
+    measured=None,
+    rates=None,
+) -> tuple[Recommendation, ...]:
+    """Rank every catalog accelerator x count for `workload` (module docstring). `measured`
+    (MeasuredEfficiency-like objects) replaces the efficiency assumptions per accelerator;
+    `rates` defaults to `catalog.currency`."""
+    w = workload.validated()
+    if rates is None:
+        rates = getattr(catalog, "currency", None)
+    factor = cost._rate(w.currency, rates)
+    offers = tuple(getattr(catalog, "offers", ()) or ())
+    out: list[Recommendation] = []
+    for gpu in catalog.gpus:
+        if w.tiers and gpu.tier not in w.tiers:
+            continue
+        eff = compute.efficiency_for(gpu.id, measured, efficiency)
+        for count in COUNTS:
+            if count > w.max_gpus:
+                continue
+            out.append(_judge(w, gpu, count, eff, offers, factor, rates))
+
+    def key(r: Recommendation):
+        if not r.ok:
+            return (1, 0.0, 0.0, r.gpu_id, r.count)
+        speed = r.hours if r.hours is not None else -(r.tokens_per_s or 0.0)
+        return (0, round(r.cost), speed, r.gpu_id, r.count)  # costs within 1 unit: faster first
+
+    order = sorted(out, key=key)
+    ranked = []
+    for i, r in enumerate(order, 1):
+        ranked.append(_with_rank(r, i))
+    return tuple(ranked)
+
+
+def _with_rank(r: Recommendation, rank: int) -> Recommendation:
+    return replace(r, rank=rank)
+
+
+def _judge(w: Workload, gpu, count: int, eff, offers, factor: float, rates) -> Recommendation:
+    capacity = int(gpu.memory_bytes)
+    base = dict(
+        gpu_id=gpu.id,
+        gpu_name=gpu.name,
+        tier=gpu.tier,
+        count=count,
+        rank=0,
+        capacity_bytes=capacity,
+        currency=w.currency,
+    )
+    empty = dict(
+        bound=None,
+        hours=None,
+        tokens_per_s=None,
+        mode=None,
+        cost=None,
+        rent_cost=None,
+        own_cost=None,
+        run_cost=None,
+        per_million_tokens=None,
+        offer=None,
+    )
+
+    def reject(reason: Reason, *, sharding="-", tp=1, need=None, **extra) -> Recommendation:
+        fields = {**empty, **extra}
+        return Recommendation(
+            **base,
+            sharding=sharding,
+            tensor_parallel=tp,
+            ok=False,
+            memory_per_gpu_bytes=need,
+            reasons=(reason,),
+            **fields,
+        )
+
+    # 1. memory
+    chosen = None
+    smallest = None
+    try:
+        for label, setup, tp, replicas in _plans(w, count):
+            est = _estimate(setup)
+            if smallest is None or est.total_bytes < smallest[1].total_bytes:
+                smallest = (label, est, tp)
+            if est.total_bytes <= capacity:
+                chosen = (label, setup, tp, replicas, est)
+                break
+    except AdvisorError as exc:
+        return reject(_reason(exc.key, exc.message, **exc.params))
+    if chosen is None:
+        label, est, tp = smallest
+        need = est.total_bytes
+        return reject(
+            _reason(
+                "recommend.vram",
+                f"needs {need / GIB:.1f} GiB per GPU, has {capacity / GIB:.1f} GiB",
+                needs_gib=round(need / GIB, 1),
+                has_gib=round(capacity / GIB, 1),
+                sharding=label,
+            ),
+            sharding=label,
+            tp=tp,
+            need=need,
+            bound="vram_capacity",
+        )
+    label, setup, tp, replicas, est = chosen
+    need = est.total_bytes
+
+    # 2-3. time
+    hours = None
+    try:
+        if w.task == "inference":
+            rate = compute.decode_tokens_per_s(
+                w.model,
+                gpu,
+                batch=w.batch,
+                context=w.seq,
+                weights=w.quant or "bf16",
+                kv_dtype=w.kv_dtype,
+                tensor_parallel=tp,
+                efficiency=eff,
+            )
+            tps = rate.tokens_per_s * replicas
+            bound = rate.roofline.bound
+        else:
+            if w.dataset_tokens is not None:
+                tt = compute.time_to_train(setup, gpu, w.dataset_tokens, efficiency=eff, memory=est)
+                hours, st = tt.hours, tt.step
+            else:
+                st = compute.training_step_time(setup, gpu, efficiency=eff, memory=est)
+            tps = st.tokens_per_s
+            bound = st.roofline.bound
+    except AdvisorError as exc:
+        return reject(_reason(exc.key, exc.message, **exc.params), sharding=label, tp=tp, need=need)
+    timing = dict(hours=hours, tokens_per_s=tps, bound=bound)
+    if w.target_tokens_per_s is not None and w.task == "inference" and tps < w.target_tokens_per_s:
+        return reject(
+            _reason(
+                "recommend.too_slow_tokens",
+                f"reaches {tps:,.0f} tokens/s, target {w.target_tokens_per_s:,.0f}",
+                tokens_per_s=round(tps, 1),
+                target=w.target_tokens_per_s,
+            ),
+            sharding=label,
+            tp=tp,
+            need=need,
+            **timing,
+        )
+    if w.deadline_hours is not None and hours is not None and hours > w.deadline_hours:
+        return reject(
+            _reason(
+                "recommend.too_slow_hours",
+                f"needs {hours:,.1f} h, deadline {w.deadline_hours:,.1f} h",
+                hours=round(hours, 1),
+                deadline_hours=w.deadline_hours,
+            ),
+            sharding=label,
+            tp=tp,
+            need=need,
+            **timing,
+        )
+
+    # 4. money
+    horizon_hours = w.horizon_months * cost.HOURS_PER_MONTH
+    if w.utilisation is not None:
+        util = w.utilisation
+    elif hours is not None:
+        util = min(1.0, hours / horizon_hours)
+    else:
+        util = 1.0
+    offer = _cheapest_price(offers, gpu.id, w.pricing, count) if w.acquire != "own" else None
+    rent_cost = run_cost = per_m = None
+    offer_text = None
+    if offer is not None:
+        price = cost.offer_price(offer, w.pricing)
+        gpi = max(1, int(offer.gpus_per_instance))
+        billed = math.ceil(count / gpi) * gpi
+        rent_cost = price * billed * horizon_hours * util * factor
+        if hours is not None:
+            run_cost = price * billed * hours * factor
+        if w.task == "inference":
+            per_m = cost.cost_per_million_tokens(tps, price * count) * factor
+        offer_text = f"{offer.provider} {offer.instance} ({offer.region}), read {offer.read}"
+    own_cost = purchase = None
+    price_usd = getattr(gpu, "price_usd", None)
+    if w.acquire != "rent" and price_usd:
+        res = cost.tco(
+            cost.OwnHardware(
+                gpu_price_usd=float(price_usd),
+                gpus=count,
+                tdp_w=float(gpu.tdp_w or 0),
+                electricity_usd_per_kwh=w.electricity_usd_per_kwh,
+                server_usd=w.server_usd_per_gpu * count,
+                pue=max(1.0, w.pue),
+            ),
+            0.0,
+            utilisation=util,
+            horizon_months=w.horizon_months,
+        )
+        own_cost = res.own_total * factor
+        purchase = res.purchase * factor
+    money = dict(
+        rent_cost=rent_cost,
+        own_cost=own_cost,
+        run_cost=run_cost,
+        per_million_tokens=per_m,
+        offer=offer_text,
+    )
+    options = []
+    if rent_cost is not None:
+        options.append((rent_cost, "rent"))
+    if own_cost is not None:
+        options.append((own_cost, "own"))
+    if not options:
+        why = {
+            "rent": ("recommend.no_offer", f"no {w.pricing.replace('_', '-')} cloud offer"),
+            "own": ("recommend.no_price", "no purchase price in the catalog"),
+            "either": ("recommend.no_offer_no_price", "no cloud offer and no price"),
+        }[w.acquire]
+        return reject(
+            _reason(why[0], why[1], gpu=gpu.id), sharding=label, tp=tp, need=need, **timing, **money
+        )
+    if w.budget is not None:
+        within = []
+        spend = {}
+        if rent_cost is not None:
+            spend["rent"] = run_cost if run_cost is not None else rent_cost
+        if own_cost is not None:
+            spend["own"] = purchase
+        within = [(c, m) for c, m in options if spend[m] <= w.budget]
+        if not within:
+            low = min(spend.values())
+            return reject(
+                _reason(
+                    "recommend.over_budget",
+                    f"costs {_fmt_money(low, w.currency)}, budget {_fmt_money(w.budget, w.currency)}",
+                    cost=round(low, 2),
+                    budget=w.budget,
+                    currency=w.currency,
+                ),
+                sharding=label,
+                tp=tp,
+                need=need,
+                **timing,
+                **money,
+            )
+        options = within
+    best_cost, mode = min(options)
+    return Recommendation(
+        **base,
+        sharding=label,
+        tensor_parallel=tp,
+        ok=True,
+        memory_per_gpu_bytes=need,
+        mode=mode,
+        cost=best_cost,
+        **timing,
+        **money,
+    )

@@ -1,0 +1,386 @@
+"""Validation of advisor.memory against real PyTorch allocations (torch 2.13 CPU, transformers 5.24).
+
+A `MemoryTracker` (a TorchDispatchMode) records every new untyped storage an op returns and its
+free (weakref.finalize), so it counts live tensor bytes exactly as the CUDA caching allocator's
+`max_memory_allocated()` would (minus rounding to 512-byte blocks). Small models run for real
+with random weights and tokens; 7-8B shapes run under FakeTensorMode (no memory is used).
+
+Run as a benchmark: `.venv/bin/python -m bench.memory_validation` prints the table and writes
+bench_results/validation/memory.json. tests/test_memory_validation.py runs a subset as tests.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import json
+import platform
+import statistics
+import sys
+import time
+import weakref
+from pathlib import Path
+
+import torch
+import transformers
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+
+from advisor import memory
+from advisor.models import from_hf_config
+
+SCHEMA_VERSION = 1
+OUT = Path(__file__).resolve().parent.parent / "bench_results" / "validation" / "memory.json"
+PEAK_TOLERANCE = 0.05
+COMPONENT_TOLERANCE = 0.01
+CHECKED = ("weights", "lora_adapters", "gradients", "optimizer_states", "kv_cache")
+
+
+class MemoryTracker(TorchDispatchMode):
+    """Counts live tensor storage bytes: each storage an op returns is counted once when first
+    seen and uncounted when its Python storage object is finalised."""
+
+    def __init__(self):
+        super().__init__()
+        self.live: dict[int, int] = {}
+        self.current = 0
+        self.peak = 0
+
+    def add(self, t) -> None:
+        if not isinstance(t, torch.Tensor):
+            return
+        st = t.untyped_storage()
+        key = st._cdata
+        if key in self.live:
+            return
+        n = st.nbytes()
+        self.live[key] = n
+        self.current += n
+        weakref.finalize(st, self._free, key)
+        self.peak = max(self.peak, self.current)
+
+    def track_existing(self, tensors) -> None:
+        """Count tensors that exist before the mode starts (parameters, buffers)."""
+        for t in tensors:
+            self.add(t)
+
+    def _free(self, key) -> None:
+        self.current -= self.live.pop(key, 0)
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        for t in tree_flatten(out)[0]:
+            self.add(t)
+        return out
+
+
+# --------------------------------------------------------------------------------------------
+# Tiny configs (random weights) and 8B shapes (fake tensors)
+# --------------------------------------------------------------------------------------------
+
+TINY = {
+    "llama": dict(
+        model_type="llama", vocab_size=2000, hidden_size=128, intermediate_size=352,
+        num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=2,
+        max_position_embeddings=512,
+    ),
+    "qwen2": dict(
+        model_type="qwen2", vocab_size=2000, hidden_size=128, intermediate_size=320,
+        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+        max_position_embeddings=512, tie_word_embeddings=True,
+    ),
+    "mistral": dict(
+        model_type="mistral", vocab_size=2000, hidden_size=128, intermediate_size=352,
+        num_hidden_layers=2, num_attention_heads=8, num_key_value_heads=2,
+        max_position_embeddings=512, sliding_window=4096,
+    ),
+    "mixtral": dict(
+        model_type="mixtral", vocab_size=1000, hidden_size=64, intermediate_size=128,
+        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+        num_local_experts=4, num_experts_per_tok=2, max_position_embeddings=512,
+    ),
+    "gpt2": dict(
+        model_type="gpt2", vocab_size=2000, n_embd=128, n_layer=2, n_head=4, n_positions=512,
+        resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
+    ),
+    "phi3": dict(
+        model_type="phi3", vocab_size=2000, hidden_size=128, intermediate_size=256,
+        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=4,
+        max_position_embeddings=512, pad_token_id=0,
+    ),
+    "gemma": dict(
+        model_type="gemma", vocab_size=2000, hidden_size=128, intermediate_size=256,
+        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=1, head_dim=32,
+        max_position_embeddings=512, hidden_act="gelu_pytorch_tanh",
+    ),
+}
+
+LLAMA3_8B = dict(
+    model_type="llama", vocab_size=128256, hidden_size=4096, intermediate_size=14336,
+    num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=8,
+    max_position_embeddings=8192, rope_theta=500000.0, tie_word_embeddings=False,
+)
+
+
+def case(name, family, task, **kw):
+    c = dict(name=name, family=family, task=task, precision="fp32", optimizer="adamw",
+             checkpointing="none", attention="sdpa", lora_rank=0, batch=2, seq=64, fake=False,
+             weights="bf16")
+    c.update(kw)
+    return c
+
+
+CASES = [
+    case("llama-fp32-adamw", "llama", "train"),
+    case("llama-bf16-adamw", "llama", "train", precision="bf16"),
+    case("llama-amp-bf16-adamw", "llama", "train", precision="amp-bf16"),
+    case("llama-fp32-eager", "llama", "train", attention="eager", seq=128),
+    case("llama-fp32-ckpt-full", "llama", "train", checkpointing="full", seq=128, batch=4),
+    case("llama-fp32-sgd-momentum", "llama", "train", optimizer="sgd-momentum"),
+    case("llama-fp32-adafactor", "llama", "train", optimizer="adafactor"),
+    case("llama-bf16-lora-r8", "llama", "train", precision="bf16", lora_rank=8),
+    case("qwen2-bf16-sgd", "qwen2", "train", precision="bf16", optimizer="sgd"),
+    case("mistral-fp32-adamw", "mistral", "train"),
+    case("mixtral-fp32-adamw", "mixtral", "train"),
+    case("gpt2-fp32-adamw", "gpt2", "train"),
+    case("phi3-bf16-adamw", "phi3", "train", precision="bf16"),
+    case("gemma-fp32-adamw", "gemma", "train"),
+    case("llama-bf16-infer", "llama", "infer", batch=4, seq=128),
+    case("llama-fp32-infer-eager", "llama", "infer", weights="fp32", attention="eager", seq=128),
+    case("llama3-8b-bf16-train-fake", "llama3-8b", "train", precision="bf16", batch=1, seq=256,
+         fake=True),
+    case("llama3-8b-bf16-infer-fake", "llama3-8b", "infer", batch=4, seq=1024, fake=True),
+]
+
+QUICK = [
+    "llama-fp32-adamw", "llama-bf16-adamw", "llama-amp-bf16-adamw", "llama-fp32-eager",
+    "llama-fp32-ckpt-full", "llama-fp32-adafactor", "llama-bf16-lora-r8", "qwen2-bf16-sgd",
+    "mixtral-fp32-adamw", "gpt2-fp32-adamw", "phi3-bf16-adamw", "llama-bf16-infer",
+    "llama-fp32-infer-eager", "llama3-8b-bf16-infer-fake",
+]
+
+
+def hf_config_dict(family: str) -> dict:
+    return dict(LLAMA3_8B if family == "llama3-8b" else TINY[family])
+
+
+class LoRALinear(torch.nn.Module):
+    """LoRA (Hu et al. 2021): y = W x + B(A x) * alpha/r with W frozen (as peft's default, no
+    dropout)."""
+
+    def __init__(self, base: torch.nn.Linear, rank: int):
+        super().__init__()
+        self.base = base
+        p = base.weight
+        self.lora_A = torch.nn.Linear(base.in_features, rank, bias=False, dtype=p.dtype)
+        self.lora_B = torch.nn.Linear(rank, base.out_features, bias=False, dtype=p.dtype)
+        torch.nn.init.zeros_(self.lora_B.weight)
+        self.scale = 2.0
+
+    def forward(self, x):
+        return self.base(x) + self.lora_B(self.lora_A(x)) * self.scale
+
+
+def add_lora(model, rank, targets):
+    for p in model.parameters():
+        p.requires_grad_(False)
+    for name, mod in list(model.named_modules()):
+        for t in targets:
+            child = getattr(mod, t, None)
+            if isinstance(child, torch.nn.Linear):
+                setattr(mod, t, LoRALinear(child, rank))
+    return [p for n, p in model.named_parameters() if "lora_" in n]
+
+
+def _storage_bytes(tensors) -> int:
+    seen, n = set(), 0
+    for t in tensors:
+        st = t.untyped_storage()
+        if st._cdata not in seen:
+            seen.add(st._cdata)
+            n += st.nbytes()
+    return n
+
+
+def build(c):
+    cfgd = hf_config_dict(c["family"])
+    spec = from_hf_config(cfgd, name=c["name"])
+    cfgd = dict(cfgd)
+    mtype = cfgd.pop("model_type")
+    config = transformers.AutoConfig.for_model(mtype, **cfgd)
+    config._attn_implementation = c["attention"]
+    dt = torch.bfloat16 if c["precision"] in ("bf16",) else torch.float32
+    if c["task"] == "infer":
+        dt = torch.float32 if c["weights"] == "fp32" else torch.bfloat16
+    model = transformers.AutoModelForCausalLM.from_config(config, dtype=dt)
+    return spec, model
+
+
+def measure(c) -> dict:
+    """Run the case under the tracker; return measured bytes per component and the peak."""
+    torch.manual_seed(0)
+    fake = (
+        torch._subclasses.fake_tensor.FakeTensorMode(allow_non_fake_inputs=True)
+        if c["fake"] else contextlib.nullcontext()
+    )
+    with fake:
+        spec, model = build(c)
+        ids = torch.randint(0, spec.vocab_size, (c["batch"], c["seq"]))
+        tr = MemoryTracker()
+        out = {}
+        if c["task"] == "infer":
+            model.eval()
+            params = list(model.parameters()) + list(model.buffers())
+            with tr, torch.no_grad():
+                tr.track_existing(params)
+                res = model(input_ids=ids, use_cache=True, logits_to_keep=1)
+                kv = res.past_key_values
+                kv_bytes = sum(
+                    _storage_bytes([layer.keys, layer.values]) for layer in kv.layers
+                )
+                del res
+            out["weights"] = _storage_bytes(list(model.parameters()))
+            out["kv_cache"] = kv_bytes
+            out["peak_allocated_bytes"] = tr.peak
+            return out
+        model.train()
+        if c["checkpointing"] == "full":
+            model.gradient_checkpointing_enable()
+        if c["lora_rank"]:
+            trainable = add_lora(model, c["lora_rank"], ("q_proj", "v_proj"))
+        else:
+            trainable = [p for p in model.parameters() if p.requires_grad]
+        opt = make_optimizer(c["optimizer"], trainable)
+        amp = (
+            torch.autocast("cpu", dtype=torch.bfloat16)
+            if c["precision"] == "amp-bf16" else contextlib.nullcontext()
+        )
+        frozen = [p for p in model.parameters() if not p.requires_grad]
+        grads = 0
+        with tr:
+            tr.track_existing(list(model.parameters()) + list(model.buffers()))
+            for _ in range(2):  # step 2 is the steady state (optimizer states exist)
+                with amp:
+                    loss = model(input_ids=ids, labels=ids).loss
+                loss.backward()
+                del loss
+                grads = _storage_bytes([p.grad for p in trainable if p.grad is not None])
+                opt.step()
+                opt.zero_grad(set_to_none=True)
+        states = [v for st in opt.state.values() for v in st.values() if isinstance(v, torch.Tensor)]
+        out["weights"] = _storage_bytes(frozen) if c["lora_rank"] else _storage_bytes(trainable)
+        if c["lora_rank"]:
+            out["lora_adapters"] = _storage_bytes(trainable)
+        out["gradients"] = grads
+        out["optimizer_states"] = _storage_bytes(states)
+        out["peak_allocated_bytes"] = tr.peak
+        return out
+
+
+def make_optimizer(name, params):
+    """torch optimizers with foreach=True: what torch picks by default for CUDA tensors."""
+    if name == "adamw":
+        return torch.optim.AdamW(params, lr=1e-4, foreach=True)
+    if name == "adafactor":
+        return torch.optim.Adafactor(params, lr=1e-2, foreach=True)
+    if name == "sgd":
+        return torch.optim.SGD(params, lr=1e-3, foreach=True)
+    if name == "sgd-momentum":
+        return torch.optim.SGD(params, lr=1e-3, momentum=0.9, foreach=True)
+    raise ValueError(name)
+
+
+def estimate(c) -> dict:
+    spec = from_hf_config(hf_config_dict(c["family"]), name=c["name"])
+    if c["task"] == "infer":
+        est = memory.inference_memory(
+            memory.InferenceSetup(spec, c["batch"], c["seq"], weights=c["weights"],
+                                  kv_dtype="fp32" if c["weights"] == "fp32" else "bf16",
+                                  attention=c["attention"])
+        )
+    else:
+        est = memory.training_memory(
+            memory.TrainingSetup(spec, c["batch"], c["seq"], precision=c["precision"],
+                                 optimizer=c["optimizer"], checkpointing=c["checkpointing"],
+                                 attention=c["attention"], lora_rank=c["lora_rank"])
+        )
+    return est.to_dict()
+
+
+def run_case(c) -> dict:
+    t0 = time.perf_counter()
+    measured = measure(c)
+    est = estimate(c)
+    rows = {}
+    for key, m in measured.items():
+        e = est["peak_allocated_bytes"] if key == "peak_allocated_bytes" else est["components"][key]
+        err = (e - m) / m if m else (0.0 if e == 0 else float("inf"))
+        rows[key] = {"estimate": e, "measured": m, "error": err}
+    return {
+        "case": c["name"],
+        "family": c["family"],
+        "setup": {k: v for k, v in c.items() if k != "name"},
+        "components": rows,
+        "estimate_components": est["components"],
+        "seconds": round(time.perf_counter() - t0, 2),
+    }
+
+
+def within_bounds(result) -> list[str]:
+    bad = []
+    for key, r in result["components"].items():
+        tol = PEAK_TOLERANCE if key == "peak_allocated_bytes" else COMPONENT_TOLERANCE
+        if abs(r["error"]) > tol:
+            bad.append(f"{result['case']}: {key} off by {r['error']:+.2%} (bound {tol:.0%})")
+    return bad
+
+
+def summary(results) -> dict:
+    by_key: dict[str, list[float]] = {}
+    for res in results:
+        for key, r in res["components"].items():
+            by_key.setdefault(key, []).append(abs(r["error"]))
+    return {
+        k: {"median_abs_error": statistics.median(v), "worst_abs_error": max(v), "n": len(v)}
+        for k, v in by_key.items()
+    }
+
+
+def main(argv=None) -> int:
+    names = (argv if argv is not None else sys.argv[1:]) or [c["name"] for c in CASES]
+    results = [run_case(c) for c in CASES if c["name"] in names]
+    print(f"{'case':34} {'component':22} {'estimate':>14} {'measured':>14} {'error':>8}")
+    for res in results:
+        for key, r in res["components"].items():
+            print(f"{res['case']:34} {key:22} {r['estimate']:14d} {r['measured']:14d} "
+                  f"{r['error']:+8.2%}")
+    summ = summary(results)
+    print()
+    for k, v in summ.items():
+        print(f"{k:22} median |error| {v['median_abs_error']:.2%}  worst {v['worst_abs_error']:.2%}"
+              f"  (n={v['n']})")
+    bad = [b for res in results for b in within_bounds(res)]
+    for b in bad:
+        print("OUT OF BOUND:", b)
+    doc = {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "memory_validation",
+        "date": datetime.date.today().isoformat(),
+        "environment": {
+            "torch": torch.__version__,
+            "transformers": transformers.__version__,
+            "python": platform.python_version(),
+            "cpu": platform.processor() or platform.machine(),
+        },
+        "bounds": {"peak_allocated_bytes": PEAK_TOLERANCE, "components": COMPONENT_TOLERANCE},
+        "summary": summ,
+        "cases": results,
+    }
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(doc, indent=2) + "\n")
+    print(f"wrote {OUT}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,332 @@
+"""advisor.compute: FLOPs, bytes, roofline and times; hand-computed cases and published figures."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import pytest
+
+from advisor import compute
+from advisor.catalog import load_catalog
+from advisor.errors import AdvisorError
+from advisor.models import active_param_count, from_hf_config, param_count
+
+
+def fake_gpu(**kw):
+    d = dict(
+        id="fake",
+        name="Fake",
+        tier="datacenter",
+        peak_tflops={"bf16": 100.0, "fp16": 100.0, "fp32": 10.0},
+        memory_bandwidth_gbps=1000.0,
+        memory_bytes=80 * 10**9,
+        interconnect_gbps=100.0,
+        tdp_w=500.0,
+        price_usd=None,
+        doc={},
+    )
+    d.update(kw)
+    return SimpleNamespace(**d)
+
+
+# h=64, 4 heads of 16, 2 KV heads (kv_dim 32), 2 layers, MLP 128, vocab 100, untied.
+# per layer: attention 64*64 + 2*64*32 + 64*64 = 12,288; MLP 3*64*128 = 24,576; norms 128
+#   -> 36,992; 2 layers 73,984; embeddings 6,400; head norm 64 + 6,400 -> total 86,848.
+# matmul params (no embedding lookup) = 86,848 - 6,400 = 80,448.
+TINY = from_hf_config(
+    dict(
+        model_type="llama",
+        hidden_size=64,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        num_hidden_layers=2,
+        intermediate_size=128,
+        vocab_size=100,
+        max_position_embeddings=64,
+    ),
+    name="tiny",
+)
+
+
+def test_tiny_counts():
+    assert param_count(TINY) == 86_848
+    assert compute.matmul_params(TINY) == 80_448
+
+
+def test_training_flops_by_hand():
+    # per token: 6 * 80,448 + 12 * layers 2 * seq 32 * d_attn 64 = 482,688 + 49,152 = 531,840
+    f = compute.training_flops(TINY, tokens=1000, seq=32)
+    assert f.model_flops_per_token == 531_840
+    assert f.model_flops == 531_840 * 1000
+    assert f.hardware_flops == f.model_flops
+    # full checkpointing re-runs the forward: + 2N + attention forward (49,152 / 3 = 16,384)
+    full = compute.training_flops(TINY, tokens=1000, seq=32, checkpointing="full")
+    assert full.hardware_flops_per_token == 531_840 + 160_896 + 16_384
+    assert full.model_flops == f.model_flops
+    sel = compute.training_flops(TINY, tokens=1000, seq=32, checkpointing="selective")
+    assert sel.hardware_flops_per_token == 531_840 + 16_384
+    # LoRA: 4N for the frozen weights + 6 per adapter parameter
+    lora = compute.training_flops(TINY, tokens=1, seq=32, task="lora", lora_params=1000)
+    assert lora.model_flops_per_token == 4 * 80_448 + 6 * 1000 + 49_152
+
+
+def test_prefill_and_decode_flops_by_hand():
+    # prefill of 4 tokens: 2 * N * 4 + 4 * 64 * (1+2+3+4 = 10 pairs) * 2 layers
+    assert compute.prefill_flops(TINY, 4) == 2 * 80_448 * 4 + 4 * 64 * 10 * 2
+    # decode at context 10, batch 3: 3 * (2N + 4 * 64 * 10 * 2 layers)
+    assert compute.decode_flops(TINY, 10, batch=3) == 3 * (2 * 80_448 + 4 * 64 * 10 * 2)
+
+
+def test_decode_rate_by_hand():
+    # weights read: 74,048 layer params * 2 B + head 6,400 * 2 B = 160,896 B
+    # KV read: batch 3 * 2 layers * (K+V) 2 * kv_dim 32 * 2 B * 10 tokens = 7,680 B
+    assert compute.decode_weight_bytes(TINY, "bf16") == 160_896
+    assert compute.kv_read_bytes(TINY, 10, batch=3) == 7_680
+    gpu = fake_gpu()
+    r = compute.decode_tokens_per_s(TINY, gpu, batch=3, context=10)
+    step = (160_896 + 7_680) / (1000e9 * 0.80)
+    assert r.step_time_s == pytest.approx(step)
+    assert r.tokens_per_s == pytest.approx(3 / step)
+    assert r.roofline.bound == "memory_bandwidth"
+    # int4 (bitsandbytes, advisor.quant): block linear weights 73,728 at 0.5 B + 4/64 B of
+    # absmax; head, norms (6,720 params) stay 16-bit
+    assert compute.decode_weight_bytes(TINY, "int4") == pytest.approx(
+        73_728 * (0.5 + 4 / 64) + 6_720 * 2
+    )
+
+
+def test_roofline_hand_cases():
+    gpu = fake_gpu()  # 100 TFLOPS bf16, 1000 GB/s -> ridge 100 FLOP/B
+    assert compute.ridge_point(gpu, "bf16") == pytest.approx(100.0)
+    hi = compute.roofline(1e12, 1e9, gpu, "bf16")  # intensity 1000
+    assert hi.intensity_flop_per_byte == pytest.approx(1000)
+    assert hi.bound == "compute" and hi.attainable_tflops == pytest.approx(100)
+    lo = compute.roofline(1e12, 1e11, gpu, "bf16")  # intensity 10
+    assert lo.bound == "memory_bandwidth" and lo.attainable_tflops == pytest.approx(10)
+    assert compute.roofline(1e12, 1e9, gpu, "bf16", fits=False).bound == "vram_capacity"
+    # 1e12 FLOP at 100 TFLOPS = 10 ms; comms 50 ms dominate
+    assert compute.roofline(1e12, 1e9, gpu, "bf16", comm_time_s=0.05).bound == "interconnect"
+    # fp32 training runs at the non-tensor rate (10 TFLOPS): ridge 10
+    assert compute.ridge_point(gpu, "fp32") == pytest.approx(10.0)
+    with pytest.raises(AdvisorError) as e:
+        compute.ridge_point(fake_gpu(peak_tflops={"fp16": 65.0}), "bf16")
+    assert e.value.key == "gpu.precision_unsupported"
+
+
+def test_ring_allreduce_volume():
+    # nccl-tests PERFORMANCE.md: busbw factor 2(n-1)/n
+    assert compute.allreduce_bytes(1e9, 8) == pytest.approx(1.75e9)
+    assert compute.allreduce_bytes(1e9, 1) == 0
+    assert compute.gather_bytes(1e9, 4) == pytest.approx(0.75e9)
+    # stated bidirectional NVLink 900 GB/s -> 450 GB/s each way
+    assert compute.link_bytes_per_s(fake_gpu(interconnect_gbps=900.0)) == pytest.approx(450e9)
+
+
+def test_moe_active_parameters_and_experts_read():
+    spec = load_catalog().model("mixtral-8x7b").spec
+    # Mixtral 8x7B: 12.9B active of 46.7B (Jiang et al. 2024, arXiv:2401.04088)
+    assert active_param_count(spec) / 1e9 == pytest.approx(12.9, rel=0.01)
+    f = compute.training_flops(spec, tokens=1, seq=1)
+    assert f.model_flops_per_token / 6 == pytest.approx(compute.matmul_params(spec), rel=1e-3)
+    assert compute.expected_experts_touched(8, 2, 1) == pytest.approx(2)
+    assert compute.expected_experts_touched(8, 2, 64) == pytest.approx(8, rel=1e-6)
+    one = compute.decode_weight_bytes(spec, "bf16", batch=1)
+    many = compute.decode_weight_bytes(spec, "bf16", batch=256)
+    # batch 1 reads the 2 routed experts: exactly the active matmul parameters in bf16
+    assert one == pytest.approx(2 * compute.matmul_params(spec), rel=1e-9)
+    assert many / 2 == pytest.approx(compute.matmul_params(spec, active=False), rel=1e-6)
+
+
+# LLaMA-65B (Touvron et al. 2023, arXiv:2302.13971): dim 8192, 64 heads, 80 layers, FFN 22016,
+# vocab 32000, context 2048; trained on 1.4T tokens on 2048 A100-80GB; Table 15: 1,022,362
+# GPU-hours; §2.4: "around 380 tokens/sec/GPU", "approximately 21 days".
+LLAMA_65B = from_hf_config(
+    dict(
+        model_type="llama",
+        hidden_size=8192,
+        num_attention_heads=64,
+        num_hidden_layers=80,
+        intermediate_size=22016,
+        vocab_size=32000,
+        max_position_embeddings=2048,
+    ),
+    name="llama-65b",
+)
+A100_BF16_PEAK = 312e12  # NVIDIA A100 datasheet, dense BF16 tensor core
+
+
+def test_llama_65b_gpu_hours_from_implied_mfu():
+    tokens, gpus, gpu_hours = 1.4e12, 2048, 1_022_362
+    # the catalog's A100-80GB dense BF16 peak is the datasheet's 312 TFLOPS
+    a100 = load_catalog().gpu("a100-80gb-sxm")
+    assert compute.peak_flops(a100, "bf16") == A100_BF16_PEAK
+    n = param_count(LLAMA_65B)
+    assert n / 1e9 == pytest.approx(65.2, rel=0.005)
+    implied_mfu = 6 * n * tokens / (gpu_hours * 3600 * A100_BF16_PEAK)
+    assert implied_mfu == pytest.approx(0.477, abs=0.005)
+    fl = compute.training_flops(LLAMA_65B, tokens=int(tokens), seq=2048)
+    hours = compute.ideal_training_hours(fl.model_flops, gpus, A100_BF16_PEAK, implied_mfu)
+    assert hours * gpus == pytest.approx(gpu_hours, rel=0.10)
+    assert hours / 24 == pytest.approx(21, rel=0.10)  # "approximately 21 days"
+    # the paper's throughput: 380 tokens/s/GPU at that MFU with advisor's FLOPs per token
+    tps = implied_mfu * A100_BF16_PEAK / fl.model_flops_per_token
+    assert tps == pytest.approx(380, rel=0.10)
+
+
+def test_llama3_405b_training_compute():
+    # Llama 3 405B: 3.8e25 FLOPs on 15.6T tokens (Dubey et al. 2024, arXiv:2407.21783 §3.2.1)
+    spec = load_catalog().model("llama-3.1-405b").spec
+    fl = compute.training_flops(spec, tokens=int(15.6e12), seq=8192)
+    assert 6 * param_count(spec) * 15.6e12 == pytest.approx(3.8e25, rel=0.02)
+    # The paper's budget is 6ND; the attention term 12*L*s*d at the 8k pre-training context adds
+    # 12 * 126 * 8192 * 16384 / (6 * 405.8e9) = 8.3 %: advisor's model FLOPs lie 0-10 % above.
+    assert 1.0 <= fl.model_flops / 3.8e25 <= 1.10
+    assert fl.model_flops / (6 * param_count(spec) * 15.6e12) == pytest.approx(1.083, abs=0.01)
+
+
+def test_efficiency_assumptions_and_measured_override():
+    e = compute.DEFAULT_EFFICIENCY
+    assert (e.train_mfu, e.decode_bandwidth) == (0.40, 0.80)
+    assert set(e.to_dict()["sources"]) == {
+        "train_mfu",
+        "prefill_mfu",
+        "decode_bandwidth",
+        "interconnect",
+    }
+    m = compute.MeasuredEfficiency(
+        "h100-sxm", "bench_results/run1.json", train_mfu=0.52, decode_bandwidth=None
+    )
+    got = compute.efficiency_for("h100-sxm", [m])
+    assert got.train_mfu == 0.52 and got.decode_bandwidth == 0.80
+    assert got.source == "measured: bench_results/run1.json"
+    assert compute.efficiency_for("a100-80gb", [m]) is e
+    with pytest.raises(AdvisorError) as err:
+        compute.Efficiency(train_mfu=1.5)
+    assert err.value.field == "efficiency.train_mfu"
+    # a measured bandwidth fraction changes the decode rate proportionally
+    gpu = fake_gpu()
+    base = compute.decode_tokens_per_s(TINY, gpu, context=10)
+    faster = compute.decode_tokens_per_s(
+        TINY, gpu, context=10, efficiency=compute.Efficiency(decode_bandwidth=0.9)
+    )
+    assert faster.tokens_per_s / base.tokens_per_s == pytest.approx(0.9 / 0.8)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: compute.training_flops(TINY, tokens=0, seq=32),
+        lambda: compute.training_flops(TINY, tokens=10, seq=32, task="pretrain"),
+        lambda: compute.training_flops(TINY, tokens=10, seq=32, checkpointing="some"),
+        lambda: compute.decode_tokens_per_s(TINY, fake_gpu(), batch=-1),
+        lambda: compute.decode_weight_bytes(TINY, "int3"),
+        lambda: compute.roofline(-1.0, 1.0, fake_gpu(), "bf16"),
+        lambda: compute.roofline(math.nan, 1.0, fake_gpu(), "bf16"),
+        lambda: compute.ideal_training_hours(1e20, 8, 1e15, 1.2),
+    ],
+)
+def test_bad_input_raises_advisor_error(call):
+    with pytest.raises(AdvisorError) as e:
+        call()
+    assert e.value.field
+
+
+# Maximum achievable matmul FLOPS, BF16, measured with mamf-finder.py (stas00, ml-engineering,
+# compute/accelerator/README.md, "Maximum Achievable Matmul FLOPS comparison table",
+# https://github.com/stas00/ml-engineering/blob/master/compute/accelerator/README.md, read
+# 2026-12-02): (id pattern, MAMF TFLOPS, the table's theoretical dense peak).
+MAMF_BF16 = (
+    (("a100", "sxm"), 271.2, 312.0),
+    (("a100", "pcie"), 252.9, 312.0),
+    (("h100", "sxm"), 794.5, 989.0),
+    (("h200",), 794.5, 989.0),  # "H200 is the same"
+    (("b200",), 1745.0, 2250.0),
+    (("mi300x",), 668.4, 1300.0),
+    (("mi325x",), 784.9, 1300.0),
+    (("gaudi", "2"), 418.7, 432.0),
+    # The table's Gaudi 3 theory is 1677; the catalog stores Intel's 1835 dense BF16. The two
+    # disagree (possibly different SKUs), so Gaudi 3 is checked against the ceiling only.
+    (("gaudi", "3"), 1243.0, None),
+)
+
+
+def test_catalog_peaks_against_measured_matmul_ceilings():
+    gpus = load_catalog().gpus
+    if not gpus:
+        pytest.skip("catalog/gpus is empty")
+    seen = 0
+    for parts, mamf, theory in MAMF_BF16:
+        for g in gpus:
+            if not all(p in g.id for p in parts) or "nvl" in g.id:
+                continue
+            seen += 1
+            peak = g.peak_tflops["bf16"]
+            # the catalog stores the same dense datasheet peak (no 2:4-sparse figure)
+            if theory is not None:
+                assert peak == pytest.approx(theory, rel=0.01), g.id
+            ceiling = mamf / peak
+            assert 0.5 < ceiling <= 1.0, g.id
+            # advisor's default training MFU stays under what a bare matmul reaches
+            assert compute.DEFAULT_EFFICIENCY.train_mfu < ceiling, g.id
+    assert seen >= 3
+
+
+def test_training_step_time_by_hand():
+    from advisor import memory as mem
+
+    spec = load_catalog().model("llama-3.2-1b").spec
+    gpu = fake_gpu(memory_bytes=10**15)
+    one = mem.TrainingSetup(model=spec, batch=8, seq=1024, precision="amp-bf16")
+    st = compute.training_step_time(one, gpu)
+    fl = compute.training_flops(spec, 8 * 1024, 1024)
+    assert st.tokens_per_step == 8192
+    assert st.compute_time_s == pytest.approx(fl.hardware_flops / (100e12 * 0.40))
+    assert st.comm_time_s == 0 and st.roofline.bound == "compute"
+    assert st.model_flops_utilisation == pytest.approx(0.40)
+    # DDP on 2 GPUs: all-reduce of fp32 gradients, 2(n-1)/n * 4 B * params, over the
+    # per-direction link (100 GB/s stated -> 50 GB/s) at 75 %
+    two = mem.TrainingSetup(model=spec, batch=8, seq=1024, precision="amp-bf16", gpus=2)
+    st2 = compute.training_step_time(two, gpu)
+    comm = 2 * (1 / 2) * 4 * param_count(spec) / (50e9 * 0.75)
+    assert st2.comm_time_s == pytest.approx(comm)
+    # overlapped with the backward pass (2/3 of the step's compute)
+    exposed = max(0.0, comm - st2.compute_time_s * 2 / 3)
+    assert st2.exposed_comm_s == pytest.approx(exposed)
+    assert st2.step_time_s == pytest.approx(st2.compute_time_s + exposed)
+    assert st2.tokens_per_step == 2 * 8192
+    # ZeRO-3: all-gather fp32 weights twice (forward, backward) + reduce-scatter the gradients:
+    # 3 * (n-1)/n * 4 B * params = 1.5x DDP (Rajbhandari et al. 2020 §7)
+    z3 = mem.TrainingSetup(
+        model=spec, batch=8, seq=1024, precision="amp-bf16", gpus=2, sharding="zero3"
+    )
+    assert compute.training_step_time(z3, gpu).comm_time_s == pytest.approx(1.5 * comm)
+    # full checkpointing: same tokens, more hardware FLOPs, lower MFU (6N / 8N-ish)
+    ck = mem.TrainingSetup(
+        model=spec, batch=8, seq=1024, precision="amp-bf16", checkpointing="full"
+    )
+    st3 = compute.training_step_time(ck, gpu)
+    assert st3.model_flops_utilisation == pytest.approx(
+        0.40 * fl.model_flops / st3.flops.hardware_flops
+    )
+    assert 0.29 < st3.model_flops_utilisation < 0.31
+    tt = compute.time_to_train(one, gpu, 8192 * 10)
+    assert tt.steps == 10 and tt.hours == pytest.approx(10 * st.step_time_s / 3600)
+
+
+def test_prefill_time_is_compute_bound_by_hand():
+    spec = load_catalog().model("llama-3.2-1b").spec
+    gpu = fake_gpu()
+    p = compute.prefill_time(spec, gpu, batch=2, prompt_tokens=2048)
+    flops = compute.prefill_flops(spec, 2048, batch=2)
+    t_c = flops / (100e12 * 0.40)
+    nbytes = compute.decode_weight_bytes(spec, "bf16", 2 * 2048) + compute.kv_read_bytes(
+        spec, 2048, batch=2
+    )
+    assert p.seconds == pytest.approx(max(t_c, nbytes / (1000e9 * 0.80)))
+    assert p.roofline.bound == "compute" and p.seconds == pytest.approx(t_c)
+    assert p.tokens_per_s == pytest.approx(2 * 2048 / t_c)
+    # tensor parallelism over 2 splits FLOPs, and adds 2 all-reduces per layer of b*s*h*2 bytes
+    p2 = compute.prefill_time(spec, gpu, batch=2, prompt_tokens=2048, tensor_parallel=2)
+    comm = 2 * spec.num_layers * (2 * 1 / 2) * 2 * 2048 * spec.hidden_size * 2 / (50e9 * 0.75)
+    assert p2.seconds == pytest.approx(t_c / 2 + comm)

@@ -1,0 +1,237 @@
+"""advisor.recommend: ranking accelerator x count by fit, time and cost, with rejection reasons."""
+
+from __future__ import annotations
+
+import re
+from types import SimpleNamespace
+
+import pytest
+
+from advisor import memory as mem
+from advisor import recommend as rec
+from advisor.catalog import load_catalog
+from advisor.errors import AdvisorError
+from advisor.units import GIB
+
+MODELS = load_catalog()
+
+
+def gpu(gid, memory_gb, price=None, bf16=400.0, bw=2000.0, tier="datacenter", link=900.0):
+    return SimpleNamespace(
+        id=gid,
+        name=gid.upper(),
+        vendor="nvidia",
+        tier=tier,
+        memory_gb=memory_gb,
+        memory_bytes=int(memory_gb * 10**9),
+        memory_bandwidth_gbps=bw,
+        peak_tflops={"bf16": bf16, "fp16": bf16, "fp32": bf16 / 10} if bf16 else {"fp16": 100.0},
+        tdp_w=700.0,
+        interconnect_gbps=link,
+        price_usd=price,
+        doc={},
+    )
+
+
+def offer(gpu_id, price, provider="p1", gpi=1):
+    return SimpleNamespace(
+        provider=provider,
+        gpu_id=gpu_id,
+        instance=f"{gpu_id}-x{gpi}",
+        gpus_per_instance=gpi,
+        region="eu",
+        on_demand_usd_per_gpu_hour=price,
+        spot_usd_per_gpu_hour=None,
+        reserved_usd_per_gpu_hour=None,
+        reserved_term_months=None,
+        source_url="https://example.org",
+        read="2026-12-01",
+        doc={},
+    )
+
+
+CATALOG = SimpleNamespace(
+    models=MODELS.models,
+    gpus=(
+        gpu("big80", 80.0, price=30_000.0),
+        gpu("small16", 16.0, price=2_000.0, bf16=100.0, bw=500.0, tier="consumer"),
+        gpu("orphan", 80.0),  # no offer, no price
+        gpu("old", 32.0, price=5_000.0, bf16=None),  # no bf16 rate
+    ),
+    offers=(offer("big80", 2.0), offer("small16", 0.5), offer("old", 0.3)),
+    currency=None,
+    model=MODELS.model,
+)
+LLAMA8 = MODELS.model("llama-3.1-8b").spec
+
+
+def by(recs, gid, count):
+    return next(r for r in recs if r.gpu_id == gid and r.count == count)
+
+
+def test_inference_fit_and_vram_reason():
+    w = rec.Workload(model=LLAMA8, task="inference", batch=1, seq=2048)
+    recs = rec.recommend(w, CATALOG)
+    assert len(recs) == 4 * 4
+    need = mem.inference_memory(mem.InferenceSetup(model=LLAMA8, batch=1, seq=2048)).total_bytes
+    small = by(recs, "small16", 1)
+    assert not small.ok and small.reasons[0].key == "recommend.vram"
+    assert small.reasons[0].message == (
+        f"needs {need / GIB:.1f} GiB per GPU, has {16e9 / GIB:.1f} GiB"
+    )
+    assert small.reasons[0].params["has_gib"] == round(16e9 / GIB, 1)
+    # two small cards fit with tensor parallelism
+    two = by(recs, "small16", 2)
+    assert two.ok and two.sharding == "tp2" and two.tensor_parallel == 2
+    big = by(recs, "big80", 1)
+    assert big.ok and big.sharding == "single" and big.bound == "memory_bandwidth"
+    assert by(recs, "big80", 4).sharding == "replicas4"
+    orphan = by(recs, "orphan", 1)
+    assert not orphan.ok and orphan.reasons[0].message == "no cloud offer and no price"
+    assert orphan.reasons[0].key == "recommend.no_offer_no_price"
+    old = by(recs, "old", 1)
+    assert not old.ok and old.reasons[0].key == "gpu.precision_unsupported"
+
+
+def test_ranking_is_deterministic_and_ordered():
+    w = rec.Workload(model=LLAMA8, task="inference", batch=4, seq=1024)
+    a = rec.recommend(w, CATALOG)
+    b = rec.recommend(w, CATALOG)
+    assert a == b
+    assert [r.rank for r in a] == list(range(1, len(a) + 1))
+    oks = [r for r in a if r.ok]
+    assert oks and all(r.ok for r in a[: len(oks)])
+    assert [r.cost for r in oks] == sorted(r.cost for r in oks)
+
+
+def test_rent_cost_and_per_million_tokens():
+    w = rec.Workload(model=LLAMA8, task="inference", acquire="rent", horizon_months=1)
+    r = by(rec.recommend(w, CATALOG), "big80", 1)
+    # serving runs all hours by default: 2.0 USD * 730 h
+    assert r.mode == "rent" and r.cost == pytest.approx(2.0 * 730)
+    assert r.per_million_tokens == pytest.approx(2.0 / (r.tokens_per_s * 3600) * 1e6)
+    # own only: cards bought, no offer needed
+    w_own = rec.Workload(model=LLAMA8, task="inference", acquire="own", horizon_months=12)
+    o = by(rec.recommend(w_own, CATALOG), "big80", 1)
+    assert o.mode == "own" and o.cost > 30_000
+
+
+def test_target_budget_and_deadline_reasons():
+    w = rec.Workload(model=LLAMA8, task="inference", target_tokens_per_s=1e6)
+    r = by(rec.recommend(w, CATALOG), "big80", 1)
+    assert r.reasons[0].key == "recommend.too_slow_tokens"
+    assert re.fullmatch(r"reaches [\d,]+ tokens/s, target 1,000,000", r.reasons[0].message)
+    w = rec.Workload(model=LLAMA8, task="inference", budget=10.0, acquire="rent")
+    r = by(rec.recommend(w, CATALOG), "big80", 1)
+    assert r.reasons[0].key == "recommend.over_budget"
+    assert r.reasons[0].message.endswith("budget 10 USD")
+    w = rec.Workload(
+        model=MODELS.model("llama-3.2-1b").spec,
+        task="train",
+        batch=1,
+        seq=512,
+        dataset_tokens=10**12,
+        deadline_hours=1.0,
+    )
+    r = by(rec.recommend(w, CATALOG), "big80", 1)
+    assert r.reasons[0].key == "recommend.too_slow_hours"
+    assert r.hours > 1.0
+
+
+def test_training_picks_the_simplest_sharding_that_fits():
+    w = rec.Workload(
+        model=LLAMA8, task="train", batch=1, seq=512, dataset_tokens=10**8, acquire="rent"
+    )
+    recs = rec.recommend(w, CATALOG)
+    one = by(recs, "big80", 1)
+    assert not one.ok and one.reasons[0].key == "recommend.vram"
+    setups = {
+        s: mem.training_memory(
+            mem.TrainingSetup(
+                model=LLAMA8, batch=1, seq=512, precision="amp-bf16", gpus=8, sharding=s
+            )
+        ).total_bytes
+        for s in ("ddp", "zero3")
+    }
+    eight = by(recs, "big80", 8)
+    expected = "ddp" if setups["ddp"] <= 80e9 else "zero3"
+    assert eight.ok and eight.sharding == expected
+    assert eight.hours > 0 and eight.run_cost == pytest.approx(eight.hours * 8 * 2.0)
+
+
+def test_bad_workload_names_the_field():
+    for kwargs, field in (
+        (dict(task="serve"), "task"),
+        (dict(batch=0), "batch"),
+        (dict(budget=-1.0), "budget"),
+        (dict(utilisation=1.5), "utilisation"),
+        (dict(acquire="lease"), "acquire"),
+        (dict(task="train", deadline_hours=5.0), "dataset_tokens"),
+    ):
+        with pytest.raises(AdvisorError) as e:
+            rec.recommend(rec.Workload(model=LLAMA8, **kwargs), CATALOG)
+        assert e.value.field == field
+
+
+def test_real_catalog_every_row_has_a_reason_or_a_cost():
+    cat = load_catalog()
+    if not cat.gpus:
+        pytest.skip("catalog/gpus is empty")
+    w = rec.Workload(model=LLAMA8, task="inference", batch=8, seq=4096)
+    recs = rec.recommend(w, cat)
+    assert len(recs) == 4 * len(cat.gpus)
+    assert any(r.ok for r in recs)
+    for r in recs:
+        if r.ok:
+            assert r.cost is not None and r.cost > 0 and r.tokens_per_s > 0
+        else:
+            assert r.reasons and r.reasons[0].key and r.reasons[0].message
+
+
+def test_cli_recommend(monkeypatch, capsys):
+    import json
+
+    import advisor.commands.recommend as cmd
+    from advisor.cli import main
+
+    monkeypatch.setattr(cmd, "load_catalog", lambda root=None: CATALOG)
+    argv = ["recommend", "--model", "llama-3.1-8b", "--task", "inference", "--no-bench"]
+    assert main([*argv, "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert len(rows) == 16 and rows[0]["ok"] and rows[0]["rank"] == 1
+    assert main([*argv, "--all"]) == 0
+    out = capsys.readouterr().out
+    assert "x small16                 1: needs" in out and "no cloud offer and no price" in out
+    assert main(["recommend", "--model", "llama-3.1-8c"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "llama-3.1-8b" in err[0]
+    assert main([*argv, "--budget", "-5"]) == 2
+    assert "budget" in capsys.readouterr().err
+
+
+def test_cli_on_the_real_catalog(capsys):
+    import json
+
+    from advisor.cli import main
+
+    cat = load_catalog()
+    if not cat.offers:
+        pytest.skip("catalog/clouds is empty")
+    argv = ["recommend", "--model", "llama-3.1-70b", "--batch", "8", "--seq", "4096"]
+    assert main([*argv, "--acquire", "rent", "--no-bench", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert len(rows) == 4 * len(cat.gpus)
+    h100 = next(r for r in rows if r["gpu_id"] == "h100-sxm" and r["count"] == 1)
+    need = mem.inference_memory(
+        mem.InferenceSetup(model=MODELS.model("llama-3.1-70b").spec, batch=8, seq=4096)
+    ).total_bytes
+    assert h100["reasons"][0]["message"] == f"needs {need / GIB:.1f} GiB per GPU, has 80.0 GiB"
+    # the cost command's cheapest 8 x H100 offer is the cheapest whole-instance bill
+    assert main(["cost", "run", "--gpu", "h100-sxm", "--gpus", "8", "--hours", "10", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)["cost"]["cheapest"]["total"]
+    bills = [
+        o.on_demand_usd_per_gpu_hour * -(-8 // o.gpus_per_instance) * o.gpus_per_instance * 10
+        for o in cat.offers
+        if o.gpu_id == "h100-sxm"
+    ]
+    assert got == pytest.approx(min(bills))
