@@ -219,7 +219,9 @@ def logits_train_bytes(spec: ModelSpec, tokens: int, tp: int = 1) -> int:
     return tokens * spec.vocab_size * per // tp
 
 
-def prefill_transient_bytes(spec: ModelSpec, batch: int, seq: int, dtype: str, attention: str) -> int:
+def prefill_transient_bytes(
+    spec: ModelSpec, batch: int, seq: int, dtype: str, attention: str
+) -> int:
     """Peak of the temporaries of one layer in an inference prefill (no autograd): the embedding
     output, the layer input and mid-layer residual, the normalised input (4 h) and, in the MLP,
     the gate, activation and product (3 i; 2 i for a plain MLP) all in the activation dtype.

@@ -365,10 +365,6 @@ def _optimizer_step_temp(optimizer: str, trainable_bytes_state_dtype: int) -> in
     return 0
 
 
-def _sequence_split(setup: TrainingSetup) -> int:
-    return setup.tensor_parallel
-
-
 def training_memory(setup: TrainingSetup) -> MemoryEstimate:
     """Memory of one steady-state training step, per GPU (see the module docstring for the peak
     formula and sources)."""
@@ -395,10 +391,8 @@ def training_memory(setup: TrainingSetup) -> MemoryEstimate:
         comps["weights"] = w // tp
         comps["quant_scales"] = sc // tp
         assumptions.append(fmt.source)
-        base_dt = 2
     else:
         comps["weights"] = n_total * param_dt // tp
-        base_dt = param_dt
 
     if lora:
         n_train = lora_params(spec, s.lora_rank, s.lora_targets)
@@ -406,9 +400,7 @@ def training_memory(setup: TrainingSetup) -> MemoryEstimate:
         for t in s.lora_targets:
             fin, fout, count = _target_dims(spec, t)
             train_shapes += [(s.lora_rank, fin), (fout, s.lora_rank)] * count * spec.num_layers
-        adapter_dt = 2 if s.quant is not None and not amp else param_dt
-        if s.quant is not None and amp:
-            adapter_dt = 4
+        adapter_dt = param_dt  # adapters in the run's parameter dtype (16-bit for QLoRA in bf16)
         comps["lora_adapters"] = n_train * adapter_dt // tp
         train_dt = adapter_dt
         assumptions.append(
@@ -491,8 +483,6 @@ def training_memory(setup: TrainingSetup) -> MemoryEstimate:
     h = spec.hidden_size
     # outside the layers: embedding output (residual), final norm, lm_head input cast, labels
     outside = act.residual_bytes(spec, tokens, dtype) + act.norm_saved_bytes(spec, tokens, dtype)
-    if dtype in ("bf16", "fp16"):
-        outside += 0
     if amp:
         outside += tokens * h * 2 + head_weight_params(spec) * 2 // tp
     outside += tokens * act.INT64 * 2

@@ -80,83 +80,171 @@ class MemoryTracker(TorchDispatchMode):
 
 TINY = {
     "llama": dict(
-        model_type="llama", vocab_size=2000, hidden_size=128, intermediate_size=352,
-        num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=2,
+        model_type="llama",
+        vocab_size=2000,
+        hidden_size=128,
+        intermediate_size=352,
+        num_hidden_layers=3,
+        num_attention_heads=4,
+        num_key_value_heads=2,
         max_position_embeddings=512,
     ),
     "qwen2": dict(
-        model_type="qwen2", vocab_size=2000, hidden_size=128, intermediate_size=320,
-        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-        max_position_embeddings=512, tie_word_embeddings=True,
+        model_type="qwen2",
+        vocab_size=2000,
+        hidden_size=128,
+        intermediate_size=320,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=512,
+        tie_word_embeddings=True,
     ),
     "mistral": dict(
-        model_type="mistral", vocab_size=2000, hidden_size=128, intermediate_size=352,
-        num_hidden_layers=2, num_attention_heads=8, num_key_value_heads=2,
-        max_position_embeddings=512, sliding_window=4096,
+        model_type="mistral",
+        vocab_size=2000,
+        hidden_size=128,
+        intermediate_size=352,
+        num_hidden_layers=2,
+        num_attention_heads=8,
+        num_key_value_heads=2,
+        max_position_embeddings=512,
+        sliding_window=4096,
     ),
     "mixtral": dict(
-        model_type="mixtral", vocab_size=1000, hidden_size=64, intermediate_size=128,
-        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-        num_local_experts=4, num_experts_per_tok=2, max_position_embeddings=512,
+        model_type="mixtral",
+        vocab_size=1000,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        num_local_experts=4,
+        num_experts_per_tok=2,
+        max_position_embeddings=512,
     ),
     "gpt2": dict(
-        model_type="gpt2", vocab_size=2000, n_embd=128, n_layer=2, n_head=4, n_positions=512,
-        resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
+        model_type="gpt2",
+        vocab_size=2000,
+        n_embd=128,
+        n_layer=2,
+        n_head=4,
+        n_positions=512,
+        resid_pdrop=0.0,
+        embd_pdrop=0.0,
+        attn_pdrop=0.0,
     ),
     "phi3": dict(
-        model_type="phi3", vocab_size=2000, hidden_size=128, intermediate_size=256,
-        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=4,
-        max_position_embeddings=512, pad_token_id=0,
+        model_type="phi3",
+        vocab_size=2000,
+        hidden_size=128,
+        intermediate_size=256,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        max_position_embeddings=512,
+        pad_token_id=0,
     ),
     "gemma": dict(
-        model_type="gemma", vocab_size=2000, hidden_size=128, intermediate_size=256,
-        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=1, head_dim=32,
-        max_position_embeddings=512, hidden_act="gelu_pytorch_tanh",
+        model_type="gemma",
+        vocab_size=2000,
+        hidden_size=128,
+        intermediate_size=256,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=1,
+        head_dim=32,
+        max_position_embeddings=512,
+        hidden_act="gelu_pytorch_tanh",
     ),
 }
 
 LLAMA3_8B = dict(
-    model_type="llama", vocab_size=128256, hidden_size=4096, intermediate_size=14336,
-    num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=8,
-    max_position_embeddings=8192, rope_theta=500000.0, tie_word_embeddings=False,
+    model_type="llama",
+    vocab_size=128256,
+    hidden_size=4096,
+    intermediate_size=14336,
+    num_hidden_layers=32,
+    num_attention_heads=32,
+    num_key_value_heads=8,
+    max_position_embeddings=8192,
+    rope_theta=500000.0,
+    tie_word_embeddings=False,
 )
 
 
 def case(name, family, task, **kw):
-    c = dict(name=name, family=family, task=task, precision="fp32", optimizer="adamw",
-             checkpointing="none", attention="sdpa", lora_rank=0, batch=2, seq=64, fake=False,
-             weights="bf16")
+    c = dict(
+        name=name,
+        family=family,
+        task=task,
+        precision="fp32",
+        optimizer="adamw",
+        checkpointing="none",
+        attention="sdpa",
+        lora_rank=0,
+        batch=2,
+        seq=64,
+        fake=False,
+        weights="bf16",
+    )
     c.update(kw)
     return c
 
 
 CASES = [
     case("llama-fp32-adamw", "llama", "train"),
-    case("llama-bf16-adamw", "llama", "train", precision="bf16"),
-    case("llama-amp-bf16-adamw", "llama", "train", precision="amp-bf16"),
-    case("llama-fp32-eager", "llama", "train", attention="eager", seq=128),
+    case("llama-bf16-adamw", "llama", "train", precision="bf16", batch=4, seq=128),
+    case("llama-amp-bf16-adamw", "llama", "train", precision="amp-bf16", batch=4, seq=128),
+    case("llama-fp32-eager", "llama", "train", attention="eager", batch=4, seq=128),
     case("llama-fp32-ckpt-full", "llama", "train", checkpointing="full", seq=128, batch=4),
     case("llama-fp32-sgd-momentum", "llama", "train", optimizer="sgd-momentum"),
     case("llama-fp32-adafactor", "llama", "train", optimizer="adafactor"),
-    case("llama-bf16-lora-r8", "llama", "train", precision="bf16", lora_rank=8),
-    case("qwen2-bf16-sgd", "qwen2", "train", precision="bf16", optimizer="sgd"),
+    case("llama-bf16-lora-r8", "llama", "train", precision="bf16", lora_rank=8, batch=4, seq=128),
+    case("qwen2-bf16-sgd", "qwen2", "train", precision="bf16", optimizer="sgd", batch=4, seq=128),
     case("mistral-fp32-adamw", "mistral", "train"),
-    case("mixtral-fp32-adamw", "mixtral", "train"),
-    case("gpt2-fp32-adamw", "gpt2", "train"),
-    case("phi3-bf16-adamw", "phi3", "train", precision="bf16"),
-    case("gemma-fp32-adamw", "gemma", "train"),
+    case("mixtral-fp32-adamw", "mixtral", "train", batch=4, seq=128),
+    case("gpt2-fp32-adamw", "gpt2", "train", batch=4, seq=128),
+    case("phi3-bf16-adamw", "phi3", "train", precision="bf16", batch=4, seq=128),
+    case("gemma-fp32-adamw", "gemma", "train", batch=4, seq=128),
     case("llama-bf16-infer", "llama", "infer", batch=4, seq=128),
     case("llama-fp32-infer-eager", "llama", "infer", weights="fp32", attention="eager", seq=128),
-    case("llama3-8b-bf16-train-fake", "llama3-8b", "train", precision="bf16", batch=1, seq=256,
-         fake=True),
+    case(
+        "llama3-8b-bf16-train-fake",
+        "llama3-8b",
+        "train",
+        precision="bf16",
+        batch=1,
+        seq=256,
+        fake=True,
+    ),
+    case(
+        "llama3-8b-bf16-b4s2048-fake",
+        "llama3-8b",
+        "train",
+        precision="bf16",
+        batch=4,
+        seq=2048,
+        fake=True,
+    ),
     case("llama3-8b-bf16-infer-fake", "llama3-8b", "infer", batch=4, seq=1024, fake=True),
 ]
 
 QUICK = [
-    "llama-fp32-adamw", "llama-bf16-adamw", "llama-amp-bf16-adamw", "llama-fp32-eager",
-    "llama-fp32-ckpt-full", "llama-fp32-adafactor", "llama-bf16-lora-r8", "qwen2-bf16-sgd",
-    "mixtral-fp32-adamw", "gpt2-fp32-adamw", "phi3-bf16-adamw", "llama-bf16-infer",
-    "llama-fp32-infer-eager", "llama3-8b-bf16-infer-fake",
+    "llama-fp32-adamw",
+    "llama-bf16-adamw",
+    "llama-amp-bf16-adamw",
+    "llama-fp32-eager",
+    "llama-fp32-ckpt-full",
+    "llama-fp32-adafactor",
+    "llama-bf16-lora-r8",
+    "qwen2-bf16-sgd",
+    "mixtral-fp32-adamw",
+    "gpt2-fp32-adamw",
+    "phi3-bf16-adamw",
+    "llama-bf16-infer",
+    "llama-fp32-infer-eager",
+    "llama3-8b-bf16-infer-fake",
 ]
 
 
@@ -184,7 +272,7 @@ class LoRALinear(torch.nn.Module):
 def add_lora(model, rank, targets):
     for p in model.parameters():
         p.requires_grad_(False)
-    for name, mod in list(model.named_modules()):
+    for mod in list(model.modules()):
         for t in targets:
             child = getattr(mod, t, None)
             if isinstance(child, torch.nn.Linear):
@@ -221,7 +309,8 @@ def measure(c) -> dict:
     torch.manual_seed(0)
     fake = (
         torch._subclasses.fake_tensor.FakeTensorMode(allow_non_fake_inputs=True)
-        if c["fake"] else contextlib.nullcontext()
+        if c["fake"]
+        else contextlib.nullcontext()
     )
     with fake:
         spec, model = build(c)
@@ -235,9 +324,7 @@ def measure(c) -> dict:
                 tr.track_existing(params)
                 res = model(input_ids=ids, use_cache=True, logits_to_keep=1)
                 kv = res.past_key_values
-                kv_bytes = sum(
-                    _storage_bytes([layer.keys, layer.values]) for layer in kv.layers
-                )
+                kv_bytes = sum(_storage_bytes([layer.keys, layer.values]) for layer in kv.layers)
                 del res
             out["weights"] = _storage_bytes(list(model.parameters()))
             out["kv_cache"] = kv_bytes
@@ -253,7 +340,8 @@ def measure(c) -> dict:
         opt = make_optimizer(c["optimizer"], trainable)
         amp = (
             torch.autocast("cpu", dtype=torch.bfloat16)
-            if c["precision"] == "amp-bf16" else contextlib.nullcontext()
+            if c["precision"] == "amp-bf16"
+            else contextlib.nullcontext()
         )
         frozen = [p for p in model.parameters() if not p.requires_grad]
         grads = 0
@@ -267,7 +355,9 @@ def measure(c) -> dict:
                 grads = _storage_bytes([p.grad for p in trainable if p.grad is not None])
                 opt.step()
                 opt.zero_grad(set_to_none=True)
-        states = [v for st in opt.state.values() for v in st.values() if isinstance(v, torch.Tensor)]
+        states = [
+            v for st in opt.state.values() for v in st.values() if isinstance(v, torch.Tensor)
+        ]
         out["weights"] = _storage_bytes(frozen) if c["lora_rank"] else _storage_bytes(trainable)
         if c["lora_rank"]:
             out["lora_adapters"] = _storage_bytes(trainable)
@@ -294,15 +384,27 @@ def estimate(c) -> dict:
     spec = from_hf_config(hf_config_dict(c["family"]), name=c["name"])
     if c["task"] == "infer":
         est = memory.inference_memory(
-            memory.InferenceSetup(spec, c["batch"], c["seq"], weights=c["weights"],
-                                  kv_dtype="fp32" if c["weights"] == "fp32" else "bf16",
-                                  attention=c["attention"])
+            memory.InferenceSetup(
+                spec,
+                c["batch"],
+                c["seq"],
+                weights=c["weights"],
+                kv_dtype="fp32" if c["weights"] == "fp32" else "bf16",
+                attention=c["attention"],
+            )
         )
     else:
         est = memory.training_memory(
-            memory.TrainingSetup(spec, c["batch"], c["seq"], precision=c["precision"],
-                                 optimizer=c["optimizer"], checkpointing=c["checkpointing"],
-                                 attention=c["attention"], lora_rank=c["lora_rank"])
+            memory.TrainingSetup(
+                spec,
+                c["batch"],
+                c["seq"],
+                precision=c["precision"],
+                optimizer=c["optimizer"],
+                checkpointing=c["checkpointing"],
+                attention=c["attention"],
+                lora_rank=c["lora_rank"],
+            )
         )
     return est.to_dict()
 
@@ -352,13 +454,17 @@ def main(argv=None) -> int:
     print(f"{'case':34} {'component':22} {'estimate':>14} {'measured':>14} {'error':>8}")
     for res in results:
         for key, r in res["components"].items():
-            print(f"{res['case']:34} {key:22} {r['estimate']:14d} {r['measured']:14d} "
-                  f"{r['error']:+8.2%}")
+            print(
+                f"{res['case']:34} {key:22} {r['estimate']:14d} {r['measured']:14d} "
+                f"{r['error']:+8.2%}"
+            )
     summ = summary(results)
     print()
     for k, v in summ.items():
-        print(f"{k:22} median |error| {v['median_abs_error']:.2%}  worst {v['worst_abs_error']:.2%}"
-              f"  (n={v['n']})")
+        print(
+            f"{k:22} median |error| {v['median_abs_error']:.2%}  worst {v['worst_abs_error']:.2%}"
+            f"  (n={v['n']})"
+        )
     bad = [b for res in results for b in within_bounds(res)]
     for b in bad:
         print("OUT OF BOUND:", b)

@@ -41,7 +41,9 @@ def register(sub) -> None:
     p.add_argument("--sharding", default="ddp", help="|".join(memory.SHARDING))
     p.add_argument("--tensor-parallel", type=int, default=1)
     p.add_argument("--optimizer-offload", action="store_true", help="optimizer states on CPU")
-    p.add_argument("--weights", default="bf16", help="inference: " + "|".join(memory.WEIGHT_FORMATS))
+    p.add_argument(
+        "--weights", default="bf16", help="inference: " + "|".join(memory.WEIGHT_FORMATS)
+    )
     p.add_argument("--kv-dtype", default="bf16", help="inference: " + "|".join(memory.KV_DTYPES))
     p.add_argument("--json", action="store_true", help="print the estimate as JSON")
     p.set_defaults(func=run)
@@ -109,6 +111,9 @@ def run(args) -> int:
         if v:
             print(f"  + {k:{width - 2}} {fmt_bytes(v)}")
     print(f"  {'total to provision':{width}} {fmt_bytes(est.total_bytes)}  (per GPU)")
-    print("  peak = persistent state + max(activations + logits, gradients + optimizer step)"
-          if args.task == "train" else "  peak = sum of components")
+    print(
+        "  peak = persistent state + max(activations + logits, gradients + optimizer step)"
+        if args.task == "train"
+        else "  peak = sum of components"
+    )
     return 0

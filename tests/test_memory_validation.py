@@ -1,0 +1,49 @@
+"""advisor.memory against real PyTorch allocations (bench/memory_validation.py): each case's
+peak_allocated_bytes within 5 % of the measured peak, weights / gradients / optimizer states /
+KV cache within 1 %."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from advisor import memory  # noqa: E402
+from advisor.models import from_hf_config, param_count  # noqa: E402
+from bench import memory_validation as mv  # noqa: E402
+
+pytestmark = pytest.mark.torch
+
+CASES = {c["name"]: c for c in mv.CASES}
+
+
+@pytest.mark.parametrize("name", mv.QUICK)
+def test_case_within_bounds(name):
+    result = mv.run_case(CASES[name])
+    assert "peak_allocated_bytes" in result["components"]
+    assert mv.within_bounds(result) == []
+
+
+def test_tracker_counts_live_bytes():
+    tr = mv.MemoryTracker()
+    with tr:
+        a = torch.empty(1000, dtype=torch.float32)
+        b = a.view(10, 100)  # a view: no new storage
+        c = torch.empty(500, dtype=torch.bfloat16)
+        assert tr.current == 4000 + 1000
+        del a, b
+        assert tr.current == 1000
+        del c
+    assert tr.current == 0 and tr.peak == 5000
+
+
+@pytest.mark.parametrize("family", sorted(mv.TINY))
+def test_param_shapes_match_torch(family):
+    spec = from_hf_config(mv.TINY[family], name=family)
+    _, model = mv.build(mv.case("x", family, "train"))
+    shapes = sorted(math.prod(p.shape) for p in model.parameters())
+    assert sum(shapes) == param_count(spec)
+    assert sum(math.prod(s) for s in memory.param_shapes(spec)) == param_count(spec)
