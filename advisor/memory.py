@@ -512,6 +512,18 @@ def training_memory(setup: TrainingSetup) -> MemoryEstimate:
         + comps["optimizer_states"]
     )
     step = grads + temp
+    # Tied embeddings (GPT-2, Gemma, small Qwen2/Llama 3.2): the shared V x h weight receives two
+    # gradients. The output head's arrives first; at the embedding's backward, autograd holds
+    # that gradient, the embedding's own and their out-of-place sum at once (torch/csrc/autograd
+    # accumulation into `.grad`), i.e. two extra V x h gradient buffers on top of all gradients.
+    # Measured: GPT-2 vocabulary, 2 layers, batch 4 x 128 (bench/memory_validation.py).
+    if spec.tie_word_embeddings and not lora:
+        tied_end = grads + 2 * head_weight_params(spec) * train_dt // tp
+        step = max(step, tied_end)
+        assumptions.append(
+            "tied embeddings: at the end of backward two extra V x h gradient buffers coexist "
+            "with all gradients (the head's and the embedding's gradients are summed)"
+        )
     peak = persistent + max(fwd_bwd, step)
     assumptions.append(
         "peak = weights + states + max(activations + logits at the start of backward, "

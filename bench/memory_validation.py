@@ -205,6 +205,7 @@ CASES = [
     case("mistral-fp32-adamw", "mistral", "train"),
     case("mixtral-fp32-adamw", "mixtral", "train", batch=4, seq=128),
     case("gpt2-fp32-adamw", "gpt2", "train", batch=4, seq=128),
+    case("gpt2-vocab-2l-tied-fp32", "gpt2-vocab-2l", "train", batch=4, seq=128),
     case("phi3-bf16-adamw", "phi3", "train", precision="bf16", batch=4, seq=128),
     case("gemma-fp32-adamw", "gemma", "train", batch=4, seq=128),
     case("llama-bf16-infer", "llama", "infer", batch=4, seq=128),
@@ -248,8 +249,26 @@ QUICK = [
 ]
 
 
+# GPT-2's real vocabulary and width with 2 layers: the tied V x h gradients set the peak.
+GPT2_VOCAB_2L = dict(
+    model_type="gpt2",
+    vocab_size=50257,
+    n_embd=768,
+    n_layer=2,
+    n_head=12,
+    n_positions=1024,
+    resid_pdrop=0.0,
+    embd_pdrop=0.0,
+    attn_pdrop=0.0,
+)
+
+
 def hf_config_dict(family: str) -> dict:
-    return dict(LLAMA3_8B if family == "llama3-8b" else TINY[family])
+    if family == "llama3-8b":
+        return dict(LLAMA3_8B)
+    if family == "gpt2-vocab-2l":
+        return dict(GPT2_VOCAB_2L)
+    return dict(TINY[family])
 
 
 class LoRALinear(torch.nn.Module):
