@@ -1,0 +1,89 @@
+"""`python -m advisor report PROFILE.yaml [--lang az|en] [--out DIR] [--publisher FILE]`: a client
+advisory report as one self-contained HTML file, DIR/<profile file name>.<lang>.html.
+
+The profile is validated and the whole report rendered in memory first; the file is then
+written to a temporary file in DIR and moved into place with os.replace, so a failure never
+leaves a half-written report. An invalid profile prints one line per bad field (exit 2)."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+from ..catalog import load_catalog
+from ..errors import AdvisorError
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("report", help="client advisory report (HTML) from a profile")
+    p.add_argument("profile", help="client profile YAML (see examples/)")
+    p.add_argument("--lang", choices=("az", "en"), help="language (default: the profile's)")
+    p.add_argument("--out", default=".", help="output folder (default: the current one)")
+    p.add_argument(
+        "--publisher", help="publisher YAML: name, contact, url, logo (default: ./publisher.yaml)"
+    )
+    p.set_defaults(func=_run)
+
+
+def slug(name: str) -> str:
+    s = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    return s or "report"
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write `text` to `path` via a temporary file in the same folder and os.replace."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _publisher_path(args) -> Path:
+    from ..report import default_publisher_path
+
+    if args.publisher:
+        return Path(args.publisher)
+    here = Path("publisher.yaml")
+    return here if here.is_file() else default_publisher_path()
+
+
+def _run(args) -> int:
+    from ..profile import load_profile
+    from ..report import build_report, load_publisher, render_html
+
+    catalog = load_catalog(args.catalog)
+    try:
+        profile = load_profile(args.profile, catalog)
+    except AdvisorError as exc:
+        if exc.key == "profile.invalid":
+            for item in exc.params.get("errors", []):
+                print(f"error: {item['message']}", file=sys.stderr)
+            return 2
+        raise
+    publisher = load_publisher(_publisher_path(args))
+    data = build_report(profile, catalog, lang=args.lang)
+    text = render_html(data, publisher)
+    out = Path(args.out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise AdvisorError(
+            "file.unwritable", f"out: cannot create {out} ({exc.strerror})", field="out"
+        ) from None
+    path = out / f"{slug(Path(args.profile).stem)}.{data['lang']}.html"
+    try:
+        write_atomic(path, text)
+    except OSError as exc:
+        raise AdvisorError(
+            "file.unwritable", f"out: cannot write {path} ({exc.strerror})", field="out"
+        ) from None
+    print(path)
+    return 0

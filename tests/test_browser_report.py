@@ -1,0 +1,182 @@
+"""Reports in Chromium: a PDF printed by Chromium (Playwright `page.pdf`) keeps every table whole
+and starts every section on a new page; the in-browser form (Pyodide) builds the same report as
+the CLI. Needs /usr/bin/chromium, Playwright and poppler's pdftotext."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from advisor import report
+from advisor.catalog import load_catalog
+from advisor.profile import load_profile
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium"
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+CATALOG = load_catalog()
+
+
+def _need_tools():
+    if not Path(CHROMIUM).exists():
+        pytest.skip("needs /usr/bin/chromium (apt-get install -y chromium)")
+    if shutil.which("pdftotext") is None:
+        pytest.skip("needs pdftotext (apt-get install -y poppler-utils)")
+    pytest.importorskip("playwright.sync_api")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    _need_tools()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+# Each table gets a start marker in its first cell and an end marker in its last cell (the last
+# cell of the last row: a clipped column would lose it); each section heading a marker too.
+MARK_JS = """() => {
+  const tables = [...document.querySelectorAll('.ar table')];
+  tables.forEach((t, i) => {
+    const cells = t.querySelectorAll('th, td');
+    const tag = (cell, text) => {
+      const s = document.createElement('span');
+      s.textContent = text + ' ';
+      s.style.cssText = 'font-size:6px;white-space:nowrap';
+      cell.prepend(s);
+    };
+    tag(cells[0], `QQS${i}QQ`);
+    tag(cells[cells.length - 1], `QQE${i}QQ`);
+  });
+  document.querySelectorAll('.ar section.ar-sec > h2').forEach((h, i) => {
+    const s = document.createElement('span');
+    s.textContent = `QQH${i}QQ `;
+    s.style.cssText = 'font-size:6px;white-space:nowrap';
+    h.prepend(s);
+  });
+  return [tables.length, document.querySelectorAll('.ar section.ar-sec').length];
+}"""
+
+
+def _pages_text(pdf: Path) -> list[str]:
+    info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True)
+    n = int(
+        next(line.split()[-1] for line in info.stdout.splitlines() if line.startswith("Pages:"))
+    )
+    out = []
+    for i in range(1, n + 1):
+        r = subprocess.run(
+            ["pdftotext", "-f", str(i), "-l", str(i), "-layout", str(pdf), "-"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        out.append(r.stdout)
+    return out
+
+
+def _page_of(pages: list[str], marker: str) -> int:
+    hits = [i for i, text in enumerate(pages) if marker in text.replace(" ", "")]
+    assert len(hits) == 1, f"{marker} found on pages {hits}"
+    return hits[0]
+
+
+@pytest.mark.skipif(
+    not CATALOG.gpus or CATALOG.currency is None, reason="catalog/gpus/ or currency.yaml missing"
+)
+@pytest.mark.parametrize("name,lang", [("university-lab", "az"), ("bank-serving-70b", "en")])
+def test_pdf_keeps_every_table_whole(browser, tmp_path, name, lang):
+    profile = load_profile(ROOT / "examples" / f"{name}.yaml", CATALOG)
+    data = report.build_report(profile, CATALOG, lang=lang)
+    html_path = tmp_path / f"{name}.{lang}.html"
+    html_path.write_text(report.render_html(data, report.load_publisher(ROOT / "publisher.yaml")))
+    page = browser.new_page()
+    page.goto(html_path.as_uri())
+    n_tables, n_sections = page.evaluate(MARK_JS)
+    pdf = tmp_path / f"{name}.{lang}.pdf"
+    page.pdf(path=str(pdf), format="A4", print_background=True)
+    page.close()
+    pages = _pages_text(pdf)
+    assert n_tables >= 8 and n_sections == len(report.SECTIONS)
+    for i in range(n_tables):
+        start, end = _page_of(pages, f"QQS{i}QQ"), _page_of(pages, f"QQE{i}QQ")
+        assert start == end, f"table {i} runs from page {start + 1} to page {end + 1}"
+    heads = [_page_of(pages, f"QQH{i}QQ") for i in range(n_sections)]
+    # every section starts on a new page, in order
+    assert heads == sorted(set(heads)), heads
+    # a link's address is printed after it (print stylesheet)
+    assert "https://" in "".join(pages)
+
+
+def test_browser_form_report_equals_cli(browser, site_server, tmp_path):
+    """The form on /en/reports/new/ builds, in Pyodide, the same HTML as the CLI for an example;
+    only the site's origin is requested; an invalid profile lists each bad field."""
+    from advisor.cli import main
+
+    if "hooks/pyodide_assets.py" not in (ROOT / "mkdocs.yml").read_text(encoding="utf-8"):
+        pytest.skip("the calculators' Pyodide assets hook is not registered in mkdocs.yml")
+    name = "bank-serving-70b"
+    out = tmp_path / "cli"
+    assert main(["report", str(ROOT / "examples" / f"{name}.yaml"), "--out", str(out)]) == 0
+    cli_html = (out / f"{name}.az.html").read_text(encoding="utf-8")
+
+    context = browser.new_context(accept_downloads=True)
+    page = context.new_page()
+    requested = []
+    page.on("request", lambda r: requested.append(r.url))
+    page.goto(site_server + "en/reports/new/")
+    page.wait_for_selector("#ar-form[data-engine=ready]", timeout=30_000)
+    page.select_option("#ar-example", name)
+    page.click("#ar-build")
+    page.wait_for_selector("#ar-output .ar", timeout=20_000)
+    with page.expect_download() as info:
+        page.click("#ar-download")
+    download = info.value
+    assert download.suggested_filename == "numune-bank-asc.az.html"
+    browser_html = Path(download.path()).read_text(encoding="utf-8")
+    assert browser_html == cli_html
+    # the fragment shown in the page is the same report
+    shown = page.inner_text("#ar-output .ar")
+    assert "Nümunə Bank ASC" in shown
+    # an invalid profile: one message per bad field, shown as text
+    page.fill("#ar-yaml", "organisation: '<b>x</b>'\nworkloads:\n  - task: servng\n")
+    page.click("#ar-build")
+    page.wait_for_selector("#ar-errors li")
+    items = page.locator("#ar-errors li").all_inner_texts()
+    assert any("workloads[0].task" in t for t in items)
+    assert any("workloads[0].model" in t for t in items)
+    assert any("workloads[0].name" in t for t in items)
+    assert page.locator("#ar-output .ar").count() == 0
+    # the fields: composed into YAML, built, every value shown as text
+    evil = '<img src=x onerror="window.pwned=1">'
+    page.fill('[name="organisation"]', evil)
+    page.fill('[name="workload"]', "chat")
+    page.select_option('[name="model"]', "qwen2.5-0.5b")
+    page.click("#ar-compose")
+    page.click("#ar-build")
+    page.wait_for_selector("#ar-output .ar")
+    assert evil in page.inner_text("#ar-output .ar")
+    assert page.locator("#ar-output img[src=x]").count() == 0
+    assert page.evaluate("window.pwned") is None
+    context.close()
+    origin = site_server.rstrip("/")
+    foreign = [
+        u for u in requested if not (u.startswith(origin) or u.startswith(("blob:", "data:")))
+    ]
+    assert foreign == []

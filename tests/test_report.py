@@ -1,0 +1,545 @@
+"""advisor.profile + advisor.report + `python -m advisor report`: golden reports of the three
+examples in both languages (structure, and numbers equal to advisor's own computed here),
+escaping, invalid profiles, the publisher from configuration, atomic writing, the site hook."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import math
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from advisor import cost, report
+from advisor import memory as mem
+from advisor import recommend as rec
+from advisor.catalog import load_catalog
+from advisor.cli import main
+from advisor.errors import AdvisorError
+from advisor.profile import load_profile, parse_profile
+from advisor.report_i18n import STRINGS
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ("startup-finetune-8b", "bank-serving-70b", "university-lab")
+CATALOG = load_catalog()
+PUBLISHER = report.load_publisher(ROOT / "publisher.yaml")
+SECTION_IDS = [f"ar-{s}" for s in report.SECTIONS]
+
+needs_gpus = pytest.mark.skipif(
+    not CATALOG.gpus or CATALOG.currency is None, reason="catalog/gpus/ or currency.yaml missing"
+)
+
+
+class Outline(HTMLParser):
+    """Section ids in order, tables by data-table, and the visible text."""
+
+    def __init__(self):
+        super().__init__()
+        self.sections, self.tables, self.text, self.tags = [], [], [], []
+        self._skip = 0
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.tags.append(tag)
+        if tag == "section":
+            self.sections.append(a.get("id"))
+        if tag == "table":
+            self.tables.append(a.get("data-table"))
+        if tag in ("style", "script"):
+            self._skip += 1
+
+    def handle_endtag(self, tag):
+        if tag in ("style", "script"):
+            self._skip -= 1
+
+    def handle_data(self, data):
+        if not self._skip:
+            self.text.append(data)
+
+
+def outline(html_text: str) -> Outline:
+    o = Outline()
+    o.feed(html_text)
+    o.joined = " ".join(o.text)
+    return o
+
+
+@pytest.fixture(scope="module", params=EXAMPLES)
+def example(request):
+    name = request.param
+    profile = load_profile(ROOT / "examples" / f"{name}.yaml", CATALOG)
+    return name, profile
+
+
+# ---------------------------------------------------------------------------------------------
+# translations
+# ---------------------------------------------------------------------------------------------
+
+
+def test_translations_complete_and_missing_key_is_an_error():
+    assert set(STRINGS["az"]) == set(STRINGS["en"])
+    for lang in ("az", "en"):
+        for key, text in STRINGS[lang].items():
+            assert text, (lang, key)
+    # placeholders agree between the languages
+    fields = re.compile(r"{(\w+)}")
+    for key in STRINGS["en"]:
+        if isinstance(STRINGS["en"][key], str):
+            assert set(fields.findall(STRINGS["en"][key])) == set(
+                fields.findall(STRINGS["az"][key])
+            ), key
+    with pytest.raises(KeyError):
+        report.tr("az", "no.such.key")
+
+
+def test_number_formats_follow_the_site():
+    assert report.fmt_num(1234.5, 1, "az") == "1.234,5"
+    assert report.fmt_num(1234.5, 1, "en") == "1,234.5"
+    assert report.fmt_money(1500.0, "EUR", "en") == "€1,500"
+    assert report.fmt_money(1500.0, "AZN", "az") == "1.500\u00a0AZN"
+    assert report.fmt_pct(0.125, "az", 1) == "12,5\u00a0%"
+
+
+# ---------------------------------------------------------------------------------------------
+# golden reports: structure and numbers
+# ---------------------------------------------------------------------------------------------
+
+
+def _expected_setup(w, aw, r):
+    """The per-GPU memory setup of recommendation r, built here from the profile by hand."""
+    if w.task == "serving":
+        return mem.InferenceSetup(
+            model=aw.model,
+            batch=w.concurrent_users,
+            seq=w.seq,
+            weights=w.weights,
+            tensor_parallel=r.tensor_parallel,
+        )
+    kw = dict(
+        model=aw.model,
+        batch=w.batch,
+        seq=w.seq,
+        precision="bf16" if w.method == "qlora" else "amp-bf16",
+        gpus=r.count,
+        sharding="zero3" if r.sharding == "zero3" else "ddp",
+        tensor_parallel=r.count if r.sharding.startswith("tp") else 1,
+    )
+    if w.task == "fine-tuning":
+        kw["lora_rank"] = 16
+        if w.method == "qlora":
+            kw["quant"] = "nf4"
+    return mem.TrainingSetup(**kw)
+
+
+@needs_gpus
+@pytest.mark.parametrize("lang", ["az", "en"])
+def test_golden_report(example, lang):
+    name, profile = example
+    data = report.build_report(profile, CATALOG, lang=lang)
+    page = report.render_html(data, PUBLISHER)
+    o = outline(page)
+    assert o.sections == SECTION_IDS
+    assert "script" not in o.tags
+    assert page.startswith("<!DOCTYPE html>") and "@media print" in page
+    t = lambda k, **p: report.tr(lang, k, **p)  # noqa: E731
+    for s in report.SECTIONS:
+        key = "sec.next" if s == "next" else f"sec.{s}"
+        assert t(key) in o.joined
+    assert len(data["workloads"]) == len(profile.workloads)
+    for i, (w, wd) in enumerate(zip(profile.workloads, data["workloads"], strict=True)):
+        assert w.name in o.joined
+        assert f"memory-{i}" in o.tables and f"inputs-{i}" in o.tables
+        # recommendation: advisor.recommend's first passing candidate (with the power limit)
+        spec = CATALOG.model(w.model.preset).spec
+        aw = report.advisor_workload(w, profile, spec)
+        runs = 1
+        if w.task != "serving" and w.runs_per_year:
+            runs = max(1, round(w.runs_per_year * profile.constraints.horizon_months / 12))
+            assert aw.dataset_tokens == w.dataset_tokens * w.epochs * runs
+        ranked = rec.recommend(aw, CATALOG)
+        limit = profile.constraints.power_kw
+
+        def allowed(r, limit=limit, runs=runs, w=w):
+            if not r.ok:
+                return False
+            if w.deadline_hours is not None and r.hours / runs > w.deadline_hours:
+                return False
+            if limit is None or r.mode != "own":
+                return True
+            g = CATALOG.gpu(r.gpu_id)
+            return r.count * g.tdp_w / 1000 <= limit
+
+        passing = [r for r in ranked if allowed(r)]
+        assert wd["passing"] == len(passing)
+        if not passing:
+            assert wd["recommendation"] is None
+            assert t("summary.none") in o.joined
+            continue
+        best = passing[0]
+        got = wd["recommendation"]
+        assert (got["gpu_id"], got["count"], got["sharding"]) == (
+            best.gpu_id,
+            best.count,
+            best.sharding,
+        )
+        assert got["cost"] == pytest.approx(best.cost, rel=1e-12)
+        assert report.fmt_money(best.cost, profile.constraints.currency, lang) in o.joined
+        runner = next((r for r in passing[1:] if r.gpu_id != best.gpu_id), None)
+        if runner is not None:
+            assert wd["runner_up"]["gpu_id"] == runner.gpu_id
+            assert wd["runner_up"]["count"] == runner.count
+        # memory: advisor.memory on the setup built here
+        setup = _expected_setup(w, aw, best)
+        est = (
+            mem.inference_memory(setup)
+            if isinstance(setup, mem.InferenceSetup)
+            else mem.training_memory(setup)
+        )
+        assert wd["memory"]["total_bytes"] == est.total_bytes == best.memory_per_gpu_bytes
+        assert report.fmt_gib(est.total_bytes, lang) in o.joined
+        # diagnosis: the bound advisor.recommend found, shown in words
+        assert wd["diagnosis"]["bound"] == best.bound
+        assert t("bound." + best.bound) in o.joined
+        # rent vs buy: the best configuration to own against the best to rent (each through
+        # advisor.recommend with the same filters), priced with advisor.cost.tco here
+        c = wd["cost"]
+
+        def first(acquire, aw=aw, allowed=allowed, best=best):
+            if best.mode == acquire:
+                return best
+            ranked2 = rec.recommend(dataclasses.replace(aw, acquire=acquire), CATALOG)
+            return next((r for r in ranked2 if allowed(r)), None)
+
+        own_r, rent_r = first("own"), first("rent")
+        assert (c["own"] is None) == (own_r is None) and (c["rent"] is None) == (rent_r is None)
+        if own_r is None or rent_r is None:
+            assert c["tco"] is None
+            continue
+        assert (c["own"]["gpu_id"], c["own"]["count"]) == (own_r.gpu_id, own_r.count)
+        assert (c["rent"]["gpu_id"], c["rent"]["count"]) == (rent_r.gpu_id, rent_r.count)
+        horizon_h = profile.constraints.horizon_months * 730
+
+        def busy(r, w=w, horizon_h=horizon_h):
+            if w.task == "serving":
+                return (w.hours_per_day or 24.0) / 24
+            return min(1.0, r.hours / horizon_h)
+
+        gpu = CATALOG.gpu(own_r.gpu_id)
+        offer = rec._cheapest_price(CATALOG.offers, rent_r.gpu_id, "on_demand")
+        billed = math.ceil(rent_r.count / offer.gpus_per_instance) * offer.gpus_per_instance
+        rent_usd = offer.on_demand_usd_per_gpu_hour * billed * horizon_h * busy(rent_r)
+        util = busy(own_r)
+        assert c["utilisation"] == pytest.approx(util)
+        expect = cost.tco(
+            cost.OwnHardware(
+                gpu_price_usd=gpu.price_usd,
+                gpus=own_r.count,
+                tdp_w=gpu.tdp_w,
+                electricity_usd_per_kwh=profile.constraints.electricity_usd_per_kwh
+                or rec.DEFAULT_ELECTRICITY_USD_PER_KWH,
+            ),
+            rent_usd / (own_r.count * horizon_h * util),
+            utilisation=util,
+            horizon_months=profile.constraints.horizon_months,
+            currency=profile.constraints.currency,
+            rates=CATALOG.currency,
+        )
+        # renting costs what recommend says renting that configuration costs
+        assert expect.cloud_total == pytest.approx(rent_r.rent_cost, rel=1e-9)
+        assert c["tco"]["own_total"] == pytest.approx(expect.own_total, rel=1e-12)
+        assert c["tco"]["cloud_total"] == pytest.approx(expect.cloud_total, rel=1e-12)
+        assert c["tco"]["break_even_month"] == expect.break_even_month
+        cur = profile.constraints.currency
+        assert report.fmt_money(expect.own_total, cur, lang) in o.joined
+        assert report.fmt_money(expect.cloud_total, cur, lang) in o.joined
+        assert own_r.own_cost == pytest.approx(expect.own_total, rel=1e-9)  # the same TCO
+        assert "<svg" in page and "<polyline" in page
+    # every source is a dated http(s) URL, and the GPU and offer sources are among them
+    assert data["sources"]
+    for s in data["sources"]:
+        assert s["url"].startswith(("http://", "https://")) and re.match(
+            r"^\d{4}-\d{2}-\d{2}$", s["read"]
+        )
+        assert s["url"] in page
+    urls = {s["url"] for s in data["sources"]}
+    for wd in data["workloads"]:
+        if wd["model"]["source_url"]:
+            assert wd["model"]["source_url"] in urls
+        if wd["cost"] and wd["cost"]["offer"]:
+            assert wd["cost"]["offer"]["source_url"] in urls
+
+
+@needs_gpus
+def test_languages_differ_only_in_words(example):
+    _, profile = example
+    data = report.build_report(profile, CATALOG)
+    az = report.render_html(dict(data, lang="az"), PUBLISHER)
+    en = report.render_html(dict(data, lang="en"), PUBLISHER)
+    assert outline(az).sections == outline(en).sections == SECTION_IDS
+    assert outline(az).tables == outline(en).tables
+    assert 'lang="az"' in az and 'lang="en"' in en
+
+
+# ---------------------------------------------------------------------------------------------
+# safety: escaping, invalid profiles, atomic writes
+# ---------------------------------------------------------------------------------------------
+
+EVIL = "<script>alert(1)</script>"
+EVIL2 = '"><img src=x onerror=alert(2)>'
+INLINE_CONFIG = """    model:
+      name: '{evil}'
+      config: {{model_type: llama, vocab_size: 32000, hidden_size: 512, num_hidden_layers: 4,
+        num_attention_heads: 8, num_key_value_heads: 8, intermediate_size: 1024,
+        max_position_embeddings: 4096}}"""
+
+
+def evil_profile(lang: str) -> str:
+    return f"""organisation: '{EVIL}'
+prepared_for: '{EVIL2}'
+workloads:
+  - name: '{EVIL2}'
+{INLINE_CONFIG.format(evil=EVIL)}
+    task: serving
+    concurrent_users: 2
+    seq: 1024
+constraints:
+  language: {lang}
+"""
+
+
+@pytest.mark.parametrize("lang", ["az", "en"])
+def test_profile_values_render_as_text(lang):
+    profile = parse_profile(evil_profile(lang), CATALOG)
+    assert profile.organisation == EVIL  # kept as written
+    evil_pub = report.publisher_from_dict({"name": EVIL2, "contact": EVIL})
+    data = report.build_report(profile, CATALOG)
+    for page in (report.render_html(data, evil_pub), report.render_fragment(data, evil_pub)):
+        assert "<script" not in page.lower()
+        assert "<img src=x" not in page and "onerror=alert(2)>" not in page
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+        assert "&quot;&gt;&lt;img src=x onerror=alert(2)&gt;" in page
+        text = outline(page).joined
+        assert EVIL in text and EVIL2 in text  # shown, as text
+
+
+BAD = """organisation: ""
+workloads:
+  - name: "ok"
+    model: llama-3.1-8bb
+    task: servng
+    seq: -5
+  - task: training
+    batch: 0
+    epochs: 1.5
+constraints:
+  currency: GBP
+  budgt: 5.0
+  horizon_months: 0
+"""
+BAD_FIELDS = {
+    "organisation",
+    "workloads[0].model",
+    "workloads[0].task",
+    "workloads[0].seq",
+    "workloads[1].name",
+    "workloads[1].model",
+    "workloads[1].batch",
+    "workloads[1].epochs",
+    "workloads[1].dataset_tokens",
+    "constraints.budgt",
+    "constraints.currency",
+    "constraints.horizon_months",
+}
+
+
+def test_invalid_profile_lists_every_bad_field():
+    with pytest.raises(AdvisorError) as info:
+        parse_profile(BAD, CATALOG)
+    err = info.value
+    assert err.key == "profile.invalid"
+    fields = [e["field"] for e in err.params["errors"]]
+    assert set(fields) == BAD_FIELDS and len(fields) == len(BAD_FIELDS)
+    for e in err.params["errors"]:
+        assert e["key"] and e["message"].startswith(e["field"] + ":")
+    assert "did you mean llama-3.1-8b" in err.message and "did you mean budget" in err.message
+
+
+def test_cli_invalid_profile_one_line_per_field_writes_nothing(tmp_path, capsys):
+    prof = tmp_path / "bad.yaml"
+    prof.write_text(BAD, encoding="utf-8")
+    out = tmp_path / "out"
+    rc = main(["report", str(prof), "--out", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2
+    assert len(err) == len(BAD_FIELDS)
+    assert {line.split(":")[1].strip() for line in err} == BAD_FIELDS
+    assert not out.exists()
+
+
+def test_yaml_syntax_error_is_one_bad_field(tmp_path, capsys):
+    prof = tmp_path / "broken.yaml"
+    prof.write_text("organisation: x\nworkloads: [\n", encoding="utf-8")
+    rc = main(["report", str(prof), "--out", str(tmp_path)])
+    assert rc == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == [prof]
+
+
+def _small_profile(tmp_path, lang="en") -> Path:
+    p = tmp_path / "Small Lab.yaml"
+    p.write_text(
+        f"""organisation: "Small Lab"
+workloads:
+  - name: "chat"
+    model: qwen2.5-0.5b
+    task: serving
+    concurrent_users: 4
+    seq: 2048
+constraints:
+  language: {lang}
+""",
+        encoding="utf-8",
+    )
+    return p
+
+
+def test_cli_writes_one_file_atomically(tmp_path, capsys):
+    prof = _small_profile(tmp_path)
+    out = tmp_path / "out"
+    rc = main(["report", str(prof), "--out", str(out), "--lang", "az"])
+    assert rc == 0
+    files = sorted(p.name for p in out.iterdir())
+    assert files == ["small-lab.az.html"]  # no temporary file left
+    text = (out / "small-lab.az.html").read_text(encoding="utf-8")
+    expect = report.render_html(
+        report.build_report(load_profile(prof, CATALOG), CATALOG, lang="az"), PUBLISHER
+    )
+    assert text == expect
+    # a failure (unreadable publisher) leaves the existing file untouched and adds nothing
+    rc = main(["report", str(prof), "--out", str(out), "--publisher", str(tmp_path / "none.yaml")])
+    assert rc == 2
+    assert sorted(p.name for p in out.iterdir()) == ["small-lab.az.html"]
+    assert (out / "small-lab.az.html").read_text(encoding="utf-8") == text
+
+
+def test_write_atomic_leaves_nothing_on_failure(tmp_path, monkeypatch):
+    from advisor.commands import report as cmd
+
+    target = tmp_path / "r.en.html"
+    target.write_text("old", encoding="utf-8")
+
+    def boom(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(cmd.os, "replace", boom)
+    with pytest.raises(OSError):
+        cmd.write_atomic(target, "new")
+    assert [p.name for p in tmp_path.iterdir()] == ["r.en.html"]
+    assert target.read_text(encoding="utf-8") == "old"
+
+
+# ---------------------------------------------------------------------------------------------
+# publisher from configuration
+# ---------------------------------------------------------------------------------------------
+
+
+def test_publisher_from_config(tmp_path, capsys):
+    (tmp_path / "logo.svg").write_text(
+        '<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><rect width="8" height="8"/></svg>',
+        encoding="utf-8",
+    )
+    pub = tmp_path / "pub.yaml"
+    pub.write_text(
+        'name: "Acme Consulting & Co"\ncontact: "hello@acme.example"\n'
+        'url: "https://acme.example/"\nlogo: logo.svg\n',
+        encoding="utf-8",
+    )
+    prof = _small_profile(tmp_path)
+    out = tmp_path / "out"
+    assert main(["report", str(prof), "--out", str(out), "--publisher", str(pub)]) == 0
+    text = (out / "small-lab.en.html").read_text(encoding="utf-8")
+    head = text[text.index('<header class="ar-head">') : text.index("</header>")]
+    foot = text[text.index('<footer class="ar-foot">') : text.index("</footer>")]
+    assert "Acme Consulting &amp; Co" in head and "Acme Consulting &amp; Co" in foot
+    assert "hello@acme.example" in foot and 'href="https://acme.example/"' in foot
+    assert 'src="data:image/svg+xml;base64,' in head
+    assert PUBLISHER.name not in text  # nothing of the default publisher is hard-coded
+    # the repository's publisher.yaml is the default
+    default = report.load_publisher(ROOT / "publisher.yaml")
+    assert default.name and default.logo_data_uri.startswith("data:image/svg+xml;base64,")
+    with pytest.raises(AdvisorError):
+        report.publisher_from_dict({"contact": "x"})
+
+
+# ---------------------------------------------------------------------------------------------
+# output shapes: self-contained file and site fragment; the site hook
+# ---------------------------------------------------------------------------------------------
+
+
+@needs_gpus
+def test_standalone_is_self_contained_and_fragment_is_markdown_safe(example):
+    _, profile = example
+    data = report.build_report(profile, CATALOG)
+    page = report.render_html(data, PUBLISHER)
+    # no external resource: no <link>, no <script>, images only as data URIs
+    assert "<link" not in page and "<script" not in page
+    assert all(src.startswith("data:") for src in re.findall(r'<img[^>]* src="([^"]*)"', page))
+    frag = report.render_fragment(data, PUBLISHER)
+    assert "\n\n" not in frag  # one HTML block for Markdown
+    assert frag.startswith('<div class="ar-wrap">') and frag.endswith("</div>")
+    css = frag[frag.index("<style>") : frag.index("</style>")]
+    assert "break-inside:avoid" in css and "break-before:page" in css
+    assert 'a[href^="http"]::after' in css  # links printed
+
+
+def _load_hook():
+    spec = importlib.util.spec_from_file_location(
+        "reports_hook_test", ROOT / "hooks" / "reports.py"
+    )
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@needs_gpus
+def test_site_hook_renders_marker_and_writes_standalone(tmp_path):
+    hook = _load_hook()
+    hook.on_config(None)
+    dest = tmp_path / "reports" / "bank-serving-70b" / "index.html"
+    page = SimpleNamespace(
+        file=SimpleNamespace(
+            locale="en", src_path="en/reports/bank-serving-70b.md", abs_dest_path=str(dest)
+        )
+    )
+    md = "# Bank\n\n<!-- report:bank-serving-70b -->\n"
+    out = hook.on_page_markdown(md, page, None, None)
+    profile = load_profile(ROOT / "examples" / "bank-serving-70b.yaml", CATALOG)
+    data = report.build_report(profile, CATALOG, lang="en")
+    assert report.render_fragment(data, PUBLISHER) in out
+    assert 'href="bank-serving-70b.en.html"' in out
+    written = dest.parent / "bank-serving-70b.en.html"
+    assert written.read_text(encoding="utf-8") == report.render_html(data, PUBLISHER)
+    from mkdocs.exceptions import PluginError
+
+    with pytest.raises(PluginError):
+        hook.on_page_markdown("<!-- report:nope -->\n", page, None, None)
+
+
+def test_every_example_has_pages_in_both_languages():
+    for name in EXAMPLES:
+        assert (ROOT / "examples" / f"{name}.yaml").is_file()
+        for lang in ("az", "en"):
+            text = (ROOT / "docs" / lang / "reports" / f"{name}.md").read_text(encoding="utf-8")
+            assert f"<!-- report:{name} -->" in text
+    for lang in ("az", "en"):
+        assert (ROOT / "docs" / lang / "reports" / "index.md").is_file()
+
+
+def test_examples_parse():
+    for name in EXAMPLES:
+        p = load_profile(ROOT / "examples" / f"{name}.yaml", CATALOG)
+        assert p.workloads and all(math.isfinite(w.seq) for w in p.workloads)
