@@ -20,6 +20,7 @@ arXiv:2106.09685), vLLM's `gpu_memory_utilization` (docs.vllm.ai, engine argumen
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 
 from . import activations as act
@@ -354,6 +355,23 @@ def optimizer_state_bytes(shapes, optimizer: str, state_dt: int) -> int:
     return round(total)
 
 
+@functools.lru_cache(maxsize=4096)
+def _trainable_state_bytes(
+    spec: ModelSpec, lora_rank: int, lora_targets: tuple, optimizer: str, state_dt: int
+) -> int:
+    """`optimizer_state_bytes` over the trainable tensors (all parameters, or the LoRA adapters
+    A (r x in) and B (out x r) per target and layer), cached: the inverse questions and the site's
+    fit tables ask for the same model many times."""
+    if lora_rank:
+        shapes = []
+        for t in lora_targets:
+            fin, fout, count = _target_dims(spec, t)
+            shapes += [(lora_rank, fin), (fout, lora_rank)] * count * spec.num_layers
+    else:
+        shapes = param_shapes(spec)
+    return optimizer_state_bytes(shapes, optimizer, state_dt)
+
+
 def _optimizer_step_temp(optimizer: str, trainable_bytes_state_dtype: int) -> int:
     """Temporaries of one `optimizer.step()` with torch's default foreach implementation on GPU
     (torch/optim/adamw.py `_multi_tensor_adamw`): `torch._foreach_sqrt(exp_avg_sqs)` makes one
@@ -379,7 +397,6 @@ def training_memory(setup: TrainingSetup) -> MemoryEstimate:
     assumptions: list[str] = []
 
     n_total = param_count(spec)
-    shapes = param_shapes(spec)
     linear = linear_params_per_layer(spec) * spec.num_layers
     other = n_total - linear
 
@@ -396,10 +413,6 @@ def training_memory(setup: TrainingSetup) -> MemoryEstimate:
 
     if lora:
         n_train = lora_params(spec, s.lora_rank, s.lora_targets)
-        train_shapes = []
-        for t in s.lora_targets:
-            fin, fout, count = _target_dims(spec, t)
-            train_shapes += [(s.lora_rank, fin), (fout, s.lora_rank)] * count * spec.num_layers
         adapter_dt = param_dt  # adapters in the run's parameter dtype (16-bit for QLoRA in bf16)
         comps["lora_adapters"] = n_train * adapter_dt // tp
         train_dt = adapter_dt
@@ -409,12 +422,12 @@ def training_memory(setup: TrainingSetup) -> MemoryEstimate:
         )
     else:
         n_train = n_total
-        train_shapes = shapes
         train_dt = param_dt
     state_dt = train_dt
 
     grads = n_train * train_dt // tp
-    states = optimizer_state_bytes(train_shapes, s.optimizer, state_dt) // tp
+    states = _trainable_state_bytes(spec, s.lora_rank, tuple(s.lora_targets), s.optimizer, state_dt)
+    states //= tp
     temp = _optimizer_step_temp(s.optimizer, n_train * state_dt // tp)
 
     # ZeRO stages (Rajbhandari et al. 2020 §5.1): 1 shards optimizer states, 2 also gradients,

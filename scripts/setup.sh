@@ -28,10 +28,11 @@ if [ -f package.json ]; then
   fi
 fi
 
-if [ "${1:-}" = "browser" ] && [ ! -x /usr/bin/chromium ]; then
-  echo "setup: installing Debian's chromium for the browser tests"
+# poppler-utils: pdftotext/pdfinfo, to read the PDFs Chromium prints (tests/test_browser_report.py)
+if [ "${1:-}" = "browser" ] && { [ ! -x /usr/bin/chromium ] || ! command -v pdftotext >/dev/null; }; then
+  echo "setup: installing Debian's chromium and poppler-utils for the browser tests"
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium poppler-utils >/dev/null
 fi
 echo "setup: ready"

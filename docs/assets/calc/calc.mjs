@@ -1,0 +1,188 @@
+// The calculators' page runtime. One module Web Worker (worker.mjs) behind ONE ready-promise,
+// started as soon as this module loads; id-tagged messages carry plain JSON. Each
+// `.calc[data-calc]` element (prerendered at build time with its default result) is wired on
+// every page view: mkdocs-material's instant navigation replaces the page without re-running
+// module scripts, so wiring hooks into its `document$` observable.
+import { FORMS, errorText, renderResult } from "./render.mjs";
+
+let worker = null;
+let ready = null;
+let nextId = 1;
+const pending = new Map();
+
+function getWorker() {
+  if (worker) return ready;
+  worker = new Worker(new URL("./worker.mjs", import.meta.url), { type: "module" });
+  ready = new Promise((resolve, reject) => {
+    worker.onmessage = (e) => {
+      const m = e.data;
+      if (m.id === 0) {
+        if (m.ready) {
+          window.__calcTimings = m.timings;
+          resolve(m.mode);
+        }
+        else reject(new Error(m.fail));
+        return;
+      }
+      const p = pending.get(m.id);
+      if (!p) return;
+      pending.delete(m.id);
+      if (m.fail) p.reject(new Error(m.fail));
+      else p.resolve(JSON.parse(m.json));
+    };
+    worker.onerror = (e) => reject(new Error(e.message || "worker failed"));
+  });
+  return ready;
+}
+
+export async function calc(fn, params) {
+  await getWorker();
+  const id = nextId++;
+  return new Promise((resolve, reject) => {
+    pending.set(id, { resolve, reject });
+    worker.postMessage({ id, fn, params });
+  });
+}
+
+function strings() {
+  const el = document.getElementById("calc-strings");
+  const S = el ? JSON.parse(el.textContent) : {};
+  S.lang = document.documentElement.lang && document.documentElement.lang.startsWith("en") ? "en" : "az";
+  return S;
+}
+
+function readState(root, kind) {
+  const st = {};
+  for (const [name] of FORMS[kind]) {
+    const el = root.querySelector(`[name="${name}"]`);
+    if (el) st[name] = el.value;
+  }
+  return st;
+}
+
+function writeUrl(kind, st) {
+  const q = new URLSearchParams(location.search);
+  for (const [k, v] of Object.entries(st)) {
+    if (v === "" || v == null) q.delete(`${kind}.${k}`);
+    else q.set(`${kind}.${k}`, v);
+  }
+  const s = q.toString();
+  history.replaceState(history.state, "", location.pathname + (s ? "?" + s : "") + location.hash);
+}
+
+function readUrl(root, kind) {
+  const q = new URLSearchParams(location.search);
+  let any = false;
+  for (const [name] of FORMS[kind]) {
+    const v = q.get(`${kind}.${name}`);
+    const el = root.querySelector(`[name="${name}"]`);
+    if (v !== null && el) {
+      el.value = v;
+      any = true;
+    }
+  }
+  return any;
+}
+
+function tableToRows(t) {
+  return [...t.querySelectorAll("tr")].map((tr) => [...tr.children].map((c) => c.textContent.trim()));
+}
+function toMarkdown(rows) {
+  const line = (r) => `| ${r.map((c) => c.replace(/\|/g, "\\|")).join(" | ")} |`;
+  return [line(rows[0]), line(rows[0].map(() => "---")), ...rows.slice(1).map(line)].join("\n");
+}
+function toCsv(rows) {
+  return rows.map((r) => r.map((c) => (/[",\n]/.test(c) ? `"${c.replace(/"/g, '""')}"` : c)).join(",")).join("\n");
+}
+
+function wire(root) {
+  if (root.dataset.wired) return;
+  root.dataset.wired = "1";
+  const kind = root.dataset.calc;
+  const S = strings();
+  const status = root.querySelector(".calc-status");
+  const out = root.querySelector(".calc-result");
+  let seq = 0;
+  const update = async () => {
+    const mine = ++seq;
+    const t0 = performance.now();
+    const st = readState(root, kind);
+    writeUrl(kind, st);
+    const t1 = performance.now();
+    root.dataset.busy = "1";
+    let r;
+    try {
+      // VRAM: the breakdown first (fast), then the largest batch / longest context (a search).
+      r = await calc(kind, kind === "vram" ? { ...st, limits: "0" } : st);
+    } catch (err) {
+      status.textContent = String(err.message || err);
+      return;
+    }
+    if (mine !== seq) return;
+    const t2 = performance.now();
+    for (const e of root.querySelectorAll(".calc-err")) e.textContent = "";
+    for (const e of root.querySelectorAll(".calc-field")) e.classList.remove("calc-bad");
+    if (r.error) {
+      const f = (r.error.field || "").startsWith("config") ? "config" : r.error.field;
+      const slot = root.querySelector(`.calc-err[data-err="${f}"]`) || status;
+      slot.textContent = errorText(r.error, S);
+      root.querySelector(`.calc-field[data-field="${f}"]`)?.classList.add("calc-bad");
+      root.dataset.state = "error";
+    } else {
+      out.innerHTML = renderResult(kind, r, S);
+      root.dataset.state = "ok";
+    }
+    root.dataset.ms = (performance.now() - t0).toFixed(2);
+    root.dataset.phases = `${(t1 - t0).toFixed(1)}/${(t2 - t1).toFixed(1)}/${(performance.now() - t2).toFixed(1)}`;
+    root.dataset.updates = String(Number(root.dataset.updates || 0) + 1);
+    root.dispatchEvent(new CustomEvent("calc:updated", { bubbles: true }));
+    if (kind === "vram" && !r.error) {
+      const full = await calc(kind, st);
+      if (mine !== seq) return;
+      if (!full.error) out.innerHTML = renderResult(kind, full, S);
+    }
+    if (mine === seq) {
+      root.dataset.busy = "0";
+      root.dispatchEvent(new CustomEvent("calc:settled", { bubbles: true }));
+    }
+  };
+  root.querySelector("form").addEventListener("input", update);
+  root.querySelector("form").addEventListener("change", update);
+  for (const b of root.querySelectorAll(".calc-copy")) {
+    b.addEventListener("click", async () => {
+      const t = out.querySelector("table.calc-main") || out.querySelector("table");
+      const text = b.dataset.copy === "link" ? location.href : b.dataset.copy === "md" ? toMarkdown(tableToRows(t)) : toCsv(tableToRows(t));
+      root.dataset.copied = text;
+      try {
+        await navigator.clipboard.writeText(text);
+      } catch {
+        /* clipboard denied (e.g. insecure context): the text stays in data-copied */
+      }
+      b.classList.add("calc-done");
+      setTimeout(() => b.classList.remove("calc-done"), 800);
+    });
+  }
+  const fromUrl = readUrl(root, kind);
+  getWorker().then(
+    (mode) => {
+      status.textContent = "";
+      root.dataset.ready = "1";
+      root.dataset.mode = mode;
+      if (fromUrl) update();
+      root.dispatchEvent(new CustomEvent("calc:ready", { bubbles: true }));
+    },
+    (err) => {
+      status.textContent = `${S["calc.failed"] || "The calculator could not start"}: ${err.message}`;
+    },
+  );
+}
+
+function init() {
+  const roots = document.querySelectorAll(".calc[data-calc]");
+  if (roots.length) roots.forEach(wire);
+}
+
+getWorker(); // start Pyodide as the page loads, before the DOM is wired
+if (window.document$ && typeof window.document$.subscribe === "function") window.document$.subscribe(init);
+else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
+else init();

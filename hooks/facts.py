@@ -1,0 +1,910 @@
+"""Figures the guide cites, computed by advisor at site build time.
+
+The guide pages are Jinja2 templates; every number in their prose comes from a function here
+(`{{ facts.full_training().total_bytes | gib }}`), so the text can never drift from advisor or
+the catalog. Each function is small, pure and cached; it returns a read-only mapping of plain
+numbers (sizes in bytes, bandwidths in GB/s, powers in W, prices in USD) so that the page's
+filters (`gib`, `gb`, `num`, `pct`, `money`) format them per language.
+
+Inputs a reader should see (batch, context, user count) are returned alongside the results, so
+the prose renders them too instead of typing them.
+
+The only arithmetic done here, beyond calling advisor, is stated in each docstring with its source.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import statistics
+from functools import cache, lru_cache
+from pathlib import Path
+from types import MappingProxyType
+
+from advisor import units
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Catalog ids the guide uses (one place to change them).
+MODELS = {
+    "gpt2": "gpt2-124m",
+    "llama1b": "llama-3.2-1b",
+    "qwen05": "qwen2.5-0.5b",
+    "llama8b": "llama-3.1-8b",
+    "llama70b": "llama-3.1-70b",
+    "llama405b": "llama-3.1-405b",
+    "mixtral": "mixtral-8x7b",
+}
+GPUS = {
+    "h100": "h100-sxm",
+    "h100pcie": "h100-pcie",
+    "h200": "h200",
+    "b200": "b200",
+    "a100": "a100-80gb-sxm",
+    "mi300x": "mi300x",
+    "l40s": "l40s",
+    "rtx6000ada": "rtx-6000-ada",
+    "rtx4090": "rtx-4090",
+    "rtx3090": "rtx-3090",
+    "rtxa6000": "rtx-a6000",
+    "rtx5090": "rtx-5090",
+    "rtx3060": "rtx-3060-12gb",
+}
+
+# Thermal conversion: 1 W = 3.412 BTU/h (NIST SP 811, appendix B.8).
+BTU_PER_H_PER_W = 3.412
+HOURS_PER_YEAR = 8760
+
+
+def _frozen(**kw) -> MappingProxyType:
+    return MappingProxyType(kw)
+
+
+@lru_cache(maxsize=1)
+def catalog():
+    from advisor.catalog import load_catalog
+
+    return load_catalog(os.environ.get("ADVISOR_CATALOG") or ROOT / "catalog")
+
+
+def model(key: str):
+    """The catalog preset for a guide key (or a catalog id)."""
+    return catalog().model(MODELS.get(key, key))
+
+
+def gpu(key: str):
+    """The catalog accelerator for a guide key (or a catalog id)."""
+    return catalog().gpu(GPUS.get(key, key))
+
+
+def _mem():
+    from advisor import memory
+
+    return memory
+
+
+# ---------------------------------------------------------------------------------------------
+# Parameters and weights
+# ---------------------------------------------------------------------------------------------
+
+
+@cache
+def params(key: str) -> MappingProxyType:
+    """Total and active parameter counts (advisor.models, exact per transformers)."""
+    from advisor.models import active_param_count, param_count
+
+    spec = model(key).spec
+    total = param_count(spec)
+    active = active_param_count(spec)
+    return _frozen(
+        name=model(key).display_name,
+        total=total,
+        active=active,
+        total_billions=total / 1e9,
+        active_billions=active / 1e9,
+        active_share=active / total,
+    )
+
+
+@cache
+def weights(key: str, fmt: str = "bf16") -> MappingProxyType:
+    """Weight bytes (with quantisation scales) of a model in one weight format, and per parameter.
+
+    From `advisor.memory.inference_memory` at batch 1 and a 1-token context, so that only the
+    weights count.
+    """
+    m = _mem()
+    est = m.inference_memory(m.InferenceSetup(model(key).spec, batch=1, seq=1, weights=fmt))
+    w = est.components.get("weights", 0) + est.components.get("quant_scales", 0)
+    n = params(key)["total"]
+    return _frozen(bytes=w, bytes_per_param=w / n, bits_per_param=8 * w / n, params=n)
+
+
+@lru_cache(maxsize=1)
+def weight_formats() -> MappingProxyType:
+    """Bytes per parameter of each weight format, measured on Llama 3.1 8B's weights."""
+    return _frozen(
+        **{
+            f: weights("llama8b", f)
+            for f in ("fp32", "bf16", "fp8", "int8", "int4", "nf4", "gptq", "awq")
+        }
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Training memory
+# ---------------------------------------------------------------------------------------------
+
+
+@cache
+def training(
+    key: str = "llama8b",
+    batch: int = 1,
+    seq: int = 2048,
+    precision: str = "amp-bf16",
+    optimizer: str = "adamw",
+    checkpointing: str = "none",
+    attention: str = "sdpa",
+    gpus: int = 1,
+    sharding: str = "ddp",
+    lora_rank: int = 0,
+    quant: str | None = None,
+) -> MappingProxyType:
+    """One training setup through `advisor.memory.training_memory` (per GPU)."""
+    m = _mem()
+    setup = m.TrainingSetup(
+        model=model(key).spec,
+        batch=batch,
+        seq=seq,
+        precision=precision,
+        optimizer=optimizer,
+        checkpointing=checkpointing,
+        attention=attention,
+        gpus=gpus,
+        sharding=sharding,
+        lora_rank=lora_rank,
+        quant=quant,
+    )
+    est = m.training_memory(setup)
+    n = params(key)["total"]
+    c = dict(est.components)
+    states = sum(
+        c.get(k, 0) for k in ("weights", "gradients", "master_weights", "optimizer_states")
+    )
+    return _frozen(
+        name=model(key).display_name,
+        batch=batch,
+        seq=seq,
+        gpus=gpus,
+        components=MappingProxyType(c),
+        overhead=MappingProxyType(dict(est.overhead)),
+        peak_bytes=est.peak_allocated_bytes,
+        overhead_bytes=est.overhead_bytes,
+        total_bytes=est.total_bytes,
+        states_bytes=states,
+        states_bytes_per_param=states / n,
+        activations_bytes=c.get("activations", 0),
+        logits_bytes=c.get("logits", 0),
+        params=n,
+    )
+
+
+@lru_cache(maxsize=1)
+def full_training() -> MappingProxyType:
+    """The VRAM page's worked example: Llama 3.1 8B, full fine-tune, AdamW, bf16 autocast.
+
+    Compared with the article's rule "bf16 weights plus 30-40 %": the rule's upper end
+    (weights x 1.4) against advisor's total to provision.
+    """
+    t = training("llama8b", batch=1, seq=2048)
+    w16 = weights("llama8b", "bf16")["bytes"]
+    rule = 1.4 * w16
+    return _frozen(
+        **t,
+        bf16_weights_bytes=w16,
+        rule_bytes=rule,
+        rule_share_of_total=rule / t["total_bytes"],
+        times_rule=t["total_bytes"] / rule,
+        times_bf16_weights=t["total_bytes"] / w16,
+    )
+
+
+@lru_cache(maxsize=1)
+def rule_inference() -> MappingProxyType:
+    """Where the 30-40 % rule is about right: bf16 inference of Llama 3.1 8B, batch 1, 8k tokens."""
+    e = inference("llama8b", batch=1, seq=8192)
+    w16 = weights("llama8b", "bf16")["bytes"]
+    return _frozen(**e, rule_bytes=1.4 * w16, ratio_to_weights=e["total_bytes"] / w16)
+
+
+@lru_cache(maxsize=1)
+def precision_options() -> MappingProxyType:
+    """Llama 3.1 8B at batch 1, 2k context, by precision and optimizer (per GPU totals)."""
+    rows = {
+        "amp-bf16 adamw": training("llama8b", precision="amp-bf16", optimizer="adamw"),
+        "bf16 adamw": training("llama8b", precision="bf16", optimizer="adamw"),
+        "amp-bf16 adamw-8bit": training("llama8b", precision="amp-bf16", optimizer="adamw-8bit"),
+        "bf16 adafactor": training("llama8b", precision="bf16", optimizer="adafactor"),
+        "bf16 sgd": training("llama8b", precision="bf16", optimizer="sgd"),
+    }
+    return MappingProxyType(rows)
+
+
+@lru_cache(maxsize=1)
+def activations_options() -> MappingProxyType:
+    """Activation memory of Llama 3.1 8B at batch 4, 4k context: attention kind and checkpointing."""
+    base = dict(key="llama8b", batch=4, seq=4096)
+    return _frozen(
+        batch=4,
+        seq=4096,
+        sdpa=training(**base),
+        eager=training(**base, attention="eager"),
+        selective=training(**base, checkpointing="selective"),
+        eager_selective=training(**base, attention="eager", checkpointing="selective"),
+        full=training(**base, checkpointing="full"),
+    )
+
+
+@lru_cache(maxsize=1)
+def small_model_logits() -> MappingProxyType:
+    """GPT-2 small, batch 8, 1k context: the vocabulary-sized logits next to the weights."""
+    t = training("gpt2", batch=8, seq=1024, precision="amp-bf16")
+    return _frozen(**t, logits_share=t["logits_bytes"] / t["peak_bytes"])
+
+
+@cache
+def max_batch_train(key: str, gpu_key: str, seq: int = 2048) -> int:
+    """Largest full-training batch (amp-bf16, AdamW) that fits one card (advisor.memory.max_batch)."""
+    m = _mem()
+    setup = m.TrainingSetup(model=model(key).spec, batch=1, seq=seq, precision="amp-bf16")
+    return m.max_batch(setup, gpu(gpu_key).memory_bytes)
+
+
+@lru_cache(maxsize=1)
+def batch_vs_vram() -> MappingProxyType:
+    """How VRAM bounds the training batch: Qwen2.5 0.5B, full fine-tune, 1k context.
+
+    Cost of one more sample = (peak at batch 8 - peak at batch 4) / 4 (activations and logits
+    grow linearly with the batch).
+    """
+    key, seq = "qwen05", 1024
+    return _frozen(
+        seq=seq,
+        name=model(key).display_name,
+        per_sample_bytes=(
+            training(key, batch=8, seq=seq)["peak_bytes"]
+            - training(key, batch=4, seq=seq)["peak_bytes"]
+        )
+        / 4,
+        batch1_bytes=training(key, batch=1, seq=seq)["total_bytes"],
+        rtx4090=max_batch_train(key, "rtx4090", seq),
+        l40s=max_batch_train(key, "l40s", seq),
+        h100=max_batch_train(key, "h100", seq),
+        h200=max_batch_train(key, "h200", seq),
+        rtx4090_gib=gpu("rtx4090").memory_gib,
+        l40s_gib=gpu("l40s").memory_gib,
+        h100_gib=gpu("h100").memory_gib,
+        h200_gib=gpu("h200").memory_gib,
+    )
+
+
+@lru_cache(maxsize=1)
+def sharding_8gpu() -> MappingProxyType:
+    """Llama 3.1 8B full training on 8 GPUs: per-GPU memory under DDP and ZeRO-1/2/3."""
+    return _frozen(
+        gpus=8,
+        single=training("llama8b", batch=1, seq=2048),
+        **{
+            s: training("llama8b", batch=1, seq=2048, gpus=8, sharding=s)
+            for s in ("ddp", "zero1", "zero2", "zero3")
+        },
+    )
+
+
+@lru_cache(maxsize=1)
+def full_70b_gpus() -> MappingProxyType:
+    """Fewest 80 GB H100 for a full Llama 3.1 70B fine-tune under ZeRO-3 (advisor.memory.min_gpus)."""
+    m = _mem()
+    setup = m.TrainingSetup(
+        model=model("llama70b").spec,
+        batch=1,
+        seq=2048,
+        precision="amp-bf16",
+        checkpointing="full",
+        sharding="zero3",
+    )
+    n = m.min_gpus(setup, gpu("h100").memory_bytes)
+    return _frozen(gpus=n, seq=2048, single=training("llama70b", checkpointing="full"))
+
+
+# ---------------------------------------------------------------------------------------------
+# LoRA / QLoRA
+# ---------------------------------------------------------------------------------------------
+
+
+@cache
+def qlora(key: str, gpu_key: str, seq: int = 2048, rank: int = 16) -> MappingProxyType:
+    """QLoRA (NF4 base, bf16 adapters, full checkpointing) of a model on one card."""
+    t = training(
+        key,
+        batch=1,
+        seq=seq,
+        precision="amp-bf16",
+        checkpointing="full",
+        lora_rank=rank,
+        quant="nf4",
+    )
+    cap = gpu(gpu_key).memory_bytes
+    return _frozen(
+        **t,
+        rank=rank,
+        gpu_name=gpu(gpu_key).name,
+        gpu_bytes=cap,
+        fits=t["total_bytes"] <= cap,
+        headroom_bytes=cap - t["total_bytes"],
+        weights_bytes=t["components"].get("weights", 0) + t["components"].get("quant_scales", 0),
+    )
+
+
+@lru_cache(maxsize=1)
+def qlora_24gb() -> MappingProxyType:
+    """QLoRA on a 24 GB card (RTX 4090): 8B fits, 70B does not; 70B on a 48 GB card."""
+    return _frozen(
+        q8=qlora("llama8b", "rtx4090"),
+        q70=qlora("llama70b", "rtx4090"),
+        q70_48=qlora("llama70b", "rtx6000ada"),
+        lora8=training(
+            "llama8b", batch=1, seq=2048, precision="bf16", lora_rank=16, checkpointing="full"
+        ),
+        full8=full_training(),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Inference and serving
+# ---------------------------------------------------------------------------------------------
+
+
+@cache
+def inference(
+    key: str,
+    batch: int = 1,
+    seq: int = 4096,
+    weights: str = "bf16",  # noqa: A002 - matches InferenceSetup
+    kv_dtype: str = "bf16",
+    tensor_parallel: int = 1,
+) -> MappingProxyType:
+    """One inference setup through `advisor.memory.inference_memory` (per GPU)."""
+    m = _mem()
+    est = m.inference_memory(
+        m.InferenceSetup(
+            model(key).spec,
+            batch=batch,
+            seq=seq,
+            weights=weights,
+            kv_dtype=kv_dtype,
+            tensor_parallel=tensor_parallel,
+        )
+    )
+    c = dict(est.components)
+    return _frozen(
+        batch=batch,
+        seq=seq,
+        components=MappingProxyType(c),
+        weights_bytes=c.get("weights", 0) + c.get("quant_scales", 0),
+        kv_bytes=c.get("kv_cache", 0),
+        peak_bytes=est.peak_allocated_bytes,
+        overhead_bytes=est.overhead_bytes,
+        total_bytes=est.total_bytes,
+    )
+
+
+@cache
+def kv_per_token(key: str, kv_dtype: str = "bf16") -> int:
+    """KV-cache bytes per token of context (advisor.memory.kv_cache_bytes_per_token)."""
+    return _mem().kv_cache_bytes_per_token(model(key).spec, kv_dtype)
+
+
+@lru_cache(maxsize=1)
+def kv_table() -> MappingProxyType:
+    """KV bytes per token for the guide's models, and the naive MHA figure for Llama 3.1 8B.
+
+    The MHA figure (2 x layers x hidden x 2 bytes) is what a calculator that ignores grouped-query
+    attention computes: K and V for every query head (Ainslie et al. 2023, arXiv:2305.13245).
+    """
+    spec = model("llama8b").spec
+    mha = 2 * spec.num_layers * spec.num_heads * spec.head_dim * 2
+    return _frozen(
+        llama8b=kv_per_token("llama8b"),
+        llama8b_fp8=kv_per_token("llama8b", "fp8"),
+        llama70b=kv_per_token("llama70b"),
+        llama405b=kv_per_token("llama405b"),
+        mixtral=kv_per_token("mixtral"),
+        llama8b_mha=mha,
+        gqa_factor=mha / kv_per_token("llama8b"),
+        kv_heads_8b=spec.num_kv_heads,
+        heads_8b=spec.num_heads,
+        layers_8b=spec.num_layers,
+        head_dim_8b=spec.head_dim,
+    )
+
+
+@cache
+def serving(
+    key: str,
+    gpu_key: str,
+    context: int = 8192,
+    weights: str = "bf16",
+    kv_dtype: str = "bf16",
+    tensor_parallel: int = 1,
+    utilisation: float = 0.9,
+) -> MappingProxyType:
+    """vLLM-style serving capacity (advisor.memory.serving_capacity)."""
+    g = gpu(gpu_key)
+    s = _mem().serving_capacity(
+        model(key).spec,
+        g.memory_bytes,
+        context=context,
+        weights=weights,
+        kv_dtype=kv_dtype,
+        gpu_memory_utilization=utilisation,
+        tensor_parallel=tensor_parallel,
+    )
+    return _frozen(
+        gpu_name=g.name,
+        gpu_bytes=g.memory_bytes,
+        context=context,
+        utilisation=utilisation,
+        tensor_parallel=tensor_parallel,
+        weights_bytes=s.weights_bytes,
+        kv_bytes_per_token=s.kv_bytes_per_token,
+        kv_budget_bytes=s.kv_budget_bytes,
+        sequences=s.max_concurrent_sequences,
+        max_context=s.max_context_tokens,
+        tokens_in_cache=s.kv_cache_tokens,
+    )
+
+
+TP_DEGREES = (1, 2, 4, 8)  # tensor parallelism inside one 8-GPU server
+
+
+@cache
+def serving_gpus(key: str, gpu_key: str, users: int, context: int, w: str, kv: str):
+    """Fewest GPUs (tensor-parallel degree within one 8-GPU server) whose vLLM memory plan
+    (advisor.memory.serving_capacity) holds `users` concurrent sequences of `context` tokens;
+    None if eight are not enough."""
+    for t in TP_DEGREES:
+        if model(key).spec.num_kv_heads % t:
+            continue
+        s = serving(key, gpu_key, context=context, weights=w, kv_dtype=kv, tensor_parallel=t)
+        if s["sequences"] >= users:
+            return t
+    return None
+
+
+@lru_cache(maxsize=1)
+def serve_70b_users() -> MappingProxyType:
+    """Serving Llama 3.1 70B to 100 concurrent users, each with 4k tokens of context.
+
+    Weights and KV bytes from advisor.memory (weights incl. scales; KV = users x context x bytes
+    per token); GPU counts from the vLLM plan (`serving_gpus`) on H100 and H200.
+    """
+    users, ctx = 100, 4096
+    rows = {}
+    for name, w, kv in (("bf16", "bf16", "bf16"), ("fp8", "fp8", "fp8"), ("int4", "awq", "fp8")):
+        wb = weights("llama70b", w)["bytes"]
+        kvb = users * ctx * kv_per_token("llama70b", kv)
+        h100 = serving_gpus("llama70b", "h100", users, ctx, w, kv)
+        h200 = serving_gpus("llama70b", "h200", users, ctx, w, kv)
+        rows[name] = _frozen(
+            weights_bytes=wb,
+            kv_bytes=kvb,
+            total_bytes=wb + kvb,
+            h100s=h100 or 0,
+            h200s=h200 or 0,
+        )
+    return _frozen(users=users, context=ctx, h100_gib=gpu("h100").memory_gib, **rows)
+
+
+@lru_cache(maxsize=1)
+def serving_examples() -> MappingProxyType:
+    """Concurrent 8k-token sequences of Llama 3.1 8B on common cards (bf16 weights and KV)."""
+    return _frozen(
+        context=8192,
+        rtx4090=serving("llama8b", "rtx4090"),
+        l40s=serving("llama8b", "l40s"),
+        h100=serving("llama8b", "h100"),
+        h100_fp8=serving("llama8b", "h100", weights="fp8", kv_dtype="fp8"),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Hardware
+# ---------------------------------------------------------------------------------------------
+
+
+@cache
+def card(key: str) -> MappingProxyType:
+    """The catalog figures of one accelerator the prose cites."""
+    g = gpu(key)
+    tf = g.peak_tflops
+    return _frozen(
+        name=g.name,
+        vendor=g.vendor,
+        tier=g.tier,
+        memory_bytes=g.memory_bytes,
+        memory_gb=g.memory_gb,
+        memory_gib=g.memory_gib,
+        memory_type=g.memory_type,
+        bandwidth_gbps=g.memory_bandwidth_gbps,
+        bf16_tflops=tf.get("bf16", 0.0),
+        fp8_tflops=tf.get("fp8", 0.0),
+        fp4_tflops=tf.get("fp4", 0.0),
+        fp32_tflops=tf.get("fp32", 0.0),
+        tdp_w=g.tdp_w,
+        interconnect=g.interconnect,
+        interconnect_gbps=g.interconnect_gbps,
+        price_usd=g.price_usd or 0.0,
+        ridge_bf16=g.ridge_point("bf16"),
+    )
+
+
+@lru_cache(maxsize=1)
+def flagships() -> MappingProxyType:
+    """H100 SXM vs H200 vs B200 vs MI300X: the ratios the FAQ cites."""
+    h, h2, b, mi = card("h100"), card("h200"), card("b200"), card("mi300x")
+    return _frozen(
+        h100=h,
+        h200=h2,
+        b200=b,
+        mi300x=mi,
+        h200_mem_x=h2["memory_bytes"] / h["memory_bytes"],
+        h200_bw_x=h2["bandwidth_gbps"] / h["bandwidth_gbps"],
+        b200_mem_x=b["memory_bytes"] / h["memory_bytes"],
+        b200_bw_x=b["bandwidth_gbps"] / h["bandwidth_gbps"],
+        b200_bf16_x=b["bf16_tflops"] / h["bf16_tflops"],
+        mi300x_mem_x=mi["memory_bytes"] / h["memory_bytes"],
+        mi300x_bw_x=mi["bandwidth_gbps"] / h["bandwidth_gbps"],
+        llama70b_bf16_bytes=weights("llama70b", "bf16")["bytes"],
+    )
+
+
+def _half(g) -> float:
+    """Dense 16-bit tensor rate: BF16, or FP16 on cards without BF16 (T4, V100)."""
+    return g.peak_tflops.get("bf16") or g.peak_tflops.get("fp16", 0.0)
+
+
+@lru_cache(maxsize=1)
+def tiers() -> MappingProxyType:
+    """Per catalog tier: number of cards and the range of memory, bandwidth, bf16 rate and price."""
+    out = {}
+    for tier in ("datacenter", "workstation", "consumer"):
+        gs = [g for g in catalog().gpus if g.tier == tier]
+        prices = [g.price_usd for g in gs if g.price_usd]
+        out[tier] = _frozen(
+            count=len(gs),
+            mem_min=min(g.memory_bytes for g in gs),
+            mem_max=max(g.memory_bytes for g in gs),
+            bw_min=min(g.memory_bandwidth_gbps for g in gs),
+            bw_max=max(g.memory_bandwidth_gbps for g in gs),
+            bf16_min=min(_half(g) for g in gs),
+            bf16_max=max(_half(g) for g in gs),
+            tdp_min=min(g.tdp_w for g in gs),
+            tdp_max=max(g.tdp_w for g in gs),
+            price_min=min(prices) if prices else 0.0,
+            price_max=max(prices) if prices else 0.0,
+        )
+    return _frozen(total=len(catalog().gpus), **out)
+
+
+@lru_cache(maxsize=1)
+def interconnect() -> MappingProxyType:
+    """NVLink vs PCIe per GPU (catalog), and the time of one ring all-reduce of 8B bf16 gradients.
+
+    Ring all-reduce sends (and receives) 2(n-1)/n x the buffer through each GPU's link (NCCL
+    tests, doc/PERFORMANCE.md "bus bandwidth"); the catalog states links as bidirectional
+    aggregates (NVLink 4: 900 GB/s), so one direction carries half. Time = bytes sent / one-way
+    bandwidth: an ideal lower bound.
+    """
+    nv, pc = card("h100"), card("h100pcie")
+    grad = weights("llama8b", "bf16")["bytes"]
+    n = 8
+    moved = 2 * (n - 1) / n * grad
+    return _frozen(
+        nvlink_gbps=nv["interconnect_gbps"],
+        pcie_gbps=pc["interconnect_gbps"],
+        ratio=nv["interconnect_gbps"] / pc["interconnect_gbps"],
+        gpus=n,
+        grad_bytes=grad,
+        nvlink_s=moved / (nv["interconnect_gbps"] / 2 * 1e9),
+        pcie_s=moved / (pc["interconnect_gbps"] / 2 * 1e9),
+        hbm_gbps=nv["bandwidth_gbps"],
+        hbm_over_nvlink=nv["bandwidth_gbps"] / nv["interconnect_gbps"],
+    )
+
+
+@lru_cache(maxsize=1)
+def decode_bound() -> MappingProxyType:
+    """Why single-stream decoding is memory-bound.
+
+    Each generated token reads every weight once and does ~2 FLOPs per parameter (Kaplan et al.
+    2020, arXiv:2001.08361), so its arithmetic intensity is 2 / bytes-per-parameter FLOP/byte,
+    far under the card's ridge point (peak FLOP/s / bandwidth). The upper bound on tokens/s at
+    batch 1 is bandwidth / weight bytes.
+    """
+    from advisor import compute
+
+    w = weights("llama8b", "bf16")
+    h, r = card("h100"), card("rtx4090")
+    spec = model("llama8b").spec
+    est_h = compute.decode_tokens_per_s(spec, gpu("h100"), batch=1, context=2048)
+    est_r = compute.decode_tokens_per_s(spec, gpu("rtx4090"), batch=1, context=2048)
+    return _frozen(
+        bandwidth_efficiency=compute.DEFAULT_EFFICIENCY.decode_bandwidth,
+        est_context=2048,
+        h100_est_tok_s=est_h.tokens_per_s,
+        rtx4090_est_tok_s=est_r.tokens_per_s,
+        intensity=2 / w["bytes_per_param"],
+        ridge_h100=h["ridge_bf16"],
+        ridge_rtx4090=r["ridge_bf16"],
+        weights_bytes=w["bytes"],
+        h100_tok_s=h["bandwidth_gbps"] * 1e9 / w["bytes"],
+        rtx4090_tok_s=r["bandwidth_gbps"] * 1e9 / w["bytes"],
+        h100_fp8_tok_s=h["bandwidth_gbps"] * 1e9 / weights("llama8b", "fp8")["bytes"],
+        batch_to_ridge=h["ridge_bf16"] / (2 / w["bytes_per_param"]),
+    )
+
+
+@lru_cache(maxsize=1)
+def moe() -> MappingProxyType:
+    """Mixtral 8x7B: memory holds every expert, compute uses the active ones."""
+    p = params("mixtral")
+    return _frozen(
+        **p,
+        bf16_bytes=weights("mixtral", "bf16")["bytes"],
+        int4_bytes=weights("mixtral", "awq")["bytes"],
+        kv_per_token=kv_per_token("mixtral"),
+        experts=model("mixtral").spec.num_experts,
+        top_k=model("mixtral").spec.experts_per_token,
+        dense8b_bf16_bytes=weights("llama8b", "bf16")["bytes"],
+    )
+
+
+@lru_cache(maxsize=1)
+def quant_70b() -> MappingProxyType:
+    """Llama 3.1 70B weights by format, against one 80 GB card."""
+    return _frozen(
+        **{f: weights("llama70b", f)["bytes"] for f in ("bf16", "fp8", "int8", "awq", "nf4")},
+        h100_bytes=card("h100")["memory_bytes"],
+        rtx4090_bytes=card("rtx4090")["memory_bytes"],
+    )
+
+
+@lru_cache(maxsize=1)
+def workstation_power() -> MappingProxyType:
+    """Four RTX 4090 in one workstation: board power, heat and energy at full load.
+
+    Card power: catalog TDP. Host (CPU, drives, fans, PSU loss) is an assumption of 600 W.
+    Heat: 1 W = 3.412 BTU/h (NIST SP 811). Current at 230 V: P / V, against a common 16 A
+    circuit (IEC 60884 sockets).
+    """
+    n, host_w = 4, 600.0
+    tdp = card("rtx4090")["tdp_w"]
+    total = n * tdp + host_w
+    return _frozen(
+        gpus=n,
+        gpu_w=tdp,
+        host_w=host_w,
+        total_w=total,
+        btu_h=total * BTU_PER_H_PER_W,
+        amps_230=total / 230.0,
+        circuit_share=total / 230.0 / 16.0,
+        kwh_year=total * HOURS_PER_YEAR / 1000.0,
+        memory_bytes=n * card("rtx4090")["memory_bytes"],
+        rtx6000_tdp_w=card("rtx6000ada")["tdp_w"],
+        rtx6000_total_w=n * card("rtx6000ada")["tdp_w"] + host_w,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Prices
+# ---------------------------------------------------------------------------------------------
+
+
+@cache
+def prices(key: str) -> MappingProxyType:
+    """On-demand and spot prices per GPU-hour for one accelerator across the catalog's offers."""
+    offers = catalog().offers_for(GPUS.get(key, key))
+    od = sorted(o.on_demand_usd_per_gpu_hour for o in offers)
+    spot = [o for o in offers if o.spot_usd_per_gpu_hour]
+    disc = [1 - o.spot_usd_per_gpu_hour / o.on_demand_usd_per_gpu_hour for o in spot]
+    return _frozen(
+        offers=len(offers),
+        providers=len({o.provider for o in offers}),
+        min=od[0] if od else 0.0,
+        median=statistics.median(od) if od else 0.0,
+        max=od[-1] if od else 0.0,
+        spot_offers=len(spot),
+        spot_discount_median=statistics.median(disc) if disc else 0.0,
+        spot_min=min((o.spot_usd_per_gpu_hour for o in spot), default=0.0),
+    )
+
+
+@lru_cache(maxsize=1)
+def spot() -> MappingProxyType:
+    """Spot discount (1 - spot / on-demand) over every catalog offer that lists a spot price."""
+    offers = [o for o in catalog().offers if o.spot_usd_per_gpu_hour]
+    disc = sorted(1 - o.spot_usd_per_gpu_hour / o.on_demand_usd_per_gpu_hour for o in offers)
+    return _frozen(
+        offers=len(offers),
+        providers=len({o.provider for o in offers}),
+        median=statistics.median(disc) if disc else 0.0,
+        min=disc[0] if disc else 0.0,
+        max=disc[-1] if disc else 0.0,
+    )
+
+
+BREAK_EVEN_CARDS = ("rtx4090", "rtx5090", "rtx3090", "rtxa6000", "rtx6000ada", "l40s", "h100")
+
+
+def _break_even(key: str) -> MappingProxyType:
+    c, p = card(key), prices(key)
+    hours = c["price_usd"] / p["median"]
+    return _frozen(
+        name=c["name"],
+        tier=c["tier"],
+        price_usd=c["price_usd"],
+        hourly=p["median"],
+        offers=p["offers"],
+        hours=hours,
+        years_full=hours / HOURS_PER_YEAR,
+        years_half=hours / (HOURS_PER_YEAR * 0.5),
+        months_full=12 * hours / HOURS_PER_YEAR,
+    )
+
+
+@lru_cache(maxsize=1)
+def rent_vs_buy() -> MappingProxyType:
+    """Simple break-even: hours of median on-demand rent that cost what the card costs.
+
+    break-even hours = card price / hourly price; years at a utilisation u = hours / (8760 u).
+    The full TCO (power, hosting, resale) is advisor.cost.tco; the budget calculator runs it.
+    Rows: every guide card with both a catalog price and cloud offers. Data-centre cards have no
+    public list price in the catalog, so for the H100 SXM the figure is hours of rent per
+    10,000 USD of purchase price.
+    """
+    rows = []
+    for k in BREAK_EVEN_CARDS:
+        if card(k)["price_usd"] and prices(k)["median"]:
+            rows.append(_break_even(k))
+    ph = prices("h100")
+    per = 10_000.0
+    return _frozen(
+        rows=tuple(rows),
+        first=rows[0],
+        h100_hourly=ph["median"],
+        h100_price_usd=card("h100")["price_usd"],
+        per_usd=per,
+        h100_hours_per=per / ph["median"],
+        h100_months_per=12 * per / ph["median"] / HOURS_PER_YEAR,
+    )
+
+
+@lru_cache(maxsize=1)
+def training_run() -> MappingProxyType:
+    """Llama 3.1 8B trained on 1e12 tokens: FLOPs (6ND, Kaplan et al. 2020) and time on 8 H100.
+
+    Time = 6ND / (gpus x dense bf16 peak x MFU) (advisor.compute.ideal_training_hours); MFU is
+    advisor's default assumption (advisor.compute.DEFAULT_EFFICIENCY.train_mfu), under the 46 %
+    PaLM reported (Chowdhery et al. 2022, arXiv:2204.02311, table 3).
+    """
+    from advisor import compute
+
+    tokens, n_gpu = 1e12, 8
+    mfu = compute.DEFAULT_EFFICIENCY.train_mfu
+    n = params("llama8b")["total"]
+    flops = 6 * n * tokens
+    peak = compute.peak_flops(gpu("h100"), "bf16")
+    hours = compute.ideal_training_hours(flops, n_gpu, peak, mfu)
+    seconds = hours * 3600
+    p = prices("h100")
+    ft_tokens = 1e9  # a fine-tune on one billion tokens
+    return _frozen(
+        tokens=tokens,
+        ft_tokens=ft_tokens,
+        ft_hours=compute.ideal_training_hours(6 * n * ft_tokens, n_gpu, peak, mfu),
+        gpus=n_gpu,
+        mfu=mfu,
+        flops=flops,
+        days=seconds / 86400,
+        gpu_hours=hours * n_gpu,
+        tokens_per_s=tokens / seconds,
+        tokens_per_s_per_gpu=tokens / seconds / n_gpu,
+        cost_usd=hours * n_gpu * p["median"],
+        hourly=p["median"],
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Validation (measured by the memory engineer's suite)
+# ---------------------------------------------------------------------------------------------
+
+VALIDATION_FILE = ROOT / "bench_results" / "validation" / "memory.json"
+
+
+@lru_cache(maxsize=1)
+def validation():
+    """The committed estimate-vs-measured table, or None before it exists."""
+    if not VALIDATION_FILE.is_file():
+        return None
+    doc = json.loads(VALIDATION_FILE.read_text(encoding="utf-8"))
+    return doc
+
+
+@lru_cache(maxsize=1)
+def validation_rows() -> tuple:
+    """One row per validation case of bench_results/validation/memory.json (schema 1).
+
+    Each row: the case name, its setup (task, precision, optimizer, checkpointing, LoRA rank,
+    batch, seq, whether shapes ran under FakeTensorMode), the estimated and measured peak
+    allocated bytes with the signed error (estimate - measured) / measured, and the worst
+    absolute error over the other measured components (weights, gradients, optimizer states...).
+    """
+    doc = validation()
+    if doc is None:
+        return ()
+    rows = []
+    for c in doc["cases"]:
+        comps = c["components"]
+        peak = comps["peak_allocated_bytes"]
+        others = [abs(v["error"]) for k, v in comps.items() if k != "peak_allocated_bytes"]
+        st = c["setup"]
+        rows.append(
+            _frozen(
+                case=c["case"],
+                family=c.get("family", st.get("family", "")),
+                task=st.get("task", ""),
+                precision=st.get("precision", ""),
+                optimizer=st.get("optimizer", ""),
+                checkpointing=st.get("checkpointing", ""),
+                lora_rank=st.get("lora_rank", 0),
+                batch=st.get("batch", 0),
+                seq=st.get("seq", 0),
+                fake=bool(st.get("fake", False)),
+                estimated=peak["estimate"],
+                measured=peak["measured"],
+                error=(peak["estimate"] - peak["measured"]) / peak["measured"],
+                component_worst=max(others) if others else 0.0,
+            )
+        )
+    return tuple(rows)
+
+
+@lru_cache(maxsize=1)
+def validation_summary() -> MappingProxyType:
+    """Median and worst absolute error of the peak over the validation cases."""
+    rows = validation_rows()
+    errs = [abs(r["error"]) for r in rows]
+    if not errs:
+        return _frozen(cases=0, median=0.0, worst=0.0, component_worst=0.0, bound=0.0)
+    doc = validation()
+    return _frozen(
+        cases=len(errs),
+        median=statistics.median(errs),
+        worst=max(errs),
+        component_worst=max(r["component_worst"] for r in rows),
+        bound=doc.get("bounds", {}).get("peak_allocated_bytes", 0.0),
+        component_bound=doc.get("bounds", {}).get("components", 0.0),
+        date=doc.get("date", ""),
+        torch=doc.get("environment", {}).get("torch", ""),
+    )
+
+
+def units_note() -> MappingProxyType:
+    """GB and GiB as the site uses them (advisor.units)."""
+    return _frozen(gb=units.GB, gib=units.GIB, ratio=units.GIB / units.GB)
+
+
+def finite(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)

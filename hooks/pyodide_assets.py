@@ -1,0 +1,314 @@
+"""Calculators: the self-hosted Pyodide runtime, the advisor wheel, a memory snapshot, and the
+prerendered default result of every calculator.
+
+Registered in mkdocs.yml `hooks:`.
+
+- `on_post_page`: `<div class="calc-slot" data-calc="NAME"></div>` (written by the markers
+  templates/markers/calc-NAME.md.j2) becomes the whole calculator with its default result,
+  computed now by advisor.webapi (CPython) and rendered to HTML by the very renderer the browser
+  uses (docs/assets/calc/render.mjs, run under Node by scripts/calc_prerender.mjs).
+- `on_post_build`: into site/assets/pyodide/: the runtime files of the pinned npm package
+  `pyodide`; the advisor wheel (`python -m build --wheel`, pure py3-none-any); a lock file
+  listing it by name with its sha256 (`loadPyodide({lockFileURL, packages: ["advisor"]})`);
+  `advisor.snapshot.gz`, a Pyodide memory snapshot taken under Node after loading that wheel and
+  the catalog (scripts/pyodide_snapshot.mjs; loadPyodide's `_makeSnapshot`/`_loadSnapshot`:
+  cold start in 0.4 s instead of 4 s); the validated catalog as JSON.
+
+Determinism: the wheel is built with SOURCE_DATE_EPOCH, the snapshot with a fixed clock and a
+seeded random source, gzip with mtime 0; every product is cached under .cache/calc/ by the
+SHA-256 of its inputs, so a second build copies the same bytes without rebuilding.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import html
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from mkdocs.exceptions import PluginError
+from mkdocs.plugins import event_priority
+
+
+def _repo() -> Path:
+    """The checkout holding advisor/, scripts/ and node_modules/ (a test may build a copy of the
+    docs elsewhere: then the installed advisor's checkout)."""
+    import advisor
+
+    here = Path(__file__).resolve().parent.parent
+    for base in (here, Path(advisor.__file__).resolve().parent.parent):
+        if (base / "scripts" / "pyodide_snapshot.mjs").is_file():
+            return base
+    return here
+
+
+HERE = Path(__file__).resolve().parent.parent
+ROOT = _repo()
+PYODIDE = ROOT / "node_modules" / "pyodide"
+CACHE = ROOT / ".cache" / "calc"
+RUNTIME_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip")
+CALCS = ("vram", "budget", "picker", "roofline")
+SLOT = '<div class="calc-slot" data-calc="{name}"></div>'
+SOURCE_DATE_EPOCH = "1767225600"  # 2026-01-01: fixed wheel timestamps
+
+log = logging.getLogger("mkdocs.hooks.pyodide_assets")
+
+_prerendered: dict | None = None
+
+
+def _sha(*parts: bytes) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(hashlib.sha256(p).digest())
+    return h.hexdigest()
+
+
+def _tree_bytes(folder: Path, pattern: str) -> bytes:
+    out = []
+    for p in sorted(folder.rglob(pattern)):
+        if "__pycache__" in p.parts:
+            continue
+        out.append(p.relative_to(ROOT).as_posix().encode() + b"\0" + p.read_bytes())
+    return b"\0\0".join(out)
+
+
+def build_wheel() -> Path:
+    """The advisor wheel (pure py3-none-any), cached by the hash of its sources."""
+    key = _sha(
+        _tree_bytes(ROOT / "advisor", "*.py"),
+        (ROOT / "pyproject.toml").read_bytes(),
+        (ROOT / "README.md").read_bytes(),
+    )[:16]
+    folder = CACHE / f"wheel-{key}"
+    hits = sorted(folder.glob("advisor-*-py3-none-any.whl")) if folder.is_dir() else []
+    if hits:
+        return hits[0]
+    tmp = Path(tempfile.mkdtemp(prefix="wheel-", dir=_mkcache()))
+    env = {**os.environ, "SOURCE_DATE_EPOCH": SOURCE_DATE_EPOCH}
+    with tempfile.TemporaryDirectory() as build_dir:
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "build",
+                "--wheel",
+                "--no-isolation",
+                "--skip-dependency-check",
+                "--outdir",
+                str(tmp),
+            ],
+            cwd=ROOT,
+            env={**env, "TMPDIR": build_dir},
+            capture_output=True,
+            text=True,
+        )
+    if proc.returncode:
+        raise PluginError(f"advisor wheel: python -m build failed:\n{proc.stderr[-2000:]}")
+    wheels = sorted(tmp.glob("advisor-*-py3-none-any.whl"))
+    if not wheels:
+        raise PluginError("advisor wheel: python -m build made no py3-none-any wheel")
+    if folder.exists():
+        shutil.rmtree(folder)
+    tmp.rename(folder)
+    _prune("wheel-*")
+    return folder / wheels[0].name
+
+
+def _mkcache() -> Path:
+    CACHE.mkdir(parents=True, exist_ok=True)
+    return CACHE
+
+
+def lock_file(wheel: Path) -> dict:
+    """A Pyodide lock file listing only the advisor wheel (the runtime's own lock file lists
+    357 packages the site does not ship)."""
+    info = json.loads((PYODIDE / "pyodide-lock.json").read_text(encoding="utf-8"))["info"]
+    version = wheel.name.split("-")[1]
+    return {
+        "info": info,
+        "packages": {
+            "advisor": {
+                "name": "advisor",
+                "version": version,
+                "file_name": wheel.name,
+                "install_dir": "site",
+                "sha256": hashlib.sha256(wheel.read_bytes()).hexdigest(),
+                "package_type": "package",
+                "imports": ["advisor"],
+                "depends": [],
+                "unvendored_tests": False,
+                "tool": {},
+            }
+        },
+    }
+
+
+def _node(script: str, *args: str, stdin: bytes | None = None) -> bytes:
+    node = shutil.which("node")
+    if not node:
+        raise PluginError("node is needed to build the calculators (apt-get install nodejs)")
+    proc = subprocess.run(
+        [node, str(ROOT / "scripts" / script), *args], input=stdin, capture_output=True
+    )
+    if proc.returncode:
+        raise PluginError(f"scripts/{script} failed:\n{proc.stderr.decode()[-3000:]}")
+    return proc.stdout
+
+
+def make_snapshot(assets: Path, wheel: Path, catalog_files: dict) -> bytes:
+    """gzip of the Pyodide memory snapshot with advisor.webapi imported and the catalog loaded."""
+    files_json = json.dumps(catalog_files, sort_keys=True, ensure_ascii=False).encode()
+    key = _sha(
+        wheel.read_bytes(),
+        files_json,
+        (ROOT / "scripts" / "pyodide_snapshot.mjs").read_bytes(),
+        (PYODIDE / "package.json").read_bytes(),
+    )[:16]
+    cached = CACHE / f"snapshot-{key}.gz"
+    if cached.is_file():
+        return cached.read_bytes()
+    with tempfile.TemporaryDirectory() as tmp:
+        cat = Path(tmp, "catalog-files.json")
+        cat.write_bytes(files_json)
+        out = Path(tmp, "snapshot.bin")
+        _node("pyodide_snapshot.mjs", str(assets), str(cat), str(out))
+        data = gzip.compress(out.read_bytes(), compresslevel=6, mtime=0)
+    _mkcache()
+    part = cached.with_suffix(".part")
+    part.write_bytes(data)
+    part.rename(cached)
+    _prune("snapshot-*.gz")
+    return data
+
+
+def _prune(pattern: str, keep: int = 4) -> None:
+    """Keep the cache small: the `keep` newest entries matching `pattern`."""
+    entries = sorted(CACHE.glob(pattern), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in entries[keep:]:
+        if old.is_dir():
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            old.unlink(missing_ok=True)
+
+
+def _write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.is_file() or path.read_bytes() != data:
+        path.write_bytes(data)
+
+
+# --------------------------------------------------------------------------- prerendering
+
+
+def _strings(lang: str) -> dict:
+    """The calculators' strings (keys `calc.*`) from templates/i18n/{lang}.yaml."""
+    from advisor import yamlish
+
+    table = yamlish.load_file(HERE / "templates" / "i18n" / f"{lang}.yaml")
+    return {k: v for k, v in table.items() if k.startswith(("calc.", "err."))}
+
+
+def prerender() -> dict:
+    """{(name, lang): html} for every calculator's default state, cached per build."""
+    global _prerendered
+    if _prerendered is not None:
+        return _prerendered
+    from advisor import webapi
+
+    items = []
+    for name in CALCS:
+        state = dict(webapi.DEFAULTS[name])
+        result = json.loads(webapi.dumps(webapi.run(name, {})))
+        if "error" in result:
+            raise PluginError(f"calculator {name}: default inputs fail: {result['error']}")
+        for lang in ("az", "en"):
+            items.append({"kind": name, "lang": lang, "state": state, "result": result})
+    payload = {
+        "items": items,
+        "strings": {lang: _strings(lang) for lang in ("az", "en")},
+        "catalog": _catalog_lists(),
+    }
+    out = json.loads(_node("calc_prerender.mjs", stdin=json.dumps(payload).encode()))
+    _prerendered = {(it["kind"], it["lang"]): h for it, h in zip(items, out, strict=True)}
+    return _prerendered
+
+
+def _catalog_lists() -> dict:
+    """What the forms' drop-downs list: models and accelerators (id, name)."""
+    from advisor import webapi
+
+    cat = webapi.get_catalog()
+    return {
+        "models": [[m.id, m.display_name] for m in cat.models],
+        "gpus": [[g.id, g.name] for g in cat.gpus],
+    }
+
+
+def _page_lang(page) -> str:
+    locale = getattr(page.file, "locale", None) or ""
+    if str(locale).startswith("en"):
+        return "en"
+    return "en" if page.url.startswith("en/") else "az"
+
+
+def on_post_page(output, page, config):
+    if 'class="calc-slot"' not in output:
+        return output
+    lang = _page_lang(page)
+    pre = prerender()
+    for name in CALCS:
+        slot = SLOT.format(name=name)
+        if slot in output:
+            output = output.replace(slot, pre[(name, lang)])
+    if 'class="calc-slot"' in output:
+        raise PluginError(f"{page.file.src_path}: unknown calculator slot")
+    strings = json.dumps(_strings(lang), ensure_ascii=False, sort_keys=True)
+    lists = json.dumps(_catalog_lists(), ensure_ascii=False, sort_keys=True)
+    base = "../" * page.url.count("/") if page.url else ""
+    head = (
+        f'<link rel="modulepreload" href="{base}assets/calc/calc.mjs">'
+        f'<link rel="modulepreload" href="{base}assets/calc/render.mjs">'
+        f'<link rel="modulepreload" href="{base}assets/calc/worker.mjs">'
+        f'<link rel="modulepreload" href="{base}assets/pyodide/pyodide.mjs">'
+        f'<link rel="stylesheet" href="{base}assets/calc/calc.css">'
+    )
+    data = (
+        f'<script type="application/json" id="calc-strings">{html.escape(strings, quote=False)}</script>'
+        f'<script type="application/json" id="calc-lists">{html.escape(lists, quote=False)}</script>'
+        f'<script type="module" src="{base}assets/calc/calc.mjs"></script>'
+    )
+    output = output.replace("</head>", head + "</head>", 1)
+    return output.replace("</body>", data + "</body>", 1)
+
+
+# --------------------------------------------------------------------------- assets
+
+
+@event_priority(50)  # before hooks/reports.py copies the runtime only if it is missing
+def on_post_build(config):
+    if not PYODIDE.is_dir():
+        raise PluginError("node_modules/pyodide is missing: run `npm ci` (make setup)")
+    from advisor import webapi
+
+    site = Path(config.site_dir)
+    assets = site / "assets" / "pyodide"
+    for name in RUNTIME_FILES:
+        _write(assets / name, (PYODIDE / name).read_bytes())
+    wheel = build_wheel()
+    _write(assets / wheel.name, wheel.read_bytes())
+    lock = json.dumps(lock_file(wheel), indent=1, sort_keys=True).encode()
+    _write(assets / "advisor-lock.json", lock)
+    files = webapi.catalog_files(ROOT / "catalog")
+    _write(
+        site / "assets" / "calc" / "catalog-files.json",
+        json.dumps(files, sort_keys=True, ensure_ascii=False).encode(),
+    )
+    _write(site / "assets" / "calc" / "catalog.json", webapi.get_catalog().to_json().encode())
+    _write(assets / "advisor.snapshot.gz", make_snapshot(assets, wheel, files))

@@ -1,0 +1,103 @@
+"""Shared fixtures: the bilingual site built in-process ONCE per test session, and an HTTP
+server for it (for the browser tests of every engineer).
+
+    def test_x(built_site):      # pathlib.Path of the built site (site/ layout: az at /, en/ ...)
+    def test_y(site_server):     # "http://127.0.0.1:<port>/" serving built_site
+
+`build_project(tmp_path, edit)` builds a temporary copy of the project (after `edit(copy_root)`)
+and returns the site folder or raises the build's error: for the strict-failure tests.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import logging
+import os
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")
+
+# What a copy of the project needs to build the site (generated stubs are re-made by the hooks).
+PROJECT_PARTS = (
+    "mkdocs.yml",
+    "docs",
+    "hooks",
+    "templates",
+    "overrides",
+    "catalog",
+    "bench_results",
+    "examples",
+    "publisher.yaml",
+)
+
+
+def build_site(config_file: Path, site_dir: Path) -> Path:
+    """`mkdocs build --strict` in-process: load the config, build into `site_dir`."""
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+
+    logging.getLogger("mkdocs").setLevel(logging.WARNING)
+    config = load_config(str(config_file), site_dir=str(site_dir), strict=True)
+    build(config)
+    return site_dir
+
+
+def copy_project(dest: Path) -> Path:
+    """A copy of the parts of the project the site build reads, under `dest`."""
+    dest.mkdir(parents=True, exist_ok=True)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for part in PROJECT_PARTS:
+        src = ROOT / part
+        if src.is_dir():
+            shutil.copytree(src, dest / part, ignore=ignore)
+        elif src.is_file():
+            shutil.copy2(src, dest / part)
+    return dest
+
+
+def build_project(tmp_path: Path, edit=None) -> Path:
+    project = copy_project(tmp_path / "project")
+    if edit is not None:
+        edit(project)
+    return build_site(project / "mkdocs.yml", tmp_path / "site")
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory) -> Path:
+    """The whole bilingual site, built once per session from the working tree."""
+    return build_site(ROOT / "mkdocs.yml", tmp_path_factory.mktemp("site") / "site")
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    extensions_map = {
+        **http.server.SimpleHTTPRequestHandler.extensions_map,
+        ".wasm": "application/wasm",
+        ".mjs": "text/javascript",
+        ".js": "text/javascript",
+        ".json": "application/json",
+        ".whl": "application/zip",
+    }
+
+    def log_message(self, format, *args):  # noqa: A002 - the base class's name
+        pass
+
+
+@pytest.fixture(scope="session")
+def site_server(built_site):
+    """Serves `built_site` on a free port of 127.0.0.1 for the session; yields its base URL."""
+    handler = functools.partial(_QuietHandler, directory=str(built_site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)

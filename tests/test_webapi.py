@@ -1,0 +1,186 @@
+"""advisor.webapi: the calculators' JSON functions equal the advisor modules they wrap, and bad
+input comes back as an error object with a message key and the offending field."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from advisor import compute, cost, memory, webapi
+from advisor.catalog import load_catalog
+
+CAT = load_catalog()
+webapi.set_catalog(CAT)
+
+# The golden inputs (also used by tests/test_pyodide_node.py and the browser test).
+GOLDEN = [
+    ("vram", {}),
+    (
+        "vram",
+        {"task": "train", "batch": 2, "seq": 1024, "precision": "bf16", "gpu": "a100-80gb-sxm"},
+    ),
+    (
+        "vram",
+        {"task": "qlora", "model": "llama-3.1-70b", "batch": 1, "seq": 2048, "gpu": "rtx-4090"},
+    ),
+    ("vram", {"task": "inference", "weights": "int4", "batch": 8, "seq": 8192, "gpu": "l40s"}),
+    ("vram", {"config": json.dumps(CAT.model("qwen2.5-0.5b").doc["config"]), "task": "lora"}),
+    ("roofline", {}),
+    ("roofline", {"phase": "train", "batch": 4, "seq": 2048}),
+    ("roofline", {"phase": "prefill", "gpu": "mi300x", "batch": 1, "seq": 8192}),
+    ("budget", {}),
+    ("budget", {"gpu": "h100-sxm", "gpus": 8, "price_usd": 30000, "utilisation": 0.9}),
+    ("picker", {}),
+]
+
+
+def test_vram_equals_memory_model():
+    spec = CAT.model("llama-3.1-8b").spec
+    r = webapi.run("vram", {"batch": 4, "seq": 2048, "gpu": "h100-sxm"})
+    setup = memory.InferenceSetup(model=spec, batch=4, seq=2048)
+    est = memory.inference_memory(setup).to_dict()
+    assert r["components"] == est["components"]
+    assert r["total_bytes"] == est["total_bytes"]
+    g = CAT.gpu("h100-sxm")
+    assert r["chosen"]["max_batch"] == memory.max_batch(setup, g.memory_bytes)
+    assert r["chosen"]["max_seq"] == memory.max_seq(setup, g.memory_bytes)
+    assert len(r["fits"]) == len(CAT.gpus)
+    for row in r["fits"]:
+        assert row["fits"] == (est["total_bytes"] <= row["memory_bytes"])
+
+
+def test_vram_training_setup_and_limits_independent_of_the_varied_field():
+    spec = CAT.model("llama-3.2-1b").spec
+    params = {"model": "llama-3.2-1b", "task": "train", "batch": 3, "seq": 512}
+    params.update(precision="amp-bf16", optimizer="adamw-8bit", checkpointing="full", gpu="l4")
+    r = webapi.run("vram", params)
+    setup = memory.TrainingSetup(
+        model=spec,
+        batch=3,
+        seq=512,
+        precision="amp-bf16",
+        optimizer="adamw-8bit",
+        checkpointing="full",
+    )
+    assert r["total_bytes"] == memory.training_memory(setup).total_bytes
+    cap = CAT.gpu("l4").memory_bytes
+    assert r["chosen"]["max_batch"] == memory.max_batch(setup, cap)
+    assert r["chosen"]["max_seq"] == memory.max_seq(setup, cap)
+    fast = webapi.run("vram", {**params, "limits": "0"})
+    assert "max_batch" not in fast["chosen"] and fast["total_bytes"] == r["total_bytes"]
+
+
+def test_roofline_equals_compute():
+    spec = CAT.model("llama-3.1-8b").spec
+    g = CAT.gpu("h100-sxm")
+    r = webapi.run("roofline", {"batch": 2, "seq": 1024})
+    flops = compute.decode_flops(spec, 1024, 2)
+    nbytes = compute.decode_weight_bytes(spec, "bf16", 2) + compute.kv_read_bytes(spec, 1024, 2)
+    ref = compute.roofline(flops, nbytes, g, "bf16")
+    assert r["bound"] == ref.bound == "memory_bandwidth"
+    assert r["intensity_flop_per_byte"] == ref.intensity_flop_per_byte
+    assert r["ridge_point"] == ref.ridge_point
+
+
+def test_budget_equals_tco():
+    r = webapi.run(
+        "budget",
+        {
+            "gpu": "h100-sxm",
+            "gpus": 8,
+            "price_usd": 30000,
+            "cloud_usd_per_gpu_hour": 2.5,
+            "utilisation": 0.7,
+            "horizon_months": 36,
+            "resale_fraction": 0.2,
+        },
+    )
+    g = CAT.gpu("h100-sxm")
+    own = cost.OwnHardware(
+        gpu_price_usd=30000,
+        gpus=8,
+        tdp_w=g.tdp_w,
+        electricity_usd_per_kwh=0.127,
+        resale_fraction=0.2,
+    )
+    ref = cost.tco(own, 2.5, utilisation=0.7, horizon_months=36, rates=CAT.currency)
+    assert r["tco"]["own_total"] == pytest.approx(ref.own_total)
+    assert r["tco"]["cumulative_cloud"] == pytest.approx(list(ref.cumulative_cloud))
+    assert r["tco"]["break_even_month"] == ref.break_even_month
+    assert r["training"]["cloud_cost"] == pytest.approx(r["training"]["gpu_hours"] * 2.5)
+
+
+def test_picker_ranks_and_gives_reasons():
+    r = webapi.run("picker", {"model": "llama-3.1-70b", "task": "inference", "batch": 4})
+    assert r["recommended"], "some accelerator serves a 70B model"
+    assert [x["rank"] for x in r["recommended"]] == sorted(x["rank"] for x in r["recommended"])
+    assert all(x["reasons"] for x in r["rejected"])
+    assert any(x["reasons"][0]["key"] == "recommend.vram" for x in r["rejected"])
+
+
+@pytest.mark.parametrize("name,params", GOLDEN)
+def test_golden_inputs_give_json_without_error(name, params):
+    text = webapi.call(name, json.dumps(params))
+    out = json.loads(text)
+    assert "error" not in out, out
+    assert text == webapi.dumps(webapi.run(name, params))  # call() is run() as JSON
+
+
+BAD = [
+    ("vram", {"batch": ""}, "field.required", "batch"),
+    ("vram", {"batch": -1}, "field.too_small", "batch"),
+    ("vram", {"batch": "-3"}, "field.too_small", "batch"),
+    ("vram", {"batch": "NaN"}, "field.not_finite", "batch"),
+    ("vram", {"batch": float("nan")}, "field.not_finite", "batch"),
+    ("vram", {"batch": "abc"}, "field.not_number", "batch"),
+    ("vram", {"batch": 1.5}, "field.not_integer", "batch"),
+    ("vram", {"batch": 10**9}, "field.too_large", "batch"),
+    ("vram", {"seq": 10**12}, "field.too_large", "seq"),
+    ("vram", {"seq": 10**6}, "seq.too_long", "seq"),
+    ("vram", {"model": "lama-3.1-8b"}, "name.unknown", "model"),
+    ("vram", {"task": "fly"}, "name.unknown", "task"),
+    ("vram", {"gpu": "h1000"}, "name.unknown", "gpu"),
+    ("vram", {"config": "{not json"}, "config.bad_json", "config"),
+    ("vram", {"config": "[1, 2]"}, "config.not_object", "config"),
+    ("vram", {"config": '{"model_type": "llama"}'}, "config.missing", "config.hidden_size"),
+    ("budget", {"utilisation": 1.5}, "field.too_large", "utilisation"),
+    ("budget", {"price_usd": "-5"}, "field.non_negative", "price_usd"),
+    ("budget", {"gpu": "h100-nvl", "price_usd": ""}, "budget.no_price", "price_usd"),
+    ("roofline", {"phase": "x"}, "name.unknown", "phase"),
+    ("picker", {"max_gpus": 0}, "field.too_small", "max_gpus"),
+]
+
+
+@pytest.mark.parametrize("name,params,key,field", BAD)
+def test_bad_inputs_return_error_keys(name, params, key, field):
+    out = json.loads(webapi.call(name, json.dumps(params, allow_nan=True)))
+    err = out["error"]
+    assert err["key"] == key, err
+    assert err["field"] == field, err
+    assert err["message"]
+
+
+def test_malformed_call():
+    assert json.loads(webapi.call("vram", "{oops"))["error"]["key"] == "field.bad_json"
+    assert json.loads(webapi.call("nope", "{}"))["error"]["key"] == "name.unknown"
+    assert json.loads(webapi.call("vram", "[]"))["error"]["key"] == "field.not_object"
+
+
+def test_results_are_strict_json():
+    for name, params in GOLDEN:
+        text = webapi.call(name, json.dumps(params))
+        assert "NaN" not in text and "Infinity" not in text, name
+        json.loads(text)
+    assert webapi.dumps({"x": math.inf}) == '{"x": null}'
+
+
+def test_catalog_files_round_trip(tmp_path):
+    files = webapi.catalog_files(webapi.Path(__file__).resolve().parent.parent / "catalog")
+    cat = webapi.load_catalog_files(files)
+    try:
+        assert [g.id for g in cat.gpus] == [g.id for g in CAT.gpus]
+        assert [m.id for m in cat.models] == [m.id for m in CAT.models]
+    finally:
+        webapi.set_catalog(CAT)
