@@ -3,7 +3,7 @@ PY      := .venv/bin/python
 PORT    ?= 8000
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: help setup serve site test test-fast lint format bench-validate bench wheel reports clean
+.PHONY: help setup serve site test test-fast lint format bench bench-memory bench-site bench-calculators wheel reports clean
 
 help:            ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -41,6 +41,15 @@ bench: setup     ## run every benchmark workload once on this CPU into bench_res
 	$(PY) -m bench run max-batch --device cpu --model gpt2-124m --layers 1 --seq 128 --mem-budget-mib 2048 --max-batch-cap 64
 	$(PY) -m bench run allreduce --device cpu --nproc 2 --iters 5
 	$(PY) -m bench run ddp --device cpu --nproc 2 --layers 1 --set n_embd=128 --set n_head=4 --set vocab_size=4096 --batch 2 --seq 64 --iters 5
+
+bench-memory: setup ## advisor's memory model vs real PyTorch allocations -> bench_results/validation/memory.json
+	$(PY) -m bench.memory_validation
+
+bench-site: setup ## time the bilingual build, with and without the data hooks
+	$(PY) scripts/bench_build.py
+
+bench-calculators: site ## headless Chromium: calculators' time to interactive, input->result, bytes per page
+	$(PY) scripts/bench_calculators.py
 
 reports: setup   ## the example client reports (examples/*.yaml) as HTML into out/reports/, az + en
 	for f in examples/*.yaml; do for l in az en; do $(PY) -m advisor report $$f --lang $$l --out out/reports || exit 1; done; done

@@ -29,6 +29,7 @@ measured ones (`MeasuredEfficiency`, e.g. from bench_results/) when present.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import asdict, dataclass, field, replace
 
@@ -224,6 +225,7 @@ def ridge_point(gpu, precision: str) -> float:
 # ---------------------------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=1024)
 def matmul_params(spec: ModelSpec, active: bool = True) -> int:
     """Parameters that take part in matrix multiplies for one token: all parameters (active
     experts only for MoE) less the embedding tables, which are looked up; a tied output head
@@ -241,7 +243,8 @@ def _total_params(spec: ModelSpec) -> int:
     return param_count(spec)
 
 
-def _layer_spans(spec: ModelSpec, seq: int) -> list[int]:
+@functools.lru_cache(maxsize=4096)
+def _layer_spans(spec: ModelSpec, seq: int) -> tuple[int, ...]:
     """Keys each query attends to in the widest case, per layer: `seq`, or the sliding window on
     sliding layers (Mistral: all layers; Gemma 2: every other layer is global)."""
     spans = []
@@ -250,7 +253,7 @@ def _layer_spans(spec: ModelSpec, seq: int) -> list[int]:
             spec.sliding_window_pattern <= 1 or (i + 1) % spec.sliding_window_pattern != 0
         )
         spans.append(min(seq, spec.sliding_window) if sliding else seq)
-    return spans
+    return tuple(spans)
 
 
 def attention_flops_per_token_train(spec: ModelSpec, seq: int) -> float:
@@ -368,6 +371,7 @@ def expected_experts_touched(num_experts: int, experts_per_token: int, tokens: i
     return num_experts * (1.0 - (1.0 - experts_per_token / num_experts) ** tokens)
 
 
+@functools.lru_cache(maxsize=4096)
 def decode_weight_bytes(spec: ModelSpec, weights: str = "bf16", batch: int = 1) -> float:
     """Weight bytes one decode step reads (whole model, before tensor-parallel division): the
     blocks' linear weights in `weights` format with their scales (advisor.quant: only those are

@@ -11,6 +11,7 @@ config and requires the counts to be equal.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import asdict, dataclass, field, replace
 
@@ -233,11 +234,13 @@ def head_params(spec: ModelSpec) -> int:
     return n
 
 
+@functools.lru_cache(maxsize=1024)
 def param_count(spec: ModelSpec) -> int:
     """Total parameters of the model (all experts), as `sum(p.numel() for p in model.parameters())`."""
     return embedding_params(spec) + spec.num_layers * layer_params(spec) + head_params(spec)
 
 
+@functools.lru_cache(maxsize=1024)
 def active_param_count(spec: ModelSpec) -> int:
     """Parameters used per token: for MoE only `experts_per_token` of `num_experts` experts run
     (Mixtral 8x7B: 46.7B total, 12.9B active; Jiang et al. 2024, arXiv:2401.04088)."""

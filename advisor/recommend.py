@@ -21,7 +21,7 @@ then time, then accelerator id and count; rejected ones after them by id and cou
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 
 from . import compute, cost
 from . import memory as mem
@@ -148,7 +148,13 @@ class Recommendation:
     reasons: tuple[Reason, ...] = field(default=())
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        # Shallow by hand: `dataclasses.asdict` deep-copies every reason's params and was most of
+        # the picker's time in the browser (128 candidates per input change).
+        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        d["reasons"] = [
+            {"key": r.key, "params": dict(r.params), "message": r.message} for r in self.reasons
+        ]
+        return d
 
 
 def _reason(key: str, message: str, **params) -> Reason:
