@@ -771,8 +771,8 @@ def rent_vs_buy() -> MappingProxyType:
     break-even hours = card price / hourly price; years at a utilisation u = hours / (8760 u).
     The full TCO (power, hosting, resale) is advisor.cost.tco; the budget calculator runs it.
     Rows: every guide card with both a catalog price and cloud offers. Data-centre cards have no
-    public list price in the catalog, so for the H100 SXM the figure is hours of rent per
-    10,000 USD of purchase price.
+    list price (they are sold through quotes): for the H100 SXM the figures are hours of rent per
+    10,000 USD of purchase price and for the catalog's dated street estimate.
     """
     rows = []
     for k in BREAK_EVEN_CARDS:
@@ -780,11 +780,17 @@ def rent_vs_buy() -> MappingProxyType:
             rows.append(_break_even(k))
     ph = prices("h100")
     per = 10_000.0
+    g = gpu("h100")
+    street = g.price_usd or 0.0  # the catalog's street estimate (price_kind, price_date, source)
     return _frozen(
         rows=tuple(rows),
         first=rows[0],
         h100_hourly=ph["median"],
         h100_price_usd=card("h100")["price_usd"],
+        h100_price_kind=g.price_kind or "",
+        h100_price_date=g.price_date or "",
+        h100_street_hours=street / ph["median"],
+        h100_street_months=12 * street / ph["median"] / HOURS_PER_YEAR,
         per_usd=per,
         h100_hours_per=per / ph["median"],
         h100_months_per=12 * per / ph["median"] / HOURS_PER_YEAR,
