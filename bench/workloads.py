@@ -65,14 +65,14 @@ def _catalog_gpu(env: dict, gpu_id: str | None):
 def _cpu_tracked_peak(step, model) -> int:
     """Peak live tensor bytes of one step on CPU (weights, optimizer states and all transients),
     counted by `StorageTracker`: the CPU equivalent of torch.cuda.max_memory_allocated()."""
-    from .memlimit import StorageTracker, storage_bytes
+    from .memlimit import StorageTracker
 
-    held = [p for p in model.parameters()]
+    held = list(model.parameters()) + list(model.buffers())
     held += [p.grad for p in model.parameters() if p.grad is not None]
     for state in step.opt.state.values():
         held += [v for v in state.values() if hasattr(v, "untyped_storage")]
     held += [step.tokens]
-    tracker = StorageTracker(baseline_bytes=storage_bytes(held))
+    tracker = StorageTracker(existing=held)  # by storage identity: views are not re-counted
     with tracker:
         step()
     return tracker.peak_bytes
@@ -642,22 +642,27 @@ def _is_oom(exc: BaseException) -> bool:
 
 
 def _trial(model, batch, seq, vocab, device, dtype, budget):
-    """One training step at `batch` with a fresh optimizer; returns peak bytes. Gradients are
-    dropped afterwards even when the step failed half-way (an OOM in backward leaves some)."""
+    """Two training steps at `batch` with a fresh optimizer; returns the peak bytes. The second
+    step is the steady state a real run repeats: its forward and backward run with the optimizer
+    states already allocated (the first step creates them only inside `optimizer.step()`, so
+    one step alone under-counts and over-states the largest batch). Gradients are dropped
+    afterwards even when a step failed half-way (an OOM in backward leaves some)."""
     import torch
 
-    from .memlimit import StorageTracker, storage_bytes
+    from .memlimit import StorageTracker
 
     try:
         if is_cuda(device):
             torch.cuda.reset_peak_memory_stats()
             step = lm.TrainStep(model, batch, seq, vocab, device, dtype)
             step()
+            step()
             torch.cuda.synchronize()
             return int(torch.cuda.max_memory_allocated())
-        tracker = StorageTracker(storage_bytes(list(model.parameters())), budget)
+        tracker = StorageTracker(existing=list(model.parameters()), budget_bytes=budget)
         with tracker:
             step = lm.TrainStep(model, batch, seq, vocab, device, dtype)
+            step()
             step()
         return tracker.peak_bytes
     finally:

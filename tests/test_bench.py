@@ -147,6 +147,26 @@ def test_max_batch_search_against_imposed_limit(tmp_path):
     assert all(t["peak_bytes"] <= 2 * 2**20 for t in trials if t["fits"])
 
 
+def test_storage_tracker_counts_views_of_existing_storages_once():
+    """A weight's `t()` view returned by an op is its existing storage, not a new allocation
+    (the bug that put 211 MB of re-counted GPT-2 weights into the train-step peak)."""
+    import torch
+
+    from bench.memlimit import StorageTracker
+
+    w = torch.zeros(64, 32)  # 8192 bytes
+    x = torch.ones(4, 32)
+    tracker = StorageTracker(existing=[w, x])
+    assert tracker.baseline_bytes == tracker.live_bytes == 8192 + 512
+    with tracker:
+        y = torch.nn.functional.linear(x, w)  # aten.t(w) then mm: only y (4x64 fp32) is new
+        w.t_().t_()
+        w.add_(1.0)  # in-place: returns w itself
+    assert tracker.peak_bytes == 8192 + 512 + 1024
+    del y
+    assert tracker.live_bytes == 8192 + 512
+
+
 def test_search_logic_and_oom_recovery():
     from bench.memlimit import BudgetExceeded
     from bench.workloads import search_max_batch
