@@ -18,16 +18,14 @@ import platform
 import statistics
 import sys
 import time
-import weakref
 from pathlib import Path
 
 import torch
 import transformers
-from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_flatten
 
 from advisor import memory
 from advisor.models import from_hf_config
+from bench.memlimit import StorageTracker
 
 SCHEMA_VERSION = 1
 OUT = Path(__file__).resolve().parent.parent / "bench_results" / "validation" / "memory.json"
@@ -36,42 +34,22 @@ COMPONENT_TOLERANCE = 0.01
 CHECKED = ("weights", "lora_adapters", "gradients", "optimizer_states", "kv_cache")
 
 
-class MemoryTracker(TorchDispatchMode):
-    """Counts live tensor storage bytes: each storage an op returns is counted once when first
-    seen and uncounted when its Python storage object is finalised."""
-
-    def __init__(self):
-        super().__init__()
-        self.live: dict[int, int] = {}
-        self.current = 0
-        self.peak = 0
-
-    def add(self, t) -> None:
-        if not isinstance(t, torch.Tensor):
-            return
-        st = t.untyped_storage()
-        key = st._cdata
-        if key in self.live:
-            return
-        n = st.nbytes()
-        self.live[key] = n
-        self.current += n
-        weakref.finalize(st, self._free, key)
-        self.peak = max(self.peak, self.current)
+class MemoryTracker(StorageTracker):
+    """The benchmark's storage tracker (bench/memlimit.py: each storage an op returns is counted
+    once when first seen and uncounted when freed) under the names this harness uses."""
 
     def track_existing(self, tensors) -> None:
         """Count tensors that exist before the mode starts (parameters, buffers)."""
         for t in tensors:
-            self.add(t)
+            self._add(t, check_budget=False)
 
-    def _free(self, key) -> None:
-        self.current -= self.live.pop(key, 0)
+    @property
+    def peak(self) -> int:
+        return self.peak_bytes
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        for t in tree_flatten(out)[0]:
-            self.add(t)
-        return out
+    @property
+    def current(self) -> int:
+        return self.live_bytes
 
 
 # --------------------------------------------------------------------------------------------
