@@ -3,6 +3,7 @@ server for it (for the browser tests of every engineer).
 
     def test_x(built_site):      # pathlib.Path of the built site (site/ layout: az at /, en/ ...)
     def test_y(site_server):     # "http://127.0.0.1:<port>/" serving built_site
+    def test_z(chromium):        # Debian's Chromium under Playwright, launched once per session
 
 `build_project(tmp_path, edit)` builds a temporary copy of the project (after `edit(copy_root)`)
 and returns the site folder or raises the build's error: for the strict-failure tests.
@@ -101,3 +102,28 @@ def site_server(built_site):
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+CHROMIUM = "/usr/bin/chromium"
+# The flags every browser test uses with Debian's chromium (no background network, no updates).
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """Debian's Chromium driven by Playwright, launched once for every browser test."""
+    if not Path(CHROMIUM).exists():
+        pytest.skip("no /usr/bin/chromium (scripts/setup.sh browser installs it)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()

@@ -14,16 +14,6 @@ import pytest
 from advisor import webapi, yamlish
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 SHOTS = ROOT / "out" / "screenshots"
 CALCS = ("vram", "budget", "picker", "roofline")
 pytestmark = pytest.mark.browser
@@ -34,20 +24,14 @@ STRINGS = {
 
 
 @pytest.fixture(scope="module")
-def browser_page(site_server):
-    if not Path(CHROMIUM).exists():
-        pytest.skip("no /usr/bin/chromium (scripts/setup.sh browser installs it)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        page = browser.new_page(viewport={"width": 1200, "height": 1400})
-        requests: list[str] = []
-        page.on("request", lambda r: requests.append(r.url))
-        page.context.on("request", lambda r: requests.append(r.url))
-        page.requests = requests
-        yield page
-        browser.close()
+def browser_page(site_server, chromium):
+    page = chromium.new_page(viewport={"width": 1200, "height": 1400})
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    page.context.on("request", lambda r: requests.append(r.url))
+    page.requests = requests
+    yield page
+    page.context.close()
 
 
 def _open(page, base, lang, calc):

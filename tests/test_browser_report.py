@@ -17,36 +17,14 @@ from advisor.profile import load_profile
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 CATALOG = load_catalog()
 
 
-def _need_tools():
-    if not Path(CHROMIUM).exists():
-        pytest.skip("needs /usr/bin/chromium (apt-get install -y chromium)")
+@pytest.fixture(scope="module")
+def browser(chromium):
     if shutil.which("pdftotext") is None:
         pytest.skip("needs pdftotext (apt-get install -y poppler-utils)")
-    pytest.importorskip("playwright.sync_api")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    _need_tools()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
+    return chromium
 
 
 # Each table gets a start marker in its first cell and an end marker in its last cell (the last

@@ -6,23 +6,12 @@ Screenshots go to out/screenshots/ (gitignored) to be looked at."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 from conftest import ROOT
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 SHOTS = ROOT / "out" / "screenshots"
 KEY_PAGES = {
     "home": "",
@@ -36,14 +25,8 @@ KEY_PAGES = {
 
 
 @pytest.fixture(scope="module")
-def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.skip("no /usr/bin/chromium (scripts/setup.sh browser installs it)")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
+def browser(chromium):
+    return chromium
 
 
 @pytest.fixture()
