@@ -347,6 +347,7 @@ def prefill_flops(spec: ModelSpec, prompt_tokens: int, batch: int = 1) -> float:
     return float(batch) * (2.0 * n * prompt_tokens + 4.0 * spec.q_dim * pairs)
 
 
+@functools.lru_cache(maxsize=4096)
 def decode_flops(spec: ModelSpec, context: int, batch: int = 1) -> float:
     """FLOPs of one decode step (one new token for each of `batch` sequences with `context`
     cached tokens): 2*N + 4*d_attn*span summed over layers, per sequence."""
@@ -397,6 +398,7 @@ def decode_weight_bytes(spec: ModelSpec, weights: str = "bf16", batch: int = 1) 
     return linear * per_linear + other * per_other
 
 
+@functools.lru_cache(maxsize=4096)
 def kv_read_bytes(spec: ModelSpec, context: int, batch: int = 1, kv_dtype: str = "bf16") -> float:
     """KV-cache bytes one decode step reads: per layer 2 (K and V) * kv_dim * bytes * span, per
     sequence (GQA-aware through kv_dim; sliding layers keep only the window)."""

@@ -25,6 +25,7 @@ Formulas
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import asdict, dataclass
 
@@ -345,6 +346,73 @@ class TCOResult:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class OwnTotals:
+    """The owning side of `tco` alone, in USD (what the picker needs for every candidate)."""
+
+    own: OwnHardware
+    utilisation: float
+    horizon_months: int
+    purchase: float
+    upfront: float  # purchase, or the down payment when financed
+    payment_per_month: float  # loan payment (0 in cash)
+    power_per_util_month: float  # power per month at 100 % utilisation
+    power_per_month: float
+    opex_per_month: float  # power, hosting, maintenance
+    resale: float
+    balance: float  # loan left at the end of the horizon
+    own_total: float  # cash over the horizon plus the balance, minus resale
+
+    def own_cash(self, m: int) -> float:
+        """Cash spent on owning by the end of month `m` (resale not counted)."""
+        o = self.own
+        loan = self.payment_per_month * min(m, o.financing_months) if o.financing_months else 0.0
+        return self.upfront + loan + self.opex_per_month * m
+
+
+@functools.lru_cache(maxsize=8192)
+def own_totals(own: OwnHardware, *, utilisation: float, horizon_months: int) -> OwnTotals:
+    """Total cost of owning `own` for `horizon_months` at `utilisation` (formulas in the module
+    docstring: power, maintenance, hosting, financing, resale). Cached: pure, and the picker
+    asks it again for every accelerator and count on each input change."""
+    own = own.validated()
+    u = check_positive("utilisation", utilisation, maximum=1.0)
+    horizon = check_int("horizon_months", horizon_months, minimum=1, maximum=600)
+    purchase = own.purchase_usd
+    kw_at_full = (own.tdp_w * own.gpus + own.host_power_w) * own.pue / 1000
+    power_per_util = kw_at_full * HOURS_PER_MONTH * own.electricity_usd_per_kwh  # per month
+    power = power_per_util * u
+    maintenance = purchase * own.maintenance_fraction_per_year / 12
+    opex = power + own.hosting_usd_per_month + maintenance
+    financed = own.financing_months > 0
+    if financed:
+        upfront = purchase * own.down_payment_fraction
+        principal = purchase - upfront
+        payment = annuity_payment(principal, own.financing_rate_per_year, own.financing_months)
+        balance = _loan_balance(
+            principal, own.financing_rate_per_year, own.financing_months, horizon
+        )
+    else:
+        upfront, payment, balance = purchase, 0.0, 0.0
+    resale = purchase * own.resale_fraction
+    loan = payment * min(horizon, own.financing_months) if financed else 0.0
+    own_total = upfront + loan + opex * horizon + balance - resale
+    return OwnTotals(
+        own=own,
+        utilisation=u,
+        horizon_months=horizon,
+        purchase=purchase,
+        upfront=upfront,
+        payment_per_month=payment,
+        power_per_util_month=power_per_util,
+        power_per_month=power,
+        opex_per_month=opex,
+        resale=resale,
+        balance=balance,
+        own_total=own_total,
+    )
+
+
 def tco(
     own: OwnHardware,
     cloud_usd_per_gpu_hour: float,
@@ -357,44 +425,20 @@ def tco(
     """Total cost of owning `own` for `horizon_months` at `utilisation` (busy fraction of the
     hours) against renting the same GPU-hours at `cloud_usd_per_gpu_hour` (formulas in the module
     docstring)."""
-    own = own.validated()
+    o = own_totals(own.validated(), utilisation=utilisation, horizon_months=horizon_months)
     price = check_non_negative("cloud_usd_per_gpu_hour", cloud_usd_per_gpu_hour)
-    u = check_positive("utilisation", utilisation, maximum=1.0)
-    horizon = check_int("horizon_months", horizon_months, minimum=1, maximum=600)
+    own = o.own
+    u, horizon = o.utilisation, o.horizon_months
     factor = _rate(currency, rates)
-
-    purchase = own.purchase_usd
-    kw_at_full = (own.tdp_w * own.gpus + own.host_power_w) * own.pue / 1000
-    power_per_util = kw_at_full * HOURS_PER_MONTH * own.electricity_usd_per_kwh  # per month
-    power = power_per_util * u
-    maintenance = purchase * own.maintenance_fraction_per_year / 12
-    fixed_monthly = own.hosting_usd_per_month + maintenance
-    opex = power + fixed_monthly
-    resale = purchase * own.resale_fraction
-
-    financed = own.financing_months > 0
-    if financed:
-        upfront = purchase * own.down_payment_fraction
-        principal = purchase - upfront
-        payment = annuity_payment(principal, own.financing_rate_per_year, own.financing_months)
-    else:
-        upfront, principal, payment = purchase, 0.0, 0.0
+    purchase, power, power_per_util = o.purchase, o.power_per_month, o.power_per_util_month
+    opex, resale, payment, balance = o.opex_per_month, o.resale, o.payment_per_month, o.balance
+    own_cash = o.own_cash
+    own_total = o.own_total
 
     cloud_full = price * own.gpus * HOURS_PER_MONTH  # per month at 100 %
     cloud_month = cloud_full * u
-
-    def own_cash(m: int) -> float:
-        loan = payment * min(m, own.financing_months) if financed else 0.0
-        return upfront + loan + opex * m
-
     cum_own = tuple(own_cash(m) * factor for m in range(horizon + 1))
     cum_cloud = tuple(cloud_month * m * factor for m in range(horizon + 1))
-    balance = (
-        _loan_balance(principal, own.financing_rate_per_year, own.financing_months, horizon)
-        if financed
-        else 0.0
-    )
-    own_total = own_cash(horizon) + balance - resale
     cloud_total = cloud_month * horizon
 
     break_even_month = next(

@@ -20,8 +20,9 @@ then time, then accelerator id and count; rejected ones after them by id and cou
 
 from __future__ import annotations
 
+import functools
 import math
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 
 from . import compute, cost
 from . import memory as mem
@@ -222,24 +223,65 @@ def _estimate(setup):
     return mem.training_memory(setup)
 
 
+def _plan_estimates(w: Workload, count: int) -> tuple:
+    """`_plans` with each plan's memory estimate: (label, setup, tp, replicas, estimate), in
+    order, ending with the AdvisorError of the first plan that cannot be built, if any. The
+    same for every accelerator, so `recommend` computes it once per count."""
+    out = []
+    try:
+        for label, setup, tp, replicas in _plans(w, count):
+            out.append((label, setup, tp, replicas, _estimate(setup)))
+    except AdvisorError as exc:
+        out.append(exc)
+    return tuple(out)
+
+
 def _cheapest_price(offers, gpu_id: str, pricing: str, count: int | None = None):
     """The cheapest offer for `gpu_id`: by price per GPU-hour, or, given `count`, by the bill for
     `count` GPUs in whole instances. Ties go to provider, instance, region (deterministic)."""
-    best = None
+    best = _cheapest_of(_priced([o for o in offers if o.gpu_id == gpu_id], pricing), count)
+    return None if best is None else best[2]
+
+
+def _priced(offers, pricing: str) -> list:
+    """(USD per GPU-hour, GPUs per instance, offer) of the offers with a `pricing` price."""
+    out = []
     for o in offers:
-        if o.gpu_id != gpu_id:
-            continue
         p = cost.offer_price(o, pricing)
-        if p is None:
-            continue
-        bill = p
-        if count is not None:
-            gpi = max(1, int(o.gpus_per_instance))
-            bill = p * math.ceil(count / gpi) * gpi
+        if p is not None:
+            out.append((p, max(1, int(o.gpus_per_instance)), o))
+    return out
+
+
+def _cheapest_of(priced, count: int | None):
+    """The cheapest entry of `_priced` (see `_cheapest_price`), or None."""
+    best = None
+    for entry in priced:
+        p, gpi, o = entry
+        bill = p if count is None else p * math.ceil(count / gpi) * gpi
         key = (bill, p, o.provider, o.instance, o.region)
         if best is None or key < best[0]:
-            best = (key, o)
+            best = (key, entry)
     return None if best is None else best[1]
+
+
+@functools.lru_cache(maxsize=8192)
+def _own_cost(price_usd, count, tdp_w, electricity, server_usd, pue, util, horizon_months):
+    """(own_total, purchase) in USD of `count` cards over the horizon (advisor.cost.own_totals);
+    cached on plain numbers: the same for every input change that leaves them alone."""
+    res = cost.own_totals(
+        cost.OwnHardware(
+            gpu_price_usd=price_usd,
+            gpus=count,
+            tdp_w=tdp_w,
+            electricity_usd_per_kwh=electricity,
+            server_usd=server_usd,
+            pue=pue,
+        ),
+        utilisation=util,
+        horizon_months=horizon_months,
+    )
+    return res.own_total, res.purchase
 
 
 def _fmt_money(v: float, currency: str) -> str:
@@ -261,42 +303,42 @@ def recommend(
     if rates is None:
         rates = getattr(catalog, "currency", None)
     factor = cost._rate(w.currency, rates)
-    offers = tuple(getattr(catalog, "offers", ()) or ())
-    out: list[Recommendation] = []
+    offers_by_gpu: dict[str, list] = {}
+    for o in getattr(catalog, "offers", ()) or ():
+        offers_by_gpu.setdefault(o.gpu_id, []).append(o)
+    offers_by_gpu = {g: _priced(v, w.pricing) for g, v in offers_by_gpu.items()}
+    counts = [c for c in COUNTS if c <= w.max_gpus]
+    plans = {c: _plan_estimates(w, c) for c in counts}  # the same for every accelerator
+    out: list[dict] = []
     for gpu in catalog.gpus:
         if w.tiers and gpu.tier not in w.tiers:
             continue
         eff = compute.efficiency_for(gpu.id, measured, efficiency)
-        for count in COUNTS:
-            if count > w.max_gpus:
-                continue
-            out.append(_judge(w, gpu, count, eff, offers, factor, rates))
+        priced = offers_by_gpu.get(gpu.id, ())
+        decode = {}  # tensor-parallel degree -> decode rate: the same for every count
+        for count in counts:
+            out.append(_judge(w, gpu, count, eff, priced, factor, plans[count], decode))
 
-    def key(r: Recommendation):
-        if not r.ok:
-            return (1, 0.0, 0.0, r.gpu_id, r.count)
-        speed = r.hours if r.hours is not None else -(r.tokens_per_s or 0.0)
-        return (0, round(r.cost), speed, r.gpu_id, r.count)  # costs within 1 unit: faster first
+    def key(r: dict):
+        if not r["ok"]:
+            return (1, 0.0, 0.0, r["gpu_id"], r["count"])
+        speed = r["hours"] if r["hours"] is not None else -(r["tokens_per_s"] or 0.0)
+        # costs within 1 unit: faster first
+        return (0, round(r["cost"]), speed, r["gpu_id"], r["count"])
 
-    order = sorted(out, key=key)
-    ranked = []
-    for i, r in enumerate(order, 1):
-        ranked.append(_with_rank(r, i))
-    return tuple(ranked)
+    return tuple(Recommendation(**r, rank=i) for i, r in enumerate(sorted(out, key=key), 1))
 
 
-def _with_rank(r: Recommendation, rank: int) -> Recommendation:
-    return replace(r, rank=rank)
-
-
-def _judge(w: Workload, gpu, count: int, eff, offers, factor: float, rates) -> Recommendation:
+def _judge(w: Workload, gpu, count: int, eff, priced, factor: float, plans, decode) -> dict:
+    """One candidate: the fields of its Recommendation (all but `rank`). `priced`: this
+    accelerator's offers (`_priced`); `plans`: `_plan_estimates` for `count`; `decode`
+    memoises its decode rate per tensor-parallel degree across counts."""
     capacity = int(gpu.memory_bytes)
     base = dict(
         gpu_id=gpu.id,
         gpu_name=gpu.name,
         tier=gpu.tier,
         count=count,
-        rank=0,
         capacity_bytes=capacity,
         currency=w.currency,
     )
@@ -313,31 +355,30 @@ def _judge(w: Workload, gpu, count: int, eff, offers, factor: float, rates) -> R
         offer=None,
     )
 
-    def reject(reason: Reason, *, sharding="-", tp=1, need=None, **extra) -> Recommendation:
-        fields = {**empty, **extra}
-        return Recommendation(
+    def reject(reason: Reason, *, sharding="-", tp=1, need=None, **extra) -> dict:
+        return {
             **base,
-            sharding=sharding,
-            tensor_parallel=tp,
-            ok=False,
-            memory_per_gpu_bytes=need,
-            reasons=(reason,),
-            **fields,
-        )
+            **empty,
+            **extra,
+            "sharding": sharding,
+            "tensor_parallel": tp,
+            "ok": False,
+            "memory_per_gpu_bytes": need,
+            "reasons": (reason,),
+        }
 
     # 1. memory
     chosen = None
     smallest = None
-    try:
-        for label, setup, tp, replicas in _plans(w, count):
-            est = _estimate(setup)
-            if smallest is None or est.total_bytes < smallest[1].total_bytes:
-                smallest = (label, est, tp)
-            if est.total_bytes <= capacity:
-                chosen = (label, setup, tp, replicas, est)
-                break
-    except AdvisorError as exc:
-        return reject(_reason(exc.key, exc.message, **exc.params))
+    for plan in plans:
+        if isinstance(plan, AdvisorError):
+            return reject(_reason(plan.key, plan.message, **plan.params))
+        label, setup, tp, replicas, est = plan
+        if smallest is None or est.total_bytes < smallest[1].total_bytes:
+            smallest = (label, est, tp)
+        if est.total_bytes <= capacity:
+            chosen = plan
+            break
     if chosen is None:
         label, est, tp = smallest
         need = est.total_bytes
@@ -361,16 +402,18 @@ def _judge(w: Workload, gpu, count: int, eff, offers, factor: float, rates) -> R
     hours = None
     try:
         if w.task == "inference":
-            rate = compute.decode_tokens_per_s(
-                w.model,
-                gpu,
-                batch=w.batch,
-                context=w.seq,
-                weights=w.quant or "bf16",
-                kv_dtype=w.kv_dtype,
-                tensor_parallel=tp,
-                efficiency=eff,
-            )
+            rate = decode.get(tp)
+            if rate is None:
+                rate = decode[tp] = compute.decode_tokens_per_s(
+                    w.model,
+                    gpu,
+                    batch=w.batch,
+                    context=w.seq,
+                    weights=w.quant or "bf16",
+                    kv_dtype=w.kv_dtype,
+                    tensor_parallel=tp,
+                    efficiency=eff,
+                )
             tps = rate.tokens_per_s * replicas
             bound = rate.roofline.bound
         else:
@@ -419,12 +462,11 @@ def _judge(w: Workload, gpu, count: int, eff, offers, factor: float, rates) -> R
         util = min(1.0, hours / horizon_hours)
     else:
         util = 1.0
-    offer = _cheapest_price(offers, gpu.id, w.pricing, count) if w.acquire != "own" else None
+    best = _cheapest_of(priced, count) if w.acquire != "own" else None
     rent_cost = run_cost = per_m = None
     offer_text = None
-    if offer is not None:
-        price = cost.offer_price(offer, w.pricing)
-        gpi = max(1, int(offer.gpus_per_instance))
+    if best is not None:
+        price, gpi, offer = best
         billed = math.ceil(count / gpi) * gpi
         rent_cost = price * billed * horizon_hours * util * factor
         if hours is not None:
@@ -435,21 +477,18 @@ def _judge(w: Workload, gpu, count: int, eff, offers, factor: float, rates) -> R
     own_cost = purchase = None
     price_usd = getattr(gpu, "price_usd", None)
     if w.acquire != "rent" and price_usd:
-        res = cost.tco(
-            cost.OwnHardware(
-                gpu_price_usd=float(price_usd),
-                gpus=count,
-                tdp_w=float(gpu.tdp_w or 0),
-                electricity_usd_per_kwh=w.electricity_usd_per_kwh,
-                server_usd=w.server_usd_per_gpu * count,
-                pue=max(1.0, w.pue),
-            ),
-            0.0,
-            utilisation=util,
-            horizon_months=w.horizon_months,
+        own_total, purchase_usd = _own_cost(
+            float(price_usd),
+            count,
+            float(gpu.tdp_w or 0),
+            w.electricity_usd_per_kwh,
+            w.server_usd_per_gpu * count,
+            max(1.0, w.pue),
+            util,
+            w.horizon_months,
         )
-        own_cost = res.own_total * factor
-        purchase = res.purchase * factor
+        own_cost = own_total * factor
+        purchase = purchase_usd * factor
     money = dict(
         rent_cost=rent_cost,
         own_cost=own_cost,
@@ -497,14 +536,15 @@ def _judge(w: Workload, gpu, count: int, eff, offers, factor: float, rates) -> R
             )
         options = within
     best_cost, mode = min(options)
-    return Recommendation(
+    return {
         **base,
-        sharding=label,
-        tensor_parallel=tp,
-        ok=True,
-        memory_per_gpu_bytes=need,
-        mode=mode,
-        cost=best_cost,
+        "sharding": label,
+        "tensor_parallel": tp,
+        "ok": True,
+        "memory_per_gpu_bytes": need,
+        "mode": mode,
+        "cost": best_cost,
         **timing,
         **money,
-    )
+        "reasons": (),
+    }

@@ -508,17 +508,13 @@ def picker(params: dict) -> dict:
         target_tokens_per_s=_opt_num(params, "target_tokens_per_s"),
     )
     recs = recommend.recommend(w, get_catalog())
-    rows = []
-    for r in recs:
-        d = r.to_dict()
-        rows.append(d)
-    ok = [r for r in rows if r["ok"]]
-    rejected = [r for r in rows if not r["ok"]]
+    ok = [r for r in recs if r.ok]
+    rejected = [r for r in recs if not r.ok]
     return {
         "model": _model_info(spec),
         "task": task,
-        "recommended": ok[:10],
-        "rejected": rejected[:15],
+        "recommended": [r.to_dict() for r in ok[:10]],
+        "rejected": [r.to_dict() for r in rejected[:15]],
         "counts": {"ok": len(ok), "rejected": len(rejected)},
     }
 

@@ -56,6 +56,9 @@ CACHE = ROOT / ".cache" / "calc"
 RUNTIME_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip")
 CALCS = ("vram", "budget", "picker", "roofline")
 SLOT = '<div class="calc-slot" data-calc="{name}"></div>'
+# Inlined into the <head> of calculator pages: starts the Pyodide worker early and holds
+# Material's search worker back (the file says why).
+BOOT_JS = (ROOT / "docs" / "assets" / "calc" / "boot.js").read_text(encoding="utf-8")
 SOURCE_DATE_EPOCH = "1767225600"  # 2026-01-01: fixed wheel timestamps
 
 log = logging.getLogger("mkdocs.hooks.pyodide_assets")
@@ -273,6 +276,7 @@ def on_post_page(output, page, config):
     lists = json.dumps(_catalog_lists(), ensure_ascii=False, sort_keys=True)
     base = "../" * page.url.count("/") if page.url else ""
     head = (
+        f'<script data-base="{base}">{BOOT_JS}</script>'
         f'<link rel="modulepreload" href="{base}assets/calc/calc.mjs">'
         f'<link rel="modulepreload" href="{base}assets/calc/render.mjs">'
         f'<link rel="modulepreload" href="{base}assets/calc/worker.mjs">'

@@ -6,7 +6,8 @@ Serves the built site (`make site` first) on a local port, drives headless Chrom
 /usr/bin/chromium through Playwright) and prints, per calculator page: cold time to interactive
 (new browser profile: navigation start -> the worker's ready-promise resolved and the calculator
 wired), reload time to interactive (same profile: HTTP cache warm), input change -> updated
-result p50/p90 (in the page: event dispatch -> result in the DOM), and bytes transferred.
+result p50/p90 (in the page: event dispatch -> result in the DOM; and -> the frame showing it
+painted), with a pause of GAP_MS between changes as between keystrokes, and bytes transferred.
 """
 
 from __future__ import annotations
@@ -31,12 +32,13 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 PAGES = ("vram", "budget", "picker", "roofline")
-# One numeric field per calculator to vary, and the values to cycle through.
+# One numeric field per calculator to vary, and its i-th value: every run a value not seen
+# before in the page, so no cache of an earlier answer flatters the figure.
 VARY = {
-    "vram": ("batch", [1, 2, 3, 4, 5, 6, 7, 8]),
-    "budget": ("utilisation", [0.3, 0.4, 0.5, 0.6, 0.7, 0.8]),
-    "picker": ("batch", [1, 2, 4, 8]),
-    "roofline": ("batch", [1, 2, 4, 8, 16, 32, 64]),
+    "vram": ("batch", lambda i: 2 + i),
+    "budget": ("utilisation", lambda i: round(0.31 + 0.01 * i, 2)),
+    "picker": ("batch", lambda i: 2 + i),
+    "roofline": ("batch", lambda i: 2 + i),
 }
 
 
@@ -76,18 +78,32 @@ READY_JS = """() => new Promise((resolve) => {
   document.addEventListener('calc:ready', done, {once: true});
 })"""
 
-CHANGE_JS = """async ([name, value]) => {
+# One input change, as a reader makes it: the calculator idle (its previous result painted and
+# any follow-up work done, then GAP_MS more, about the pause between two keystrokes), the value
+# set and an `input` event dispatched. Returns [ms until the result is in the DOM, ms until the
+# frame that shows it has been painted (rAF, then a message posted from it runs after the
+# paint), the update's phases].
+GAP_MS = 120
+CHANGE_JS = """async ([name, value, gap]) => {
   const root = document.querySelector('.calc[data-calc]');
   const el = root.querySelector(`[name="${name}"]`);
-  const before = Number(root.dataset.updates || 0);
+  if (root.dataset.busy === '1') await new Promise((r) => root.addEventListener('calc:settled', r, {once: true}));
+  await new Promise((r) => setTimeout(r, gap));
   const t0 = performance.now();
+  const shown = new Promise((resolve) => {
+    root.addEventListener('calc:updated', () => {
+      const dom = performance.now();
+      requestAnimationFrame(() => {
+        const ch = new MessageChannel();
+        ch.port1.onmessage = () => resolve([dom - t0, performance.now() - t0]);
+        ch.port2.postMessage(0);
+      });
+    }, {once: true});
+  });
   el.value = String(value);
   el.dispatchEvent(new Event('input', {bubbles: true}));
-  await new Promise((resolve) => {
-    const check = () => Number(root.dataset.updates || 0) > before ? resolve() : requestAnimationFrame(check);
-    root.addEventListener('calc:updated', () => resolve(), {once: true});
-  });
-  return performance.now() - t0;
+  const [dom, painted] = await shown;
+  return [dom, painted, root.dataset.phases];
 }"""
 
 
@@ -115,19 +131,27 @@ def measure(base: str, page: str, runs: int, pw) -> dict:
             p.reload(wait_until="commit")
             reload_ms = p.evaluate(READY_JS)
             reload_bytes = SENT["bytes"]
-            name, values = VARY[page]
-            times = []
+            name, value = VARY[page]
+            times, painted, phases = [], [], []
             for i in range(runs):
-                times.append(p.evaluate(CHANGE_JS, [name, values[i % len(values)]]))
+                ms, painted_ms, ph = p.evaluate(CHANGE_JS, [name, value(i), GAP_MS])
+                times.append(ms)
+                painted.append(painted_ms)
+                phases.append([float(x) for x in ph.split("/")])
             times.sort()
+            painted.sort()
+            # form + URL / Python (timed in the worker) / the rest of the round trip / HTML render
+            split = [statistics.median(col) for col in zip(*phases, strict=True)]
             return {
                 "page": page,
                 "cold_ms": cold,
                 "reload_ms": reload_ms,
                 "p50_ms": statistics.median(times),
                 "p90_ms": times[int(0.9 * (len(times) - 1))],
+                "painted_p50_ms": statistics.median(painted),
                 "cold_bytes": cold_bytes,
                 "reload_bytes": reload_bytes,
+                "split": split,
             }
         finally:
             ctx.close()
@@ -155,12 +179,15 @@ def main(argv=None) -> int:
         httpd.shutdown()
     print(
         f"{'page':<10} {'cold TTI':>9} {'reload TTI':>11} {'input p50':>10} {'input p90':>10} "
-        f"{'cold bytes':>12} {'reload bytes':>13}"
+        f"{'painted p50':>12} {'cold bytes':>12} {'reload bytes':>13}"
+        "  input p50 split: form+URL / Python / messages / render"
     )
     for r in rows:
         print(
             f"{r['page']:<10} {r['cold_ms']:>7.0f}ms {r['reload_ms']:>9.0f}ms "
-            f"{r['p50_ms']:>8.2f}ms {r['p90_ms']:>8.2f}ms {r['cold_bytes']:>12,} {r['reload_bytes']:>13,}"
+            f"{r['p50_ms']:>8.2f}ms {r['p90_ms']:>8.2f}ms {r['painted_p50_ms']:>10.2f}ms "
+            f"{r['cold_bytes']:>12,} {r['reload_bytes']:>13,}  "
+            + " / ".join(f"{x:.1f}" for x in r["split"])
         )
     return 0
 

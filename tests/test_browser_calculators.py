@@ -174,6 +174,37 @@ def test_instant_navigation_rewires(browser_page, site_server):
     )
 
 
+def test_worker_started_from_head_and_search_held_back(browser_page, site_server):
+    """boot.js (inlined in <head>) starts the Pyodide worker before the page is parsed and
+    holds Material's search worker back; focusing the search field releases it, and search
+    then works on a calculator page as on any other."""
+    page = browser_page
+    _open(page, site_server, "en", "picker")
+    assert page.evaluate("window.__calcBoot && window.__calcBoot.worker !== null")
+    page.wait_for_timeout(300)
+    searches = [u for u in browser_page.requests if "/workers/search" in u]
+    assert searches == [], searches  # calculators ready for 0.3 s: search still held back
+    box = page.locator("input.md-search__input")
+    box.click()
+    box.press_sequentially("roofline", delay=30)
+    items = page.locator("li.md-search-result__item:not([hidden])")
+    items.first.wait_for(timeout=15000)
+    assert "roofline" in items.first.inner_text().lower()
+    assert [u for u in browser_page.requests if "/workers/search" in u]
+
+
+def test_search_released_without_the_reader(browser_page, site_server):
+    """Without any search interaction, the search worker starts a few seconds after the
+    calculators are ready (boot.js), so it is not lost."""
+    page = browser_page
+    _open(page, site_server, "az", "roofline")
+    page.wait_for_function(
+        "() => performance.getEntriesByType('resource')"
+        ".some(e => e.name.includes('/workers/search'))",
+        timeout=15_000,
+    )
+
+
 def test_only_the_sites_origin_is_requested(browser_page, site_server):
     outside = [
         u

@@ -298,3 +298,30 @@ def test_cli_errors_are_one_line_exit_2(cli, argv, field):
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and field in lines[0]
     assert "Traceback" not in err
+
+
+def test_own_totals_is_the_owning_side_of_tco():
+    """cost.own_totals (what the picker uses per candidate) gives tco's own figures exactly,
+    financed or not."""
+    for financing in (
+        {},
+        {"financing_months": 24, "financing_rate_per_year": 0.08, "down_payment_fraction": 0.2},
+    ):
+        own = cost.OwnHardware(
+            gpu_price_usd=30_000.0,
+            gpus=8,
+            tdp_w=700.0,
+            electricity_usd_per_kwh=0.127,
+            server_usd=40_000.0,
+            host_power_w=1500.0,
+            hosting_usd_per_month=900.0,
+            maintenance_fraction_per_year=0.05,
+            resale_fraction=0.2,
+            **financing,
+        )
+        full = cost.tco(own, 2.5, utilisation=0.6, horizon_months=36)
+        part = cost.own_totals(own, utilisation=0.6, horizon_months=36)
+        assert part.own_total == full.own_total
+        assert part.purchase == full.purchase
+        assert part.opex_per_month == full.opex_per_month
+        assert part.own_cash(36) == full.cumulative_own[36]

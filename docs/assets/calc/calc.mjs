@@ -9,28 +9,39 @@ let worker = null;
 let ready = null;
 let nextId = 1;
 const pending = new Map();
+let lastPyMs = 0; // time the last call spent in Python (measured in the worker)
 
 function getWorker() {
   if (worker) return ready;
-  worker = new Worker(new URL("./worker.mjs", import.meta.url), { type: "module" });
+  const boot = window.__calcBoot; // started in <head> (boot.js), its early messages kept
+  const early = boot && boot.worker;
+  worker = early || new Worker(new URL("./worker.mjs", import.meta.url), { type: "module" });
   ready = new Promise((resolve, reject) => {
-    worker.onmessage = (e) => {
+    const onMessage = (e) => {
       const m = e.data;
       if (m.id === 0) {
         if (m.ready) {
           window.__calcTimings = m.timings;
           resolve(m.mode);
-        }
-        else reject(new Error(m.fail));
+        } else reject(new Error(m.fail));
         return;
       }
       const p = pending.get(m.id);
       if (!p) return;
       pending.delete(m.id);
       if (m.fail) p.reject(new Error(m.fail));
-      else p.resolve(JSON.parse(m.json));
+      else {
+        lastPyMs = m.ms;
+        p.resolve(JSON.parse(m.json));
+      }
     };
-    worker.onerror = (e) => reject(new Error(e.message || "worker failed"));
+    const onError = (e) => reject(new Error(e.message || "worker failed"));
+    if (early) {
+      for (const e of boot.messages.splice(0)) onMessage(e);
+      if (boot.error) onError(boot.error);
+    }
+    worker.onmessage = onMessage;
+    worker.onerror = onError;
   });
   return ready;
 }
@@ -116,6 +127,7 @@ function wire(root) {
       r = await calc(kind, kind === "vram" ? { ...st, limits: "0" } : st);
     } catch (err) {
       status.textContent = String(err.message || err);
+      root.dataset.busy = "0";
       return;
     }
     if (mine !== seq) return;
@@ -133,7 +145,7 @@ function wire(root) {
       root.dataset.state = "ok";
     }
     root.dataset.ms = (performance.now() - t0).toFixed(2);
-    root.dataset.phases = `${(t1 - t0).toFixed(1)}/${(t2 - t1).toFixed(1)}/${(performance.now() - t2).toFixed(1)}`;
+    root.dataset.phases = `${(t1 - t0).toFixed(1)}/${lastPyMs.toFixed(1)}/${(t2 - t1 - lastPyMs).toFixed(1)}/${(performance.now() - t2).toFixed(1)}`;
     root.dataset.updates = String(Number(root.dataset.updates || 0) + 1);
     root.dispatchEvent(new CustomEvent("calc:updated", { bubbles: true }));
     if (kind === "vram" && !r.error) {
@@ -179,7 +191,10 @@ function wire(root) {
 
 function init() {
   const roots = document.querySelectorAll(".calc[data-calc]");
-  if (roots.length) roots.forEach(wire);
+  if (!roots.length) return;
+  roots.forEach(wire);
+  getWorker(); // the worker warms up the calculators on this page (worker.mjs says why)
+  worker.postMessage({ warm: [...new Set([...roots].map((r) => r.dataset.calc))] });
 }
 
 getWorker(); // start Pyodide as the page loads, before the DOM is wired
