@@ -235,3 +235,56 @@ def test_cli_on_the_real_catalog(capsys):
         if o.gpu_id == "h100-sxm"
     ]
     assert got == pytest.approx(min(bills))
+
+
+@pytest.mark.parametrize(
+    "task,batch,acquire",
+    [
+        ("inference", 8, "either"),
+        ("inference", 64, "rent"),
+        ("train", 2, "either"),
+        ("lora", 4, "own"),
+    ],
+)
+def test_shared_work_gives_the_per_candidate_figures(task, batch, acquire):
+    """recommend() computes memory plans, decode rates and priced offers once per call and
+    caches the owning cost; every candidate's figures must equal those computed for it alone
+    with the public functions (advisor.memory, advisor.compute, advisor.cost)."""
+    from advisor import compute, cost
+
+    spec = MODELS.model("llama-3.1-8b").spec
+    w = rec.Workload(model=spec, task=task, batch=batch, seq=2048, acquire=acquire)
+    gpus = {g.id: g for g in MODELS.gpus}
+    checked = 0
+    for r in rec.recommend(w, MODELS):
+        if not r.ok:
+            continue
+        g = gpus[r.gpu_id]
+        plan = next(p for p in rec._plans(w, r.count) if p[0] == r.sharding)
+        assert mem._estimate(plan[1]).total_bytes == r.memory_per_gpu_bytes
+        if task == "inference":
+            rate = compute.decode_tokens_per_s(
+                spec, g, batch=batch, context=2048, tensor_parallel=r.tensor_parallel
+            )
+            assert r.tokens_per_s == rate.tokens_per_s * (r.count // r.tensor_parallel)
+        else:
+            st = compute.training_step_time(plan[1], g)
+            assert r.tokens_per_s == st.tokens_per_s
+        if r.own_cost is not None:
+            own = cost.OwnHardware(
+                gpu_price_usd=float(g.price_usd),
+                gpus=r.count,
+                tdp_w=float(g.tdp_w or 0),
+                electricity_usd_per_kwh=w.electricity_usd_per_kwh,
+                pue=w.pue,
+            )
+            full = cost.tco(own, 0.0, utilisation=1.0, horizon_months=w.horizon_months)
+            assert r.own_cost == full.own_total
+        if r.rent_cost is not None:
+            offer = rec._cheapest_price(MODELS.offers, g.id, "on_demand", r.count)
+            gpi = max(1, int(offer.gpus_per_instance))
+            billed = -(-r.count // gpi) * gpi
+            hours = w.horizon_months * cost.HOURS_PER_MONTH
+            assert r.rent_cost == offer.on_demand_usd_per_gpu_hour * billed * hours * 1.0
+        checked += 1
+    assert checked >= 10
