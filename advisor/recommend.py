@@ -149,13 +149,8 @@ class Recommendation:
     reasons: tuple[Reason, ...] = field(default=())
 
     def to_dict(self) -> dict:
-        # Shallow by hand: `dataclasses.asdict` deep-copies every reason's params and was most of
-        # the picker's time in the browser (128 candidates per input change).
-        d = {f.name: getattr(self, f.name) for f in fields(self)}
-        d["reasons"] = [
-            {"key": r.key, "params": dict(r.params), "message": r.message} for r in self.reasons
-        ]
-        return d
+        # Shallow by hand: `dataclasses.asdict` deep-copies every reason's params.
+        return row_dict({f.name: getattr(self, f.name) for f in fields(self)})
 
 
 def _reason(key: str, message: str, **params) -> Reason:
@@ -299,6 +294,30 @@ def recommend(
     """Rank every catalog accelerator x count for `workload` (module docstring). `measured`
     (MeasuredEfficiency-like objects) replaces the efficiency assumptions per accelerator;
     `rates` defaults to `catalog.currency`."""
+    rows = ranked_rows(workload, catalog, efficiency=efficiency, measured=measured, rates=rates)
+    return tuple(Recommendation(**r) for r in rows)
+
+
+def row_dict(row: dict) -> dict:
+    """A row of `ranked_rows` as plain JSON-able data (what Recommendation.to_dict gives)."""
+    return {
+        **row,
+        "reasons": [
+            {"key": r.key, "params": dict(r.params), "message": r.message} for r in row["reasons"]
+        ],
+    }
+
+
+def ranked_rows(
+    workload: Workload,
+    catalog,
+    *,
+    efficiency: compute.Efficiency = compute.DEFAULT_EFFICIENCY,
+    measured=None,
+    rates=None,
+) -> list[dict]:
+    """`recommend` as dicts of Recommendation's fields, without building the 128 frozen
+    objects (a fifth of the picker's time per input change in the browser)."""
     w = workload.validated()
     if rates is None:
         rates = getattr(catalog, "currency", None)
@@ -326,7 +345,10 @@ def recommend(
         # costs within 1 unit: faster first
         return (0, round(r["cost"]), speed, r["gpu_id"], r["count"])
 
-    return tuple(Recommendation(**r, rank=i) for i, r in enumerate(sorted(out, key=key), 1))
+    ranked = sorted(out, key=key)
+    for i, r in enumerate(ranked, 1):
+        r["rank"] = i
+    return ranked
 
 
 def _judge(w: Workload, gpu, count: int, eff, priced, factor: float, plans, decode) -> dict:
@@ -334,38 +356,35 @@ def _judge(w: Workload, gpu, count: int, eff, priced, factor: float, plans, deco
     accelerator's offers (`_priced`); `plans`: `_plan_estimates` for `count`; `decode`
     memoises its decode rate per tensor-parallel degree across counts."""
     capacity = int(gpu.memory_bytes)
-    base = dict(
-        gpu_id=gpu.id,
-        gpu_name=gpu.name,
-        tier=gpu.tier,
-        count=count,
-        capacity_bytes=capacity,
-        currency=w.currency,
-    )
-    empty = dict(
-        bound=None,
-        hours=None,
-        tokens_per_s=None,
-        mode=None,
-        cost=None,
-        rent_cost=None,
-        own_cost=None,
-        run_cost=None,
-        per_million_tokens=None,
-        offer=None,
-    )
+    # One dict, filled in as the candidate gets through the checks (a rejection returns it with
+    # what is known so far).
+    rec = {
+        "gpu_id": gpu.id,
+        "gpu_name": gpu.name,
+        "tier": gpu.tier,
+        "count": count,
+        "capacity_bytes": capacity,
+        "currency": w.currency,
+        "sharding": "-",
+        "tensor_parallel": 1,
+        "ok": False,
+        "memory_per_gpu_bytes": None,
+        "bound": None,
+        "hours": None,
+        "tokens_per_s": None,
+        "mode": None,
+        "cost": None,
+        "rent_cost": None,
+        "own_cost": None,
+        "run_cost": None,
+        "per_million_tokens": None,
+        "offer": None,
+        "reasons": (),
+    }
 
-    def reject(reason: Reason, *, sharding="-", tp=1, need=None, **extra) -> dict:
-        return {
-            **base,
-            **empty,
-            **extra,
-            "sharding": sharding,
-            "tensor_parallel": tp,
-            "ok": False,
-            "memory_per_gpu_bytes": need,
-            "reasons": (reason,),
-        }
+    def reject(reason: Reason) -> dict:
+        rec["reasons"] = (reason,)
+        return rec
 
     # 1. memory
     chosen = None
@@ -373,15 +392,17 @@ def _judge(w: Workload, gpu, count: int, eff, priced, factor: float, plans, deco
     for plan in plans:
         if isinstance(plan, AdvisorError):
             return reject(_reason(plan.key, plan.message, **plan.params))
-        label, setup, tp, replicas, est = plan
-        if smallest is None or est.total_bytes < smallest[1].total_bytes:
-            smallest = (label, est, tp)
+        est = plan[4]
+        if smallest is None or est.total_bytes < smallest[4].total_bytes:
+            smallest = plan
         if est.total_bytes <= capacity:
             chosen = plan
             break
     if chosen is None:
-        label, est, tp = smallest
+        label, _, tp, _, est = smallest
         need = est.total_bytes
+        rec.update(sharding=label, tensor_parallel=tp, memory_per_gpu_bytes=need)
+        rec["bound"] = "vram_capacity"
         return reject(
             _reason(
                 "recommend.vram",
@@ -389,14 +410,10 @@ def _judge(w: Workload, gpu, count: int, eff, priced, factor: float, plans, deco
                 needs_gib=round(need / GIB, 1),
                 has_gib=round(capacity / GIB, 1),
                 sharding=label,
-            ),
-            sharding=label,
-            tp=tp,
-            need=need,
-            bound="vram_capacity",
+            )
         )
     label, setup, tp, replicas, est = chosen
-    need = est.total_bytes
+    rec.update(sharding=label, tensor_parallel=tp, memory_per_gpu_bytes=est.total_bytes)
 
     # 2-3. time
     hours = None
@@ -425,8 +442,8 @@ def _judge(w: Workload, gpu, count: int, eff, priced, factor: float, plans, deco
             tps = st.tokens_per_s
             bound = st.roofline.bound
     except AdvisorError as exc:
-        return reject(_reason(exc.key, exc.message, **exc.params), sharding=label, tp=tp, need=need)
-    timing = dict(hours=hours, tokens_per_s=tps, bound=bound)
+        return reject(_reason(exc.key, exc.message, **exc.params))
+    rec.update(hours=hours, tokens_per_s=tps, bound=bound)
     if w.target_tokens_per_s is not None and w.task == "inference" and tps < w.target_tokens_per_s:
         return reject(
             _reason(
@@ -434,11 +451,7 @@ def _judge(w: Workload, gpu, count: int, eff, priced, factor: float, plans, deco
                 f"reaches {tps:,.0f} tokens/s, target {w.target_tokens_per_s:,.0f}",
                 tokens_per_s=round(tps, 1),
                 target=w.target_tokens_per_s,
-            ),
-            sharding=label,
-            tp=tp,
-            need=need,
-            **timing,
+            )
         )
     if w.deadline_hours is not None and hours is not None and hours > w.deadline_hours:
         return reject(
@@ -447,11 +460,7 @@ def _judge(w: Workload, gpu, count: int, eff, priced, factor: float, plans, deco
                 f"needs {hours:,.1f} h, deadline {w.deadline_hours:,.1f} h",
                 hours=round(hours, 1),
                 deadline_hours=w.deadline_hours,
-            ),
-            sharding=label,
-            tp=tp,
-            need=need,
-            **timing,
+            )
         )
 
     # 4. money
@@ -463,17 +472,16 @@ def _judge(w: Workload, gpu, count: int, eff, priced, factor: float, plans, deco
     else:
         util = 1.0
     best = _cheapest_of(priced, count) if w.acquire != "own" else None
-    rent_cost = run_cost = per_m = None
-    offer_text = None
+    rent_cost = run_cost = None
     if best is not None:
         price, gpi, offer = best
         billed = math.ceil(count / gpi) * gpi
-        rent_cost = price * billed * horizon_hours * util * factor
+        rent_cost = rec["rent_cost"] = price * billed * horizon_hours * util * factor
         if hours is not None:
-            run_cost = price * billed * hours * factor
+            run_cost = rec["run_cost"] = price * billed * hours * factor
         if w.task == "inference":
-            per_m = cost.cost_per_million_tokens(tps, price * count) * factor
-        offer_text = f"{offer.provider} {offer.instance} ({offer.region}), read {offer.read}"
+            rec["per_million_tokens"] = cost.cost_per_million_tokens(tps, price * count) * factor
+        rec["offer"] = f"{offer.provider} {offer.instance} ({offer.region}), read {offer.read}"
     own_cost = purchase = None
     price_usd = getattr(gpu, "price_usd", None)
     if w.acquire != "rent" and price_usd:
@@ -487,15 +495,8 @@ def _judge(w: Workload, gpu, count: int, eff, priced, factor: float, plans, deco
             util,
             w.horizon_months,
         )
-        own_cost = own_total * factor
+        own_cost = rec["own_cost"] = own_total * factor
         purchase = purchase_usd * factor
-    money = dict(
-        rent_cost=rent_cost,
-        own_cost=own_cost,
-        run_cost=run_cost,
-        per_million_tokens=per_m,
-        offer=offer_text,
-    )
     options = []
     if rent_cost is not None:
         options.append((rent_cost, "rent"))
@@ -507,11 +508,8 @@ def _judge(w: Workload, gpu, count: int, eff, priced, factor: float, plans, deco
             "own": ("recommend.no_price", "no purchase price in the catalog"),
             "either": ("recommend.no_offer_no_price", "no cloud offer and no price"),
         }[w.acquire]
-        return reject(
-            _reason(why[0], why[1], gpu=gpu.id), sharding=label, tp=tp, need=need, **timing, **money
-        )
+        return reject(_reason(why[0], why[1], gpu=gpu.id))
     if w.budget is not None:
-        within = []
         spend = {}
         if rent_cost is not None:
             spend["rent"] = run_cost if run_cost is not None else rent_cost
@@ -527,24 +525,9 @@ def _judge(w: Workload, gpu, count: int, eff, priced, factor: float, plans, deco
                     cost=round(low, 2),
                     budget=w.budget,
                     currency=w.currency,
-                ),
-                sharding=label,
-                tp=tp,
-                need=need,
-                **timing,
-                **money,
+                )
             )
         options = within
-    best_cost, mode = min(options)
-    return {
-        **base,
-        "sharding": label,
-        "tensor_parallel": tp,
-        "ok": True,
-        "memory_per_gpu_bytes": need,
-        "mode": mode,
-        "cost": best_cost,
-        **timing,
-        **money,
-        "reasons": (),
-    }
+    rec["cost"], rec["mode"] = min(options)
+    rec["ok"] = True
+    return rec

@@ -507,14 +507,14 @@ def picker(params: dict) -> dict:
         budget=_opt_num(params, "budget"),
         target_tokens_per_s=_opt_num(params, "target_tokens_per_s"),
     )
-    recs = recommend.recommend(w, get_catalog())
-    ok = [r for r in recs if r.ok]
-    rejected = [r for r in recs if not r.ok]
+    rows = recommend.ranked_rows(w, get_catalog())
+    ok = [r for r in rows if r["ok"]]
+    rejected = [r for r in rows if not r["ok"]]
     return {
         "model": _model_info(spec),
         "task": task,
-        "recommended": [r.to_dict() for r in ok[:10]],
-        "rejected": [r.to_dict() for r in rejected[:15]],
+        "recommended": [recommend.row_dict(r) for r in ok[:10]],
+        "rejected": [recommend.row_dict(r) for r in rejected[:15]],
         "counts": {"ok": len(ok), "rejected": len(rejected)},
     }
 
