@@ -187,9 +187,12 @@ def test_worker_started_from_head_and_search_held_back(browser_page, site_server
     box = page.locator("input.md-search__input")
     box.click()
     box.press_sequentially("roofline", delay=30)
-    items = page.locator("li.md-search-result__item:not([hidden])")
-    items.first.wait_for(timeout=15000)
-    assert "roofline" in items.first.inner_text().lower()
+    # the results of the whole word (Material re-renders the list as each key's results arrive)
+    page.wait_for_function(
+        "() => { const f = document.querySelector('li.md-search-result__item:not([hidden])');"
+        " return !!f && f.innerText.toLowerCase().includes('roofline'); }",
+        timeout=15000,
+    )
     assert [u for u in browser_page.requests if "/workers/search" in u]
 
 

@@ -93,9 +93,19 @@ def test_search_azerbaijani_word(page, site_server, query):
     box.press_sequentially(query, delay=30)  # material searches on key events
     items = page.locator("li.md-search-result__item:not([hidden])")
     items.first.wait_for(timeout=15000)
-    hrefs = [items.nth(i).locator("a").first.get_attribute("href") for i in range(items.count())]
+    # Material re-renders the list as each key's results arrive: wait for the results of the
+    # whole word, then read them in one go (reading item by item raced a re-render).
+    sel = "li.md-search-result__item:not([hidden])"
+    page.wait_for_function(
+        "sel => { const f = document.querySelector(sel); if (!f) return false;"
+        " const t = f.innerText.toLowerCase(); return t.includes('yaddaş') || t.includes('yaddas'); }",
+        arg=sel,
+        timeout=15000,
+    )
+    hrefs = page.evaluate(
+        "sel => [...document.querySelectorAll(sel)].map(li => li.querySelector('a').getAttribute('href'))",
+        sel,
+    )
     assert hrefs
     assert not [h for h in hrefs if re.search(r"(^|/)en/", h)], hrefs  # this language only
-    text = items.first.inner_text().lower()
-    assert "yaddaş" in text or "yaddas" in text
     page.screenshot(path=str(SHOTS / f"az-search-{'ascii' if query.isascii() else 'native'}.png"))
