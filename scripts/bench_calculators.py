@@ -7,7 +7,10 @@ Serves the built site (`make site` first) on a local port, drives headless Chrom
 (new browser profile: navigation start -> the worker's ready-promise resolved and the calculator
 wired), reload time to interactive (same profile: HTTP cache warm), input change -> updated
 result p50/p90 (in the page: event dispatch -> result in the DOM; and -> the frame showing it
-painted), with a pause of GAP_MS between changes as between keystrokes, and bytes transferred.
+painted), with a pause of GAP_MS between changes as between keystrokes and a value not used
+before each time, and bytes transferred. The last column splits the input p50 (medians of each
+part): reading the form and writing the URL / Python in the worker (advisor.webapi.call) / the
+rest of the round trip (messages, JSON.parse) / writing the result's HTML.
 """
 
 from __future__ import annotations
