@@ -279,6 +279,21 @@ def _own_cost(price_usd, count, tdp_w, electricity, server_usd, pue, util, horiz
     return res.own_total, res.purchase
 
 
+def decode_rate(w: Workload, gpu, tensor_parallel: int, efficiency=compute.DEFAULT_EFFICIENCY):
+    """The workload's decode rate on `gpu` at a tensor-parallel degree, per replica
+    (advisor.compute.decode_tokens_per_s with the workload's batch, context and formats)."""
+    return compute.decode_tokens_per_s(
+        w.model,
+        gpu,
+        batch=w.batch,
+        context=w.seq,
+        weights=w.quant or "bf16",
+        kv_dtype=w.kv_dtype,
+        tensor_parallel=tensor_parallel,
+        efficiency=efficiency,
+    )
+
+
 def _fmt_money(v: float, currency: str) -> str:
     return f"{v:,.0f} {currency}"
 
@@ -421,16 +436,7 @@ def _judge(w: Workload, gpu, count: int, eff, priced, factor: float, plans, deco
         if w.task == "inference":
             rate = decode.get(tp)
             if rate is None:
-                rate = decode[tp] = compute.decode_tokens_per_s(
-                    w.model,
-                    gpu,
-                    batch=w.batch,
-                    context=w.seq,
-                    weights=w.quant or "bf16",
-                    kv_dtype=w.kv_dtype,
-                    tensor_parallel=tp,
-                    efficiency=eff,
-                )
+                rate = decode[tp] = decode_rate(w, gpu, tp, eff)
             tps = rate.tokens_per_s * replicas
             bound = rate.roofline.bound
         else:

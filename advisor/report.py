@@ -320,15 +320,7 @@ def _gpu_sources(g, precision_key: str) -> list[dict]:
 
 def _diagnosis(r, w: rec.Workload, setup, est, gpu) -> dict:
     if w.task == "inference":
-        rate = compute.decode_tokens_per_s(
-            w.model,
-            gpu,
-            batch=w.batch,
-            context=w.seq,
-            weights=w.quant or "bf16",
-            kv_dtype=w.kv_dtype,
-            tensor_parallel=r.tensor_parallel,
-        )
+        rate = rec.decode_rate(w, gpu, r.tensor_parallel)
         pre = compute.prefill_time(
             w.model,
             gpu,
