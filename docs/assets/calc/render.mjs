@@ -43,6 +43,18 @@ export const gib = (b, S) => `${fmt(b / GIB, S, 2)} GiB`;
 const money = (v, cur, S) => `${fmt(v, S, 0)} ${cur}`;
 const tr = (S, key, fallback) => S[key] ?? fallback ?? key;
 
+// advisor.recommend's plan labels in words: single, replicasN, tpN, tpAxB, ddp, zero3.
+export function shardingText(label, S) {
+  let m;
+  if (label === "single") return tr(S, "calc.sh.single", "single GPU");
+  if ((m = /^replicas(\d+)$/.exec(label))) return tr(S, "calc.sh.replicas", "{n} replicas").replace("{n}", m[1]);
+  if ((m = /^tp(\d+)x(\d+)$/.exec(label))) return tr(S, "calc.sh.tp_replicas", "TP {t} × {n} replicas").replace("{t}", m[1]).replace("{n}", m[2]);
+  if ((m = /^tp(\d+)$/.exec(label))) return tr(S, "calc.sh.tp", "TP {t}").replace("{t}", m[1]);
+  if (label === "ddp") return "DDP";
+  if (label === "zero3") return "ZeRO-3 (FSDP)";
+  return label;
+}
+
 export function errorText(err, S) {
   let t = S["err." + err.key];
   if (!t) return err.message;
@@ -162,7 +174,7 @@ function reasonText(x, S) {
 }
 
 function renderPicker(r, S) {
-  const rows = r.recommended.map((x) => [x.rank, x.gpu_name, x.count, x.sharding, x.cost == null ? "–" : money(x.cost, x.currency, S), x.mode ? tr(S, "calc.o." + x.mode, x.mode) : "–", x.tokens_per_s == null ? "–" : fmt(x.tokens_per_s, S, 0)]);
+  const rows = r.recommended.map((x) => [x.rank, x.gpu_name, x.count, shardingText(x.sharding, S), x.cost == null ? "–" : money(x.cost, x.currency, S), x.mode ? tr(S, "calc.o." + x.mode, x.mode) : "–", x.tokens_per_s == null ? "–" : fmt(x.tokens_per_s, S, 0)]);
   const rej = r.rejected.map((x) => [x.gpu_name, x.count, x.reasons.map((y) => reasonText(y, S)).join("; ")]);
   return `<p class="calc-headline">${esc(r.model.display_name)} · ${esc(tr(S, "calc.o." + r.task, r.task))} · <strong data-out="best">${esc(r.recommended[0] ? `${r.recommended[0].count} × ${r.recommended[0].gpu_name}` : tr(S, "calc.none", "none fits"))}</strong></p>${table(["#", tr(S, "calc.gpu", "Accelerator"), tr(S, "calc.count", "Count"), tr(S, "calc.sharding", "Sharding"), tr(S, "calc.cost", "Cost"), tr(S, "calc.mode", "Rent/own"), tr(S, "calc.tokens_s", "tokens/s")], rows, "calc-main")}<details><summary>${esc(tr(S, "calc.rejected", "Rejected"))} (${r.counts.rejected})</summary>${table([tr(S, "calc.gpu", "Accelerator"), tr(S, "calc.count", "Count"), tr(S, "calc.reason", "Reason")], rej)}</details>`;
 }
