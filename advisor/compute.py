@@ -125,6 +125,16 @@ class Efficiency:
 DEFAULT_EFFICIENCY = Efficiency()
 
 
+class _WithEfficiency:
+    """to_dict for the results that carry the Efficiency they were computed with (its sources
+    included)."""
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["efficiency"] = self.efficiency.to_dict()
+        return d
+
+
 @dataclass(frozen=True)
 class MeasuredEfficiency:
     """Measured fractions for one accelerator (e.g. read from a bench_results/ run). Any field
@@ -523,7 +533,7 @@ def roofline(
 
 
 @dataclass(frozen=True)
-class StepTime:
+class StepTime(_WithEfficiency):
     """One optimizer step on `gpus` GPUs."""
 
     step_time_s: float
@@ -539,11 +549,6 @@ class StepTime:
     efficiency: Efficiency
     fits: bool
     assumptions: tuple[str, ...] = field(default=())
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["efficiency"] = self.efficiency.to_dict()
-        return d
 
 
 def training_step_time(
@@ -756,7 +761,7 @@ def ideal_training_hours(
 
 
 @dataclass(frozen=True)
-class DecodeRate:
+class DecodeRate(_WithEfficiency):
     """Decode throughput at a batch and context."""
 
     tokens_per_s: float  # all sequences together
@@ -768,11 +773,6 @@ class DecodeRate:
     comm_time_s: float
     roofline: Roofline
     efficiency: Efficiency
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["efficiency"] = self.efficiency.to_dict()
-        return d
 
 
 def decode_tokens_per_s(
@@ -827,17 +827,12 @@ def decode_tokens_per_s(
 
 
 @dataclass(frozen=True)
-class PrefillTime:
+class PrefillTime(_WithEfficiency):
     seconds: float  # time to first token for the batch
     tokens_per_s: float
     flops: float  # per GPU
     roofline: Roofline
     efficiency: Efficiency
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["efficiency"] = self.efficiency.to_dict()
-        return d
 
 
 def prefill_time(
