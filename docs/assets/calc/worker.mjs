@@ -58,27 +58,33 @@ const ready = start().then(({ py, mode }) => ({
 const WARM_CALLS = 30;
 const STOP_AFTER_READER_CALLS = 5;
 let warmQueue = [];
-let realCalls = 0;
+let warming = false;
+let readerCalls = 0; // since the last warm-up request (each page view sends one)
 function warm(kinds) {
-  for (let i = 0; i < WARM_CALLS; i++) {
-    const fn = kinds[i % kinds.length];
-    warmQueue.push([fn, { batch: 2 + i }]);
-  }
-  ready.then(({ call }) => {
-    const step = () => {
-      const next = warmQueue.shift();
-      if (!next || realCalls >= STOP_AFTER_READER_CALLS) return;
-      call(next[0], JSON.stringify(next[1]));
+  warmQueue = Array.from({ length: WARM_CALLS }, (_, i) => [kinds[i % kinds.length], { batch: 2 + i }]);
+  readerCalls = 0;
+  if (warming) return; // the running chain takes the new queue
+  warming = true;
+  ready
+    .then(({ call }) => {
+      const step = () => {
+        const next = warmQueue.shift();
+        if (!next || readerCalls >= STOP_AFTER_READER_CALLS) {
+          warming = false;
+          return;
+        }
+        call(next[0], JSON.stringify(next[1]));
+        setTimeout(step, 0);
+      };
       setTimeout(step, 0);
-    };
-    setTimeout(step, 0);
-  });
+    })
+    .catch(() => {}); // a failed start is reported by the ready message
 }
 
 self.onmessage = async (event) => {
   const { id, fn, params } = event.data;
   if (event.data.warm) return warm(event.data.warm);
-  realCalls++;
+  readerCalls++;
   try {
     const { call } = await ready;
     const t0 = performance.now();
