@@ -25,7 +25,6 @@ Formulas
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import asdict, dataclass
 
@@ -370,11 +369,10 @@ class OwnTotals:
         return self.upfront + loan + self.opex_per_month * m
 
 
-@functools.lru_cache(maxsize=8192)
 def own_totals(own: OwnHardware, *, utilisation: float, horizon_months: int) -> OwnTotals:
     """Total cost of owning `own` for `horizon_months` at `utilisation` (formulas in the module
-    docstring: power, maintenance, hosting, financing, resale). Cached: pure, and the picker
-    asks it again for every accelerator and count on each input change."""
+    docstring: power, maintenance, hosting, financing, resale): the owning side of `tco`, alone,
+    for the picker's every candidate (advisor.recommend caches it)."""
     own = own.validated()
     u = check_positive("utilisation", utilisation, maximum=1.0)
     horizon = check_int("horizon_months", horizon_months, minimum=1, maximum=600)
