@@ -56,8 +56,8 @@ CACHE = ROOT / ".cache" / "calc"
 RUNTIME_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip")
 CALCS = ("vram", "budget", "picker", "roofline")
 SLOT = '<div class="calc-slot" data-calc="{name}"></div>'
-# Inlined into the <head> of calculator pages: starts the Pyodide worker early and holds
-# Material's search worker back (the file says why).
+# Inlined into the <head> of calculator pages (mkdocs.yml keeps the file itself out of the site):
+# starts the Pyodide worker early and holds Material's search worker back (the file says why).
 BOOT_JS = (ROOT / "docs" / "assets" / "calc" / "boot.js").read_text(encoding="utf-8")
 SOURCE_DATE_EPOCH = "1767225600"  # 2026-01-01: fixed wheel timestamps
 
