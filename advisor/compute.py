@@ -95,34 +95,59 @@ EFFICIENCY_SOURCES = {
 
 @dataclass(frozen=True)
 class Efficiency:
-    """Fractions of the datasheet peaks that real kernels reach. One place for every assumption.
+    """Efficiency overrides. A field left None is computed by the kernel-level model
+    (advisor.timing / advisor.training, the accelerator's achievable ceilings from
+    advisor.efficiency); a number replaces it with the flat textbook estimate at that fraction:
 
-    - `train_mfu`: fraction of the dense peak the GPU sustains on a training step (model FLOPs
-      utilisation when nothing is recomputed; with recomputation the same fraction applies to
-      the hardware FLOPs, so the reported MFU drops).
-    - `prefill_mfu`: the same for an inference prefill.
-    - `decode_bandwidth`: fraction of the datasheet memory bandwidth a decode step streams at.
-    - `interconnect`: fraction of the stated per-direction link bandwidth NCCL collectives reach.
-    - `source`: "assumed" or where a measurement came from.
+    - `train_mfu`: fraction of the dense peak a training step sustains (the user's --mfu or a
+      measured train-step MFU);
+    - `prefill_mfu`: the same for a prefill;
+    - `decode_bandwidth`: fraction of the datasheet bandwidth a decode step streams at;
+    - `interconnect`: fraction of the stated per-direction link bandwidth collectives reach;
+    - `source`: "model" or where the numbers came from.
     """
 
-    train_mfu: float = 0.40
-    prefill_mfu: float = 0.40
-    decode_bandwidth: float = 0.80
-    interconnect: float = 0.75
-    source: str = "assumed"
+    train_mfu: float | None = None
+    prefill_mfu: float | None = None
+    decode_bandwidth: float | None = None
+    interconnect: float | None = None
+    source: str = "model"
 
     def __post_init__(self):
         for name in ("train_mfu", "prefill_mfu", "decode_bandwidth", "interconnect"):
-            check_positive(f"efficiency.{name}", getattr(self, name), maximum=1.0)
+            v = getattr(self, name)
+            if v is not None:
+                check_positive(f"efficiency.{name}", v, maximum=1.0)
+
+    def flat(self, name: str) -> float:
+        """The value of `name`, or its flat textbook default (FLAT_DEFAULTS) when None."""
+        v = getattr(self, name)
+        return FLAT_DEFAULTS[name] if v is None else v
 
     def to_dict(self) -> dict:
         d = asdict(self)
-        d["sources"] = dict(EFFICIENCY_SOURCES) if self.source == "assumed" else {}
+        d["sources"] = {k: EFFICIENCY_SOURCES[k] for k in FLAT_DEFAULTS if d.get(k) is not None}
+        d["model"] = (
+            "kernel-level: achievable matmul and bandwidth per accelerator (catalog/efficiency), "
+            "flash-attention and decode fractions fitted on published measurements "
+            "(bench_results/validation/throughput.json)"
+        )
         return d
 
 
+# The flat fractions of the textbook estimate, used only where an Efficiency field is set or
+# where a caller asks for `ideal` figures (sources in EFFICIENCY_SOURCES).
+FLAT_DEFAULTS = {
+    "train_mfu": 0.40,
+    "prefill_mfu": 0.40,
+    "decode_bandwidth": 0.80,
+    "interconnect": 0.75,
+}
+
 DEFAULT_EFFICIENCY = Efficiency()
+FLAT = Efficiency(**FLAT_DEFAULTS, source="flat textbook fractions")
+"""The textbook estimate (one MFU, one bandwidth fraction for every accelerator), kept for
+comparison with the kernel-level model and for the --mfu override."""
 
 
 class _WithEfficiency:
@@ -606,11 +631,13 @@ def training_step_time(
     )
     precision = setup.precision
     peak = peak_flops(gpu, precision)
-    t_compute = fl.hardware_flops / gpus / (peak * efficiency.train_mfu)
+    mfu_flat = efficiency.flat("train_mfu")
+    bw_flat = efficiency.flat("decode_bandwidth")
+    t_compute = fl.hardware_flops / gpus / (peak * mfu_flat)
     bytes_moved = training_bytes(est.components)
-    t_memory = bytes_moved / (bandwidth_bytes_per_s(gpu) * efficiency.decode_bandwidth)
+    t_memory = bytes_moved / (bandwidth_bytes_per_s(gpu) * bw_flat)
 
-    link = link_bytes_per_s(gpu) * efficiency.interconnect
+    link = link_bytes_per_s(gpu) * efficiency.flat("interconnect")
     weight_bytes, grad_bytes = _sync_bytes(setup, lora)
     sharding = getattr(setup, "sharding", "ddp")
     if sharding == "zero3":
@@ -632,24 +659,38 @@ def training_step_time(
     hidden = t_core if sharding == "zero3" else t_core * 2 / 3
     exposed = max(0.0, t_dp - hidden) + t_tp
     step = t_core + exposed
+    comm_total = t_dp + t_tp
+    if efficiency.train_mfu is None:
+        detailed = _detailed_step(setup, gpu, task, dp, tp)
+        step = detailed.step_time_s
+        t_compute = detailed.parts_s["compute"]
+        comm_total = detailed.parts_s["tp_comm"] + detailed.parts_s["dp_exposed"]
+        exposed = comm_total
+        assumptions = (
+            "kernel-level model: each GEMM, attention and element-wise pass at the "
+            "accelerator's achievable matmul and bandwidth ceilings (advisor.timing)",
+            "data-parallel gradient traffic overlapped with the backward pass; tensor-parallel "
+            "traffic on the critical path",
+        )
+    else:
+        assumptions = (
+            f"compute at {mfu_flat:.0%} of the dense {PEAK_KEY[precision]} peak "
+            f"({efficiency.source})",
+            f"links at {efficiency.flat('interconnect'):.0%} of the per-direction bandwidth",
+            "data-parallel gradient traffic overlapped with backward; tensor-parallel traffic not",
+        )
     fits = est.total_bytes <= gpu.memory_bytes
     rl = roofline(
         fl.hardware_flops / gpus,
         bytes_moved,
         gpu,
         precision,
-        compute_efficiency=efficiency.train_mfu,
-        bandwidth_efficiency=efficiency.decode_bandwidth,
-        comm_time_s=t_dp + t_tp,
+        compute_efficiency=fl.hardware_flops / gpus / peak / max(t_compute, 1e-30),
+        bandwidth_efficiency=bw_flat,
+        comm_time_s=comm_total,
         fits=fits,
     )
     mfu = fl.model_flops / (step * peak * gpus)
-    assumptions = (
-        f"compute at {efficiency.train_mfu:.0%} of the dense {PEAK_KEY[precision]} peak "
-        f"({efficiency.source})",
-        f"links at {efficiency.interconnect:.0%} of the per-direction bandwidth",
-        "data-parallel gradient traffic overlapped with backward; tensor-parallel traffic not",
-    )
     return StepTime(
         step_time_s=step,
         compute_time_s=t_compute,
@@ -664,6 +705,31 @@ def training_step_time(
         efficiency=efficiency,
         fits=fits,
         assumptions=assumptions,
+    )
+
+
+def _detailed_step(setup, gpu, task: str, dp: int, tp: int):
+    """advisor.training.train_step for a memory.TrainingSetup on one node (DP ranks each run
+    one micro-batch of `setup.batch` sequences)."""
+    from . import training
+    from .parallel import Layout
+
+    layout = Layout(
+        tp=tp,
+        dp=dp,
+        gpus_per_node=max(8, setup.gpus),
+        micro_batch=setup.batch,
+        sharding=setup.sharding,
+    )
+    precision = setup.precision if setup.precision in training.PRECISIONS else "bf16"
+    return training.train_step(
+        setup.model,
+        gpu,
+        layout,
+        seq=setup.seq,
+        precision=precision,
+        checkpointing=setup.checkpointing,
+        task=task,
     )
 
 
@@ -797,19 +863,36 @@ def decode_tokens_per_s(
     w = decode_weight_bytes(spec, weights, batch) / tp
     kv = kv_read_bytes(spec, context, batch, kv_dtype) / tp
     fl = decode_flops(spec, context, batch) / tp
-    t_c = fl / (peak_flops(gpu, weights) * efficiency.prefill_mfu)
-    t_m = (w + kv) / (bandwidth_bytes_per_s(gpu) * efficiency.decode_bandwidth)
-    link = link_bytes_per_s(gpu) * efficiency.interconnect
+    t_c = fl / (peak_flops(gpu, weights) * efficiency.flat("prefill_mfu"))
+    t_m = (w + kv) / (bandwidth_bytes_per_s(gpu) * efficiency.flat("decode_bandwidth"))
+    link = link_bytes_per_s(gpu) * efficiency.flat("interconnect")
     comm = 2 * spec.num_layers * allreduce_bytes(batch * spec.hidden_size * 2, tp)
     t_comm = comm / link if comm else 0.0
     step = max(t_c, t_m) + t_comm
+    if efficiency.decode_bandwidth is None:
+        from . import timing
+
+        dev = timing.Device.of(gpu, PEAK_KEY[weights])
+        fabric = _fabric(gpu) if tp > 1 else None
+        d = timing.decode_step_time(
+            spec,
+            dev,
+            _stack(),
+            batch=batch,
+            context=context,
+            weights=weights,
+            kv_bytes=KV_BYTES[kv_dtype],
+            tp=tp,
+            tp_fabric=fabric,
+        )
+        step, t_comm = d["seconds"], d["comm_s"]
     rl = roofline(
         fl,
         w + kv,
         gpu,
         weights,
-        compute_efficiency=efficiency.prefill_mfu,
-        bandwidth_efficiency=efficiency.decode_bandwidth,
+        compute_efficiency=efficiency.flat("prefill_mfu"),
+        bandwidth_efficiency=efficiency.flat("decode_bandwidth"),
         comm_time_s=t_comm,
         fits=fits,
     )
@@ -857,19 +940,34 @@ def prefill_time(
         decode_weight_bytes(spec, weights, batch * prompt_tokens)
         + kv_read_bytes(spec, prompt_tokens, batch, kv_dtype)
     ) / tp
-    t_c = fl / (peak_flops(gpu, weights) * efficiency.prefill_mfu)
-    t_m = nbytes / (bandwidth_bytes_per_s(gpu) * efficiency.decode_bandwidth)
-    link = link_bytes_per_s(gpu) * efficiency.interconnect
+    t_c = fl / (peak_flops(gpu, weights) * efficiency.flat("prefill_mfu"))
+    t_m = nbytes / (bandwidth_bytes_per_s(gpu) * efficiency.flat("decode_bandwidth"))
+    link = link_bytes_per_s(gpu) * efficiency.flat("interconnect")
     comm = 2 * spec.num_layers * allreduce_bytes(batch * prompt_tokens * spec.hidden_size * 2, tp)
     t_comm = comm / link if comm else 0.0
     seconds = max(t_c, t_m) + t_comm
+    if efficiency.prefill_mfu is None:
+        from . import timing
+
+        dev = timing.Device.of(gpu, PEAK_KEY[weights])
+        d = timing.prefill_time(
+            spec,
+            dev,
+            _stack(),
+            batch=batch,
+            prompt=prompt_tokens,
+            weights=weights,
+            tp=tp,
+            tp_fabric=_fabric(gpu) if tp > 1 else None,
+        )
+        seconds = d["seconds"]
     rl = roofline(
         fl,
         nbytes,
         gpu,
         weights,
-        compute_efficiency=efficiency.prefill_mfu,
-        bandwidth_efficiency=efficiency.decode_bandwidth,
+        compute_efficiency=efficiency.flat("prefill_mfu"),
+        bandwidth_efficiency=efficiency.flat("decode_bandwidth"),
         comm_time_s=t_comm,
         fits=fits,
     )
@@ -880,3 +978,15 @@ def prefill_time(
         roofline=rl,
         efficiency=efficiency,
     )
+
+
+def _stack():
+    from .efficiency import DEFAULT_STACK
+
+    return DEFAULT_STACK
+
+
+def _fabric(gpu):
+    from .network import intra_node_fabric
+
+    return intra_node_fabric(gpu)

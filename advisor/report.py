@@ -668,10 +668,10 @@ def build_report(profile: Profile, catalog, *, lang: str | None = None) -> dict:
         "sources": uniq,
         "efficiency": dict(compute.EFFICIENCY_SOURCES),
         "efficiency_values": {
-            "train_mfu": compute.DEFAULT_EFFICIENCY.train_mfu,
-            "prefill_mfu": compute.DEFAULT_EFFICIENCY.prefill_mfu,
-            "decode_bandwidth": compute.DEFAULT_EFFICIENCY.decode_bandwidth,
-            "interconnect": compute.DEFAULT_EFFICIENCY.interconnect,
+            "train_mfu": compute.FLAT_DEFAULTS["train_mfu"],
+            "prefill_mfu": compute.FLAT_DEFAULTS["prefill_mfu"],
+            "decode_bandwidth": compute.FLAT_DEFAULTS["decode_bandwidth"],
+            "interconnect": compute.FLAT_DEFAULTS["interconnect"],
         },
     }
 

@@ -21,6 +21,7 @@ def fake_gpu(**kw):
         peak_tflops={"bf16": 100.0, "fp16": 100.0, "fp32": 10.0},
         memory_bandwidth_gbps=1000.0,
         memory_bytes=80 * 10**9,
+        interconnect="nvlink4",
         interconnect_gbps=100.0,
         tdp_w=500.0,
         price_usd=None,
@@ -84,7 +85,7 @@ def test_decode_rate_by_hand():
     assert compute.decode_weight_bytes(TINY, "bf16") == 160_896
     assert compute.kv_read_bytes(TINY, 10, batch=3) == 7_680
     gpu = fake_gpu()
-    r = compute.decode_tokens_per_s(TINY, gpu, batch=3, context=10)
+    r = compute.decode_tokens_per_s(TINY, gpu, batch=3, context=10, efficiency=compute.FLAT)
     step = (160_896 + 7_680) / (1000e9 * 0.80)
     assert r.step_time_s == pytest.approx(step)
     assert r.tokens_per_s == pytest.approx(3 / step)
@@ -186,9 +187,12 @@ def test_llama3_405b_training_compute():
 
 
 def test_efficiency_assumptions_and_measured_override():
+    # default: every field None -> the kernel-level model; FLAT: the textbook fractions
     e = compute.DEFAULT_EFFICIENCY
-    assert (e.train_mfu, e.decode_bandwidth) == (0.40, 0.80)
-    assert set(e.to_dict()["sources"]) == {
+    assert (e.train_mfu, e.decode_bandwidth) == (None, None)
+    assert e.to_dict()["sources"] == {}
+    assert (compute.FLAT.train_mfu, compute.FLAT.decode_bandwidth) == (0.40, 0.80)
+    assert set(compute.FLAT.to_dict()["sources"]) == {
         "train_mfu",
         "prefill_mfu",
         "decode_bandwidth",
@@ -198,15 +202,15 @@ def test_efficiency_assumptions_and_measured_override():
         "h100-sxm", "bench_results/run1.json", train_mfu=0.52, decode_bandwidth=None
     )
     got = compute.efficiency_for("h100-sxm", [m])
-    assert got.train_mfu == 0.52 and got.decode_bandwidth == 0.80
+    assert got.train_mfu == 0.52 and got.decode_bandwidth is None
     assert got.source == "measured: bench_results/run1.json"
     assert compute.efficiency_for("a100-80gb", [m]) is e
     with pytest.raises(AdvisorError) as err:
         compute.Efficiency(train_mfu=1.5)
     assert err.value.field == "efficiency.train_mfu"
-    # a measured bandwidth fraction changes the decode rate proportionally
+    # a measured bandwidth fraction changes the flat decode rate proportionally
     gpu = fake_gpu()
-    base = compute.decode_tokens_per_s(TINY, gpu, context=10)
+    base = compute.decode_tokens_per_s(TINY, gpu, context=10, efficiency=compute.FLAT)
     faster = compute.decode_tokens_per_s(
         TINY, gpu, context=10, efficiency=compute.Efficiency(decode_bandwidth=0.9)
     )
@@ -268,7 +272,7 @@ def test_catalog_peaks_against_measured_matmul_ceilings():
             ceiling = mamf / peak
             assert 0.5 < ceiling <= 1.0, g.id
             # advisor's default training MFU stays under what a bare matmul reaches
-            assert compute.DEFAULT_EFFICIENCY.train_mfu < ceiling, g.id
+            assert compute.FLAT_DEFAULTS["train_mfu"] < ceiling, g.id
     assert seen >= 3
 
 
@@ -278,7 +282,7 @@ def test_training_step_time_by_hand():
     spec = load_catalog().model("llama-3.2-1b").spec
     gpu = fake_gpu(memory_bytes=10**15)
     one = mem.TrainingSetup(model=spec, batch=8, seq=1024, precision="amp-bf16")
-    st = compute.training_step_time(one, gpu)
+    st = compute.training_step_time(one, gpu, efficiency=compute.FLAT)
     fl = compute.training_flops(spec, 8 * 1024, 1024)
     assert st.tokens_per_step == 8192
     assert st.compute_time_s == pytest.approx(fl.hardware_flops / (100e12 * 0.40))
@@ -287,7 +291,7 @@ def test_training_step_time_by_hand():
     # DDP on 2 GPUs: all-reduce of fp32 gradients, 2(n-1)/n * 4 B * params, over the
     # per-direction link (100 GB/s stated -> 50 GB/s) at 75 %
     two = mem.TrainingSetup(model=spec, batch=8, seq=1024, precision="amp-bf16", gpus=2)
-    st2 = compute.training_step_time(two, gpu)
+    st2 = compute.training_step_time(two, gpu, efficiency=compute.FLAT)
     comm = 2 * (1 / 2) * 4 * param_count(spec) / (50e9 * 0.75)
     assert st2.comm_time_s == pytest.approx(comm)
     # overlapped with the backward pass (2/3 of the step's compute)
@@ -300,24 +304,26 @@ def test_training_step_time_by_hand():
     z3 = mem.TrainingSetup(
         model=spec, batch=8, seq=1024, precision="amp-bf16", gpus=2, sharding="zero3"
     )
-    assert compute.training_step_time(z3, gpu).comm_time_s == pytest.approx(1.5 * comm)
+    assert compute.training_step_time(
+        z3, gpu, efficiency=compute.FLAT
+    ).comm_time_s == pytest.approx(1.5 * comm)
     # full checkpointing: same tokens, more hardware FLOPs, lower MFU (6N / 8N-ish)
     ck = mem.TrainingSetup(
         model=spec, batch=8, seq=1024, precision="amp-bf16", checkpointing="full"
     )
-    st3 = compute.training_step_time(ck, gpu)
+    st3 = compute.training_step_time(ck, gpu, efficiency=compute.FLAT)
     assert st3.model_flops_utilisation == pytest.approx(
         0.40 * fl.model_flops / st3.flops.hardware_flops
     )
     assert 0.29 < st3.model_flops_utilisation < 0.31
-    tt = compute.time_to_train(one, gpu, 8192 * 10)
+    tt = compute.time_to_train(one, gpu, 8192 * 10, efficiency=compute.FLAT)
     assert tt.steps == 10 and tt.hours == pytest.approx(10 * st.step_time_s / 3600)
 
 
 def test_prefill_time_is_compute_bound_by_hand():
     spec = load_catalog().model("llama-3.2-1b").spec
     gpu = fake_gpu()
-    p = compute.prefill_time(spec, gpu, batch=2, prompt_tokens=2048)
+    p = compute.prefill_time(spec, gpu, batch=2, prompt_tokens=2048, efficiency=compute.FLAT)
     flops = compute.prefill_flops(spec, 2048, batch=2)
     t_c = flops / (100e12 * 0.40)
     nbytes = compute.decode_weight_bytes(spec, "bf16", 2 * 2048) + compute.kv_read_bytes(
@@ -327,6 +333,8 @@ def test_prefill_time_is_compute_bound_by_hand():
     assert p.roofline.bound == "compute" and p.seconds == pytest.approx(t_c)
     assert p.tokens_per_s == pytest.approx(2 * 2048 / t_c)
     # tensor parallelism over 2 splits FLOPs, and adds 2 all-reduces per layer of b*s*h*2 bytes
-    p2 = compute.prefill_time(spec, gpu, batch=2, prompt_tokens=2048, tensor_parallel=2)
+    p2 = compute.prefill_time(
+        spec, gpu, batch=2, prompt_tokens=2048, tensor_parallel=2, efficiency=compute.FLAT
+    )
     comm = 2 * spec.num_layers * (2 * 1 / 2) * 2 * 2048 * spec.hidden_size * 2 / (50e9 * 0.75)
     assert p2.seconds == pytest.approx(t_c / 2 + comm)

@@ -27,6 +27,7 @@ def gpu(gid, memory_gb, price=None, bf16=400.0, bw=2000.0, tier="datacenter", li
         memory_bandwidth_gbps=bw,
         peak_tflops={"bf16": bf16, "fp16": bf16, "fp32": bf16 / 10} if bf16 else {"fp16": 100.0},
         tdp_w=700.0,
+        interconnect="nvlink4",
         interconnect_gbps=link,
         price_usd=price,
         doc={},

@@ -100,7 +100,7 @@ def register(subparsers) -> None:
     run.add_argument("--sharding", default="ddp", help="ddp|zero1|zero2|zero3 (default ddp)")
     run.add_argument("--checkpointing", default="none", help="none|selective|full")
     run.add_argument(
-        "--mfu", type=float, help=f"assumed MFU (default {compute.DEFAULT_EFFICIENCY.train_mfu})"
+        "--mfu", type=float, help=f"assumed MFU (default {compute.FLAT_DEFAULTS['train_mfu']})"
     )
     bench_args(run)
     run.set_defaults(func=_run)

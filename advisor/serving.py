@@ -1,0 +1,280 @@
+"""Serving under continuous batching: for a model on `tp` GPUs per replica, prompts of
+`input_tokens`, answers of `output_tokens` and `concurrency` requests in flight per replica:
+time to first token (TTFT), time per output token (TPOT), tokens/s per user and in total, and
+the largest concurrency the KV cache allows.
+
+The steady state (Yu et al. 2022, Orca, OSDI §3: iteration-level scheduling; Kwon et al. 2023,
+vLLM/PagedAttention, arXiv:2309.06180 §4; Agrawal et al. 2024, Sarathi-Serve,
+arXiv:2403.02310 §3: prefills and decodes share the iterations): while `c` requests decode
+together, each of them was once prefilled. One "generation" of `c` requests costs the GPU
+    T = c * t_prefill(input) + output * t_decode(batch c, context input + output/2)
+so TPOT = T / output (decode steps slowed by the prefills between them), total output
+tokens/s = c * output / T per replica, tokens/s per user = 1 / TPOT, and TTFT = the prefill
+of one prompt plus one decode step of waiting (an idle-free queue; a saturated queue adds
+queueing that this model does not predict). Prefills of short prompts are batched up to
+`max_num_batched_tokens` tokens per iteration (vLLM's default 8192 for chunked prefill,
+docs.vllm.ai "Engine arguments").
+
+The concurrency is capped by the KV-cache blocks vLLM can allocate (advisor.memory.
+serving_capacity) and by `max_num_seqs` (vLLM's default 256, same page).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import efficiency as eff
+from . import memory as mem
+from . import network as net
+from . import timing
+from .compute import KV_BYTES, PEAK_KEY
+from .errors import AdvisorError, check_choice, check_int, check_positive
+from .models import ModelSpec
+
+MAX_NUM_SEQS = 256
+MAX_NUM_BATCHED_TOKENS = 8192
+
+
+@dataclass(frozen=True)
+class ServingPoint:
+    concurrency: int  # requests in flight per replica
+    ttft_s: float
+    tpot_s: float
+    tokens_per_s_per_user: float
+    tokens_per_s: float  # output tokens, all replicas
+    tokens_per_s_per_gpu: float
+    requests_per_s: float
+    decode_step_s: float
+    prefill_s: float
+
+    def to_dict(self) -> dict:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+@dataclass(frozen=True)
+class ServingPlan:
+    model: str
+    gpu: str
+    tensor_parallel: int
+    replicas: int
+    input_tokens: int
+    output_tokens: int
+    weights: str
+    kv_dtype: str
+    max_concurrency: int  # per replica, by KV cache and max_num_seqs
+    kv_limited_concurrency: int
+    points: tuple[ServingPoint, ...]
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "points"}
+        d["points"] = [p.to_dict() for p in self.points]
+        d["notes"] = list(self.notes)
+        return d
+
+    def at(self, concurrency: int) -> ServingPoint | None:
+        for p in self.points:
+            if p.concurrency == concurrency:
+                return p
+        return None
+
+    def best_under(self, ttft_s: float | None = None, tpot_s: float | None = None):
+        """The highest-throughput point that meets both latency limits, or None."""
+        ok = [
+            p
+            for p in self.points
+            if (ttft_s is None or p.ttft_s <= ttft_s) and (tpot_s is None or p.tpot_s <= tpot_s)
+        ]
+        return max(ok, key=lambda p: p.tokens_per_s) if ok else None
+
+
+def _check(spec: ModelSpec, input_tokens: int, output_tokens: int):
+    if not spec.causal:
+        raise AdvisorError(
+            "serving.encoder",
+            f"model: {spec.name} is an encoder; it generates no tokens (no decode, no TPOT)",
+            field="model",
+        )
+    check_int("input_tokens", input_tokens, maximum=spec.max_position_embeddings)
+    check_int("output_tokens", output_tokens, maximum=spec.max_position_embeddings)
+    if input_tokens + output_tokens > spec.max_position_embeddings:
+        raise AdvisorError(
+            "seq.too_long",
+            f"input_tokens + output_tokens: {input_tokens + output_tokens} is more than the "
+            f"model's context ({spec.max_position_embeddings})",
+            field="output_tokens",
+            maximum=spec.max_position_embeddings,
+        )
+
+
+def point(
+    spec: ModelSpec,
+    gpu,
+    *,
+    concurrency: int,
+    input_tokens: int,
+    output_tokens: int,
+    weights: str = "bf16",
+    kv_dtype: str = "bf16",
+    tensor_parallel: int = 1,
+    gpus: int | None = None,
+    stack: eff.Stack = eff.DEFAULT_STACK,
+    achievable=None,
+) -> ServingPoint:
+    """One steady-state operating point (module docstring)."""
+    _check(spec, input_tokens, output_tokens)
+    c = check_int("concurrency", concurrency, maximum=1 << 16)
+    tp = check_int("tensor_parallel", tensor_parallel, maximum=72)
+    check_choice("kv_dtype", kv_dtype, KV_BYTES)
+    if weights not in PEAK_KEY:
+        check_choice("weights", weights, PEAK_KEY)
+    gpus = gpus or tp
+    if gpus % tp:
+        raise AdvisorError(
+            "gpus.tp_divides",
+            f"gpus: {gpus} is not a multiple of tensor_parallel {tp}",
+            field="tensor_parallel",
+        )
+    dev = timing.Device.of(gpu, PEAK_KEY[weights], stack, achievable)
+    fabric = net.intra_node_fabric(gpu) if tp > 1 else None
+    per_batch = max(1, min(c, MAX_NUM_BATCHED_TOKENS // input_tokens))
+    pf = timing.prefill_time(
+        spec,
+        dev,
+        stack,
+        batch=per_batch,
+        prompt=input_tokens,
+        weights=weights,
+        tp=tp,
+        tp_fabric=fabric,
+    )["seconds"]
+    t_pf_one = timing.prefill_time(
+        spec, dev, stack, batch=1, prompt=input_tokens, weights=weights, tp=tp, tp_fabric=fabric
+    )["seconds"]
+    t_pf = pf / per_batch
+    ctx = input_tokens + output_tokens // 2
+    t_d = timing.decode_step_time(
+        spec,
+        dev,
+        stack,
+        batch=c,
+        context=ctx,
+        weights=weights,
+        kv_bytes=KV_BYTES[kv_dtype],
+        tp=tp,
+        tp_fabric=fabric,
+    )["seconds"]
+    cycle = c * t_pf + output_tokens * t_d
+    tpot = cycle / output_tokens
+    replicas = gpus // tp
+    total = replicas * c * output_tokens / cycle
+    return ServingPoint(
+        concurrency=c,
+        ttft_s=t_pf_one + t_d,
+        tpot_s=tpot,
+        tokens_per_s_per_user=1 / tpot,
+        tokens_per_s=total,
+        tokens_per_s_per_gpu=total / gpus,
+        requests_per_s=replicas * c / cycle,
+        decode_step_s=t_d,
+        prefill_s=t_pf_one,
+    )
+
+
+def max_concurrency(
+    spec: ModelSpec,
+    gpu,
+    *,
+    input_tokens: int,
+    output_tokens: int,
+    weights: str = "bf16",
+    kv_dtype: str = "bf16",
+    tensor_parallel: int = 1,
+    gpu_memory_utilization: float = 0.9,
+) -> int:
+    """Requests per replica whose whole context (input + output) fits in the KV-cache blocks
+    (advisor.memory.serving_capacity); 0 if the weights do not fit."""
+    check_positive("gpu_memory_utilization", gpu_memory_utilization, maximum=1.0)
+    cap = mem.serving_capacity(
+        spec,
+        gpu.memory_bytes,
+        context=input_tokens + output_tokens,
+        weights=weights,
+        kv_dtype=kv_dtype,
+        gpu_memory_utilization=gpu_memory_utilization,
+        tensor_parallel=tensor_parallel,
+    )
+    return int(cap.max_concurrent_sequences)
+
+
+def plan(
+    spec: ModelSpec,
+    gpu,
+    *,
+    input_tokens: int,
+    output_tokens: int,
+    weights: str = "bf16",
+    kv_dtype: str = "bf16",
+    tensor_parallel: int = 1,
+    gpus: int | None = None,
+    max_num_seqs: int = MAX_NUM_SEQS,
+    stack: eff.Stack = eff.DEFAULT_STACK,
+    achievable=None,
+) -> ServingPlan:
+    """The throughput-latency curve at concurrency 1, 2, 4, ... up to the largest the KV cache
+    and `max_num_seqs` allow (and that value itself)."""
+    _check(spec, input_tokens, output_tokens)
+    tp = check_int("tensor_parallel", tensor_parallel, maximum=72)
+    check_int("max_num_seqs", max_num_seqs, maximum=1 << 16)
+    kv_max = max_concurrency(
+        spec,
+        gpu,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        weights=weights,
+        kv_dtype=kv_dtype,
+        tensor_parallel=tp,
+    )
+    top = min(kv_max, max_num_seqs)
+    notes = []
+    if kv_max < max_num_seqs:
+        notes.append(f"concurrency limited by the KV cache to {kv_max} per replica")
+    levels = []
+    c = 1
+    while c < top:
+        levels.append(c)
+        c *= 2
+    if top >= 1:
+        levels.append(top)
+    pts = tuple(
+        point(
+            spec,
+            gpu,
+            concurrency=c,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            weights=weights,
+            kv_dtype=kv_dtype,
+            tensor_parallel=tp,
+            gpus=gpus,
+            stack=stack,
+            achievable=achievable,
+        )
+        for c in levels
+    )
+    if not pts:
+        notes.append("the weights leave no room for a single request's KV cache")
+    return ServingPlan(
+        model=spec.name,
+        gpu=gpu.id,
+        tensor_parallel=tp,
+        replicas=(gpus or tp) // tp,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        weights=weights,
+        kv_dtype=kv_dtype,
+        max_concurrency=top,
+        kv_limited_concurrency=kv_max,
+        points=pts,
+        notes=tuple(notes),
+    )
