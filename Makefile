@@ -3,7 +3,7 @@ PY      := .venv/bin/python
 PORT    ?= 8000
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: help setup serve site test test-fast lint format bench bench-memory bench-site bench-calculators wheel reports clean
+.PHONY: help setup serve site test test-fast lint format bench bench-memory bench-throughput bench-site bench-calculators wheel reports clean
 
 help:            ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -44,6 +44,9 @@ bench: setup     ## run every benchmark workload once on this CPU into bench_res
 
 bench-memory: setup ## advisor's memory model vs real PyTorch allocations -> bench_results/validation/memory.json
 	$(PY) -m bench.memory_validation
+
+bench-throughput: setup ## advisor's time model vs published measurements -> bench_results/validation/throughput.json
+	$(PY) -m bench.throughput_validation
 
 bench-site: setup ## time the bilingual build, with and without the data hooks
 	$(PY) scripts/bench_build.py

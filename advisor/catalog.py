@@ -16,6 +16,7 @@ from . import yamlish
 from .errors import AdvisorError, unknown_name
 from .hardware import GPU, gpu_from_dict
 from .models import ModelSpec, from_hf_config
+from .network import fabric_from_dict
 from .prices import CloudOffer, CurrencyRates, currency_from_dict, offers_from_dict
 
 
@@ -78,6 +79,15 @@ class Catalog:
     gpus: tuple[GPU, ...] = ()
     offers: tuple[CloudOffer, ...] = ()
     currency: CurrencyRates | None = None
+    networks: tuple = ()  # advisor.network.Fabric, from catalog/networks/
+
+    def network(self, fabric_id: str):
+        """The network fabric with this id (catalog/networks/); unknown ids raise with
+        suggestions."""
+        for f in self.networks:
+            if f.id == fabric_id:
+                return f
+        raise unknown_name("network", str(fabric_id), [f.id for f in self.networks])
 
     def model(self, name: str) -> ModelPreset:
         for m in self.models:
@@ -172,6 +182,9 @@ def load_catalog(root: str | os.PathLike | None = None) -> Catalog:
     gpus = _load_dir(root / "gpus", gpu_from_dict)
     gpu_ids = [g.id for g in gpus]
     _duplicates("gpus", gpu_ids)
+    gpus = _with_achievable(root / "efficiency", gpus)
+    networks = _load_dir(root / "networks", fabric_from_dict)
+    _duplicates("networks", [f.id for f in networks])
     offers = _load_offers(root / "clouds", gpu_ids)
     cur_path = root / "currency.yaml"
     currency = (
@@ -179,4 +192,31 @@ def load_catalog(root: str | os.PathLike | None = None) -> Catalog:
         if cur_path.is_file()
         else None
     )
-    return Catalog(models=tuple(models), gpus=tuple(gpus), offers=tuple(offers), currency=currency)
+    return Catalog(
+        models=tuple(models),
+        gpus=tuple(gpus),
+        offers=tuple(offers),
+        currency=currency,
+        networks=tuple(networks),
+    )
+
+
+def _with_achievable(folder: Path, gpus: list[GPU]) -> list[GPU]:
+    """Each GPU with its advisor.efficiency.Achievable: its own `catalog/efficiency/<id>.yaml`
+    where there is one, else its vendor's median (efficiency.vendor_defaults)."""
+    from dataclasses import replace
+
+    from .efficiency import achievable_from_dict, vendor_defaults
+
+    by_id = {g.id: g for g in gpus}
+    measured = {}
+    if folder.is_dir():
+        for path in sorted(folder.glob("*.yaml")):
+            name = f"{folder.name}/{path.name}"
+            doc = yamlish.load_file(path)
+            gid = doc.get("id") if isinstance(doc, dict) else None
+            if gid not in by_id:
+                raise unknown_name(f"{name}: id", str(gid), list(by_id))
+            measured[gid] = achievable_from_dict(doc, name, by_id[gid])
+    table = vendor_defaults(gpus, measured)
+    return [replace(g, achievable=table[g.id]) for g in gpus]

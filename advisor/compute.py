@@ -981,9 +981,9 @@ def prefill_time(
 
 
 def _stack():
-    from .efficiency import DEFAULT_STACK
+    from . import efficiency
 
-    return DEFAULT_STACK
+    return efficiency.DEFAULT_STACK
 
 
 def _fabric(gpu):

@@ -198,6 +198,8 @@ class GPU:
     architecture: str | None = None
     sources: dict = field(default_factory=dict, hash=False, compare=False)  # field -> Source
     doc: dict = field(default_factory=dict, hash=False, compare=False)
+    # advisor.efficiency.Achievable, attached by advisor.catalog (catalog/efficiency/)
+    achievable: object = field(default=None, hash=False, compare=False, repr=False)
 
     @property
     def memory_gib(self) -> float:

@@ -1,5 +1,5 @@
 """Parallel layouts: how a job's GPUs split into tensor (TP), pipeline (PP), data (DP) and expert
-(EP) parallel groups, where those groups sit (inside a node or across nodes), and the pipeline
+(EP) and context (CP) parallel groups, where those groups sit (inside a node or across nodes), and the pipeline
 bubble.
 
 Sources
@@ -8,6 +8,9 @@ Sources
   Megatron-LM", arXiv:2104.04473 §3 (takeaway #1: TP up to the GPUs of a node, then PP) and
   eq. 1: with the 1F1B schedule the bubble is (p-1) micro-batch slots of the m per step, and
   with v interleaved stages per GPU it shrinks v times (§2.2.2).
+- Context parallelism splits each sequence over CP ranks that pass K and V blocks around a ring
+  (Liu et al. 2023, Ring Attention, arXiv:2310.01889 §3; Llama 3, arXiv:2407.21783 §3.3.2);
+  placed between PP and DP.
 - Expert parallelism shards the experts over EP ranks taken from the data-parallel group
   (Lepikhin et al. 2020, GShard, arXiv:2006.16668 §3.2; Megatron-Core MoE docs).
 """
@@ -33,6 +36,7 @@ class Layout:
     pp: int = 1
     dp: int = 1
     ep: int = 1
+    cp: int = 1  # context parallel: each sequence split over cp GPUs (ring attention)
     gpus_per_node: int = 8
     micro_batch: int = 1
     micro_batches: int = 1
@@ -41,14 +45,23 @@ class Layout:
 
     @property
     def gpus(self) -> int:
-        return self.tp * self.pp * self.dp
+        return self.tp * self.pp * self.cp * self.dp
 
     @property
     def nodes(self) -> int:
         return -(-self.gpus // self.gpus_per_node)
 
     def validated(self) -> Layout:
-        for name in ("tp", "pp", "dp", "ep", "micro_batch", "micro_batches", "virtual_stages"):
+        for name in (
+            "tp",
+            "pp",
+            "dp",
+            "ep",
+            "cp",
+            "micro_batch",
+            "micro_batches",
+            "virtual_stages",
+        ):
             check_int(name, getattr(self, name), maximum=MAX_GPUS)
         check_int("gpus_per_node", self.gpus_per_node, maximum=72)
         check_choice("sharding", self.sharding, SHARDING)
@@ -106,10 +119,13 @@ class Layout:
         return self.tp * self.pp > self.gpus_per_node and self.pp > 1
 
     def dp_span(self) -> tuple[int, int]:
-        return self._span(self.tp * self.pp, self.dp)
+        return self._span(self.tp * self.pp * self.cp, self.dp)
+
+    def cp_span(self) -> tuple[int, int]:
+        return self._span(self.tp * self.pp, self.cp)
 
     def ep_span(self) -> tuple[int, int]:
-        return self._span(self.tp * self.pp, self.ep)
+        return self._span(self.tp * self.pp * self.cp, self.ep)
 
     def bubble_fraction(self) -> float:
         """Pipeline bubble over ideal time: (p-1) / (v*m) (Narayanan et al. 2021 eq. 1 and
@@ -124,6 +140,7 @@ class Layout:
             "pp": self.pp,
             "dp": self.dp,
             "ep": self.ep,
+            "cp": self.cp,
             "gpus": self.gpus,
             "nodes": self.nodes,
             "gpus_per_node": self.gpus_per_node,
@@ -136,6 +153,8 @@ class Layout:
 
     def label(self) -> str:
         parts = [f"TP {self.tp}", f"PP {self.pp}", f"DP {self.dp}"]
+        if self.cp > 1:
+            parts.append(f"CP {self.cp}")
         if self.ep > 1:
             parts.append(f"EP {self.ep}")
         return " x ".join(parts)

@@ -118,11 +118,12 @@ def point(
     kv_dtype: str = "bf16",
     tensor_parallel: int = 1,
     gpus: int | None = None,
-    stack: eff.Stack = eff.DEFAULT_STACK,
+    stack: eff.Stack | None = None,
     achievable=None,
 ) -> ServingPoint:
     """One steady-state operating point (module docstring)."""
     _check(spec, input_tokens, output_tokens)
+    stack = stack or eff.DEFAULT_STACK
     c = check_int("concurrency", concurrency, maximum=1 << 16)
     tp = check_int("tensor_parallel", tensor_parallel, maximum=72)
     check_choice("kv_dtype", kv_dtype, KV_BYTES)
@@ -191,10 +192,30 @@ def max_concurrency(
     kv_dtype: str = "bf16",
     tensor_parallel: int = 1,
     gpu_memory_utilization: float = 0.9,
+    engine: str = "vllm",
 ) -> int:
     """Requests per replica whose whole context (input + output) fits in the KV-cache blocks
-    (advisor.memory.serving_capacity); 0 if the weights do not fit."""
+    (advisor.memory.serving_capacity); 0 if the weights do not fit.
+
+    `engine`: "vllm" reserves `gpu_memory_utilization` of the whole memory (docs.vllm.ai
+    "Engine arguments"); "trtllm" gives the KV cache that fraction of the memory left after
+    the weights and activations (TensorRT-LLM `KvCacheConfig.free_gpu_memory_fraction`,
+    default 0.9), expressed here as the equivalent whole-memory fraction."""
     check_positive("gpu_memory_utilization", gpu_memory_utilization, maximum=1.0)
+    check_choice("engine", engine, ("vllm", "trtllm"))
+    if engine == "trtllm":
+        probe = mem.serving_capacity(
+            spec,
+            gpu.memory_bytes,
+            context=input_tokens + output_tokens,
+            weights=weights,
+            kv_dtype=kv_dtype,
+            gpu_memory_utilization=1.0,
+            tensor_parallel=tensor_parallel,
+        )
+        used = probe.weights_bytes + probe.activation_profile_bytes
+        free = max(0, gpu.memory_bytes - used)
+        gpu_memory_utilization = min(1.0, (used + gpu_memory_utilization * free) / gpu.memory_bytes)
     cap = mem.serving_capacity(
         spec,
         gpu.memory_bytes,
@@ -218,7 +239,7 @@ def plan(
     tensor_parallel: int = 1,
     gpus: int | None = None,
     max_num_seqs: int = MAX_NUM_SEQS,
-    stack: eff.Stack = eff.DEFAULT_STACK,
+    stack: eff.Stack | None = None,
     achievable=None,
 ) -> ServingPlan:
     """The throughput-latency curve at concurrency 1, 2, 4, ... up to the largest the KV cache

@@ -49,10 +49,12 @@ class Device:
     attention_fwd: float
     attention_bwd: float
     decode_bandwidth: float
+    elementwise_factor: float = 1.0
 
     @classmethod
-    def of(cls, gpu, peak_key: str, stack: eff.Stack = eff.DEFAULT_STACK, achievable=None):
+    def of(cls, gpu, peak_key: str, stack: eff.Stack | None = None, achievable=None):
         a = achievable or eff.achievable_of(gpu)
+        stack = stack or eff.DEFAULT_STACK
         peaks = gpu.peak_tflops or {}
         peak = float(peaks.get(peak_key) or peaks.get("fp16") or peaks.get("bf16") or 0) * 1e12
         p16 = float(peaks.get("bf16") or peaks.get("fp16") or peak / 1e12) * 1e12
@@ -67,13 +69,14 @@ class Device:
                 precision=peak_key,
             )
         return cls(
-            matmul_flops=peak * a.matmul(peak_key),
+            matmul_flops=peak * a.matmul(peak_key) * stack.gemm_efficiency,
             peak16_flops=p16,
             bandwidth=float(gpu.memory_bandwidth_gbps) * 1e9 * a.bandwidth_fraction,
             kernel_s=stack.kernel_us * 1e-6,
             attention_fwd=stack.attention_fwd,
             attention_bwd=stack.attention_bwd,
             decode_bandwidth=stack.decode_bandwidth,
+            elementwise_factor=stack.elementwise_factor,
         )
 
 
@@ -176,6 +179,7 @@ def train_layer(
     seq: int,
     tp: int,
     ep: int,
+    cp: int = 1,
     tp_fabric: net.Fabric | None,
     ep_fabric: net.Fabric | None,
     frozen: bool = False,
@@ -205,11 +209,11 @@ def train_layer(
         if ep > 1 and ep_fabric is not None:
             buf = T * spec.experts_per_token * spec.hidden_size * ACT_BYTES
             ep_comm = 4 * net.alltoall_time(buf, ep, ep_fabric)  # dispatch+combine, fwd+bwd
-    seqs = max(1.0, T / seq)
-    attn_flops = 4.0 * seqs * causal_pairs(spec, seq) * spec.q_dim / tp
+    seqs = max(1.0, T * cp / seq)
+    attn_flops = 4.0 * seqs * causal_pairs(spec, seq) * spec.q_dim / tp / cp
     a_f = attn_flops / (dev.peak16_flops * dev.attention_fwd) + dev.kernel_s
     a_b = 2.5 * attn_flops / (dev.peak16_flops * dev.attention_bwd) + dev.kernel_s
-    e_f = T * elementwise_elems(spec) * ACT_BYTES / tp / dev.bandwidth
+    e_f = T * elementwise_elems(spec) * ACT_BYTES * dev.elementwise_factor / tp / dev.bandwidth
     tp_comm = 0.0
     if tp > 1 and tp_fabric is not None:
         tp_comm = 4 * net.allreduce_time(T * spec.hidden_size * ACT_BYTES, tp, tp_fabric)
@@ -328,7 +332,7 @@ def prefill_time(
             gem += touched * gemm_time(per_expert, k, n / tp, dev, weight_bytes=wb, dequant=dq)
     attn_flops = 4.0 * batch * causal_pairs(spec, prompt) * spec.q_dim / tp
     attn = attn_flops / (dev.peak16_flops * dev.attention_fwd) + dev.kernel_s
-    elem = T * elementwise_elems(spec) * ACT_BYTES / tp / dev.bandwidth
+    elem = T * elementwise_elems(spec) * ACT_BYTES * dev.elementwise_factor / tp / dev.bandwidth
     per_layer = gem + attn + elem
     comm = 0.0
     if tp > 1 and tp_fabric is not None:

@@ -82,13 +82,14 @@ def train_step(
     task: str = "train",
     inter: net.Fabric | None = None,
     intra: net.Fabric | None = None,
-    stack: eff.Stack = eff.DEFAULT_STACK,
+    stack: eff.Stack | None = None,
     achievable=None,
 ) -> TrainStep:
     """One optimizer step of `spec` on `layout` (module docstring). `inter`: the fabric between
     nodes (required when the layout spans nodes); `intra`: the in-node fabric (the GPU's own
     links by default)."""
     layout = layout.validated()
+    stack = stack or eff.DEFAULT_STACK
     seq = check_int("seq", seq, maximum=1 << 24)
     check_choice("precision", precision, PRECISIONS)
     check_choice("checkpointing", checkpointing, CHECKPOINTING)
@@ -137,12 +138,20 @@ def train_step(
     wbytes, dq = 2.0, 1.0
     if task == "qlora":
         wbytes, dq = 0.5 + 0.03, stack.dequant_factor("nf4")
-    T = layout.micro_batch * seq
+    cp = layout.cp
+    if seq % cp:
+        raise AdvisorError(
+            "layout.cp_seq",
+            f"context_parallel: {cp} does not divide seq {seq}",
+            field="context_parallel",
+        )
+    T = layout.micro_batch * seq // cp
     lt = timing.train_layer(
         spec,
         dev,
         tokens=T,
         seq=seq,
+        cp=cp,
         tp=layout.tp,
         ep=layout.ep,
         tp_fabric=tp_fabric,
@@ -152,7 +161,16 @@ def train_step(
         dequant=dq,
     )
     recompute = {"none": 0.0, "selective": lt.attention_fwd, "full": lt.fwd}[checkpointing]
-    comm = (lt.tp_comm + lt.ep_comm) * (1 - stack.tp_overlap)
+    cp_comm = 0.0
+    if cp > 1:
+        # ring attention passes each rank's K and V blocks to the other cp-1 ranks, forward
+        # and backward (plus their gradients), overlapped with the attention it feeds
+        _, cp_nodes = layout.cp_span()
+        cp_fabric = intra if cp_nodes == 1 else net.slowest(intra, inter)
+        kv = T * 2 * spec.kv_dim * timing.ACT_BYTES / layout.tp
+        ring = 3 * net.gather_time(kv * cp, cp, cp_fabric)
+        cp_comm = max(0.0, ring - (lt.attention_fwd + lt.attention_bwd))
+    comm = (lt.tp_comm + lt.ep_comm) * (1 - stack.tp_overlap) + cp_comm
     layers_per_stage = math.ceil(spec.num_layers / layout.pp)
     t_head = timing.head_time(spec, dev, T, layout.tp, train=True)
     t_stage = layers_per_stage * (lt.fwd + lt.bwd + recompute + comm) + t_head
@@ -194,7 +212,7 @@ def train_step(
     t_opt = opt_bytes / dev.bandwidth
 
     step = t_pipe + p2p + dp_exposed + t_opt
-    tokens = layout.micro_batch * m * layout.dp * seq
+    tokens = layout.micro_batch * m * layout.dp * seq  # cp ranks share each sequence
     fl = compute.training_flops(spec, tokens, seq, task=task, checkpointing="none")
     peak = float((gpu.peak_tflops or {}).get(peak_key if peak_key != "fp8" else "bf16") or 0) * 1e12
     tflops = fl.model_flops / step / layout.gpus / 1e12

@@ -641,7 +641,7 @@ def decode_bound() -> MappingProxyType:
     est_h = compute.decode_tokens_per_s(spec, gpu("h100"), batch=1, context=2048)
     est_r = compute.decode_tokens_per_s(spec, gpu("rtx4090"), batch=1, context=2048)
     return _frozen(
-        bandwidth_efficiency=compute.DEFAULT_EFFICIENCY.decode_bandwidth,
+        bandwidth_efficiency=compute.FLAT_DEFAULTS["decode_bandwidth"],
         est_context=2048,
         h100_est_tok_s=est_h.tokens_per_s,
         rtx4090_est_tok_s=est_r.tokens_per_s,
@@ -802,13 +802,13 @@ def training_run() -> MappingProxyType:
     """Llama 3.1 8B trained on 1e12 tokens: FLOPs (6ND, Kaplan et al. 2020) and time on 8 H100.
 
     Time = 6ND / (gpus x dense bf16 peak x MFU) (advisor.compute.ideal_training_hours); MFU is
-    advisor's default assumption (advisor.compute.DEFAULT_EFFICIENCY.train_mfu), under the 46 %
+    advisor's default assumption (advisor.compute.FLAT_DEFAULTS["train_mfu"]), under the 46 %
     PaLM reported (Chowdhery et al. 2022, arXiv:2204.02311, table 3).
     """
     from advisor import compute
 
     tokens, n_gpu = 1e12, 8
-    mfu = compute.DEFAULT_EFFICIENCY.train_mfu
+    mfu = compute.FLAT_DEFAULTS["train_mfu"]
     n = params("llama8b")["total"]
     flops = 6 * n * tokens
     peak = compute.peak_flops(gpu("h100"), "bf16")

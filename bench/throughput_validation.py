@@ -1,0 +1,676 @@
+"""Advisor's time and throughput model against published measurements.
+
+Reads the sourced measurements in `bench/published/*.yaml` (each with its workload, figure,
+URL, verbatim quote and read date), predicts every one with advisor (advisor.serving,
+advisor.training, advisor.timing through the catalog), and writes
+`bench_results/validation/throughput.json`: per entry the measured and predicted figure, the
+relative error, or why the entry cannot be expressed; per kind the median and worst |error|.
+
+Roles: `calibration` entries fixed a figure the model uses (the catalog's achievable matmul and
+bandwidth ceilings come from them), so their error says nothing about accuracy and they are
+left out of the summary; `derived` entries restate another entry (gpt-fast's bandwidth column
+is weight bytes x tokens/s); every other entry is `validation`.
+
+    python -m bench.throughput_validation            # write the JSON, print the table
+    python -m bench.throughput_validation --check    # also exit 1 if the targets are missed
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import math
+import os
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+import yaml
+
+from advisor import compute, serving, timing, training
+from advisor import efficiency as eff
+from advisor.catalog import load_catalog
+from advisor.errors import AdvisorError
+from advisor.parallel import Layout
+
+ROOT = Path(__file__).resolve().parent.parent
+PUBLISHED = ROOT / "bench" / "published"
+OUT = ROOT / "bench_results" / "validation" / "throughput.json"
+SCHEMA_VERSION = 1
+TARGET_MEDIAN = 0.15
+TARGET_WORST = 0.40
+
+# catalog/efficiency/*.yaml took these figures: their error is zero by construction
+CALIBRATION = {
+    "mamf-a100-sxm-bf16-v2",
+    "mamf-h100-sxm-bf16-v2",
+    "mamf-h100-sxm-fp8-v2",
+    "mamf-h200-fp8",
+    "mamf-b200-bf16",
+    "mamf-b200-fp8",
+    "mamf-mi300x-bf16-v2",
+    "mamf-mi325x-bf16-v2",
+    "mamf-gaudi2-bf16-v2",
+    "mamf-gaudi2-fp8-v2",
+    "mamf-gaudi3-bf16-v2",
+    "mamf-gaudi3-fp8-v2",
+    "azure-hbm-copy-a100-80gb-sxm",
+    "azure-hbm-copy-h100-sxm",
+    "azure-hbm-copy-h200",
+    "azure-hbm-copy-mi300x",
+}
+
+# Published models with the architecture of a catalog model (same config.json shapes).
+SAME_ARCH = {
+    "nvidia/Llama-3.3-70B-Instruct-FP8": "llama-3.1-70b",
+    "nvidia/Llama-3.3-70B-Instruct-FP4": "llama-3.1-70b",
+    "meta-llama/Llama-3.3-70B-Instruct": "llama-3.1-70b",
+    "codellama/CodeLlama-7b-hf": "llama-2-7b",
+}
+WEIGHTS = {"bf16": "bf16", "fp16": "fp16", "fp8": "fp8", "int8": "int8", "int4": "int4"}
+OFFLINE_CONCURRENCY = 1024  # offline runs state no concurrency: the KV-cache limit, up to this
+
+
+class NotExpressible(Exception):
+    pass
+
+
+def _load_entries() -> list[dict]:
+    out = []
+    for path in sorted(PUBLISHED.glob("*.yaml")):
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        for e in doc["entries"]:
+            e["_file"] = path.name
+            out.append(e)
+    ids = [e["id"] for e in out]
+    dupes = {i for i in ids if ids.count(i) > 1}
+    if dupes:
+        raise SystemExit(f"duplicate ids in bench/published: {sorted(dupes)}")
+    return out
+
+
+def _model(cat, w: dict, notes: list[str]):
+    mid = w.get("model")
+    if mid:
+        return cat.model(mid).spec
+    hf = w.get("model_hf")
+    if hf in SAME_ARCH:
+        notes.append(f"{hf} has the architecture of the catalog's {SAME_ARCH[hf]}")
+        return cat.model(SAME_ARCH[hf]).spec
+    arch = w.get("model_arch")
+    if arch:
+        from advisor.models import from_hf_config
+
+        need = ("layers", "hidden", "heads")
+        if not all(arch.get(k) for k in need):
+            raise NotExpressible("architecture incomplete in the source")
+        h = int(arch["hidden"])
+        cfg = {
+            "model_type": "gpt2" if not arch.get("ffn") else "llama",
+            "hidden_size": h,
+            "num_hidden_layers": int(arch["layers"]),
+            "num_attention_heads": int(arch["heads"]),
+            "num_key_value_heads": int(arch.get("kv_heads") or arch["heads"]),
+            "intermediate_size": int(arch.get("ffn") or 4 * h),
+            "vocab_size": int(arch.get("vocab") or 51200),
+            "max_position_embeddings": int(w.get("seq") or 2048) * 2,
+            "hidden_act": "gelu" if not arch.get("ffn") else "silu",
+            "tie_word_embeddings": False,
+        }
+        if not arch.get("ffn"):
+            cfg.update(
+                model_type="llama",
+                hidden_act="gelu",
+                intermediate_size=4 * h,
+            )
+            notes.append("GPT-style architecture from the source: 4h MLP")
+        spec = from_hf_config(cfg, name="published-arch")
+        if not arch.get("ffn"):
+            from dataclasses import replace
+
+            spec = replace(spec, gated_mlp=False)
+        return spec
+    raise NotExpressible(f"model {hf or '?'} is not in the catalog and the source gives no shape")
+
+
+def _gpu(cat, w: dict, notes: list[str]):
+    gid = w.get("accelerator")
+    named = (w.get("accelerator_as_named") or "").lower()
+    if "gcd" in named:
+        raise NotExpressible("one GCD of a two-die card is not a catalog accelerator")
+    if not gid:
+        named = w.get("accelerator_as_named") or ""
+        if "H100" in named:
+            notes.append(f"accelerator '{named}' is not in the catalog; h100-sxm used")
+            return cat.gpu("h100-sxm")
+        raise NotExpressible(f"accelerator '{named}' is not in the catalog")
+    return cat.gpu(gid)
+
+
+def _weights(w: dict, key: str = "weights") -> str:
+    v = (w.get(key) or w.get("precision") or "").lower()
+    if v in ("mxfp8",):
+        return "fp8"
+    if v in ("fp4", "nvfp4", "mxfp4"):
+        raise NotExpressible("fp4 weights are not modelled (no fp4 peak in the catalog)")
+    if not v:
+        raise NotExpressible("precision not stated in the source")
+    if v not in WEIGHTS:
+        raise NotExpressible(f"weight format {v} is not modelled")
+    return WEIGHTS[v]
+
+
+def _tp(w: dict, eid: str = "", notes: list | None = None) -> int:
+    import re
+
+    tp = w.get("tensor_parallel")
+    if tp is None:
+        hit = re.search(r"-tp(\d+)-", eid)
+        if hit:
+            if notes is not None:
+                notes.append(f"tensor parallel {hit.group(1)} from the source's table heading")
+            return int(hit.group(1))
+        if (w.get("count") or 1) == 1:
+            return 1
+        raise NotExpressible("tensor-parallel degree not stated")
+    return int(tp)
+
+
+# ---------------------------------------------------------------------------------------------
+# Predictors, one per kind
+# ---------------------------------------------------------------------------------------------
+
+
+def predict_matmul(e, cat, notes):
+    w = e["workload"]
+    gpu = _gpu(cat, w, notes)
+    dtype = w.get("precision")
+    peak = (gpu.peak_tflops or {}).get(dtype)
+    if not peak:
+        raise NotExpressible(f"{gpu.id} lists no {dtype} peak")
+    notes.append(f"achievable {dtype} ceiling from catalog/efficiency ({gpu.achievable.source})")
+    return peak * eff.achievable_of(gpu).matmul(dtype)
+
+
+def predict_bandwidth(e, cat, notes):
+    gpu = _gpu(cat, e["workload"], notes)
+    return float(gpu.memory_bandwidth_gbps) * eff.achievable_of(gpu).bandwidth_fraction
+
+
+def predict_decode(e, cat, notes):
+    w = e["workload"]
+    if "spec" in e["id"]:
+        raise NotExpressible("speculative decoding is not modelled")
+    spec = _model(cat, w, notes)
+    gpu = _gpu(cat, w, notes)
+    weights = _weights(w)
+    tp = _tp(w, e["id"], notes)
+    batch = int(w.get("batch") or 1)
+    inp = int(w.get("input_tokens") or 8)
+    out = int(w.get("output_tokens") or 200)
+    p = serving.point(
+        spec,
+        gpu,
+        concurrency=batch,
+        input_tokens=inp,
+        output_tokens=out,
+        weights=weights,
+        tensor_parallel=tp,
+    )
+    if e["metric"] == "tokens_per_s":
+        if batch == 1:
+            # gpt-fast counts prompt processing in its tokens/s (generate.py)
+            return out / (p.prefill_s + out * p.decode_step_s)
+        return p.tokens_per_s
+    if e["metric"] == "bandwidth_gbps":
+        wb = compute.decode_weight_bytes(spec, weights, batch)
+        return wb / p.decode_step_s / 1e9
+    raise NotExpressible(f"metric {e['metric']} for decode")
+
+
+def predict_prefill(e, cat, notes):
+    w = e["workload"]
+    spec = _model(cat, w, notes)
+    gpu = _gpu(cat, w, notes)
+    weights = _weights(w)
+    tp = _tp(w, e["id"], notes)
+    inp = int(w["input_tokens"])
+    dev = timing.Device.of(gpu, compute.PEAK_KEY[weights])
+    from advisor.network import intra_node_fabric
+
+    pf = timing.prefill_time(
+        spec,
+        dev,
+        eff.DEFAULT_STACK,
+        batch=int(w.get("batch") or 1),
+        prompt=inp,
+        weights=weights,
+        tp=tp,
+        tp_fabric=intra_node_fabric(gpu) if tp > 1 else None,
+    )["seconds"]
+    if e["metric"] == "ttft_ms":
+        return pf * 1e3
+    if e["metric"] == "tokens_per_s":
+        return inp * int(w.get("batch") or 1) / pf
+    raise NotExpressible(f"metric {e['metric']} for prefill")
+
+
+def predict_serving(e, cat, notes):
+    w = e["workload"]
+    if w.get("input_tokens") is None or w.get("output_tokens") is None:
+        raise NotExpressible(
+            "input/output lengths not stated (MLPerf: the dataset's distribution, not in the "
+            "stored result)"
+        )
+    spec = _model(cat, w, notes)
+    gpu = _gpu(cat, w, notes)
+    weights = _weights(w)
+    tp = _tp(w, e["id"], notes)
+    count = int(w.get("count") or tp)
+    inp, out = int(w["input_tokens"]), int(w["output_tokens"])
+    conc = w.get("concurrency") or w.get("batch")
+    engine = "trtllm" if "tensorrt" in (w.get("software") or "").lower() else "vllm"
+    kv_dtype = w.get("kv_dtype") or "bf16"
+    if engine == "trtllm" and weights == "fp8" and not w.get("kv_dtype"):
+        kv_dtype = "fp8"
+        notes.append("FP8 checkpoint: FP8 KV cache (TensorRT-LLM's FP8 quantisation default)")
+    kv_max = serving.max_concurrency(
+        spec,
+        gpu,
+        input_tokens=inp,
+        output_tokens=out,
+        weights=weights,
+        kv_dtype=kv_dtype,
+        tensor_parallel=tp,
+        engine=engine,
+    )
+    if kv_max < 1:
+        raise NotExpressible("advisor: the weights leave no room for the KV cache")
+    if conc is None:
+        conc = min(kv_max, OFFLINE_CONCURRENCY)
+        notes.append(
+            f"concurrency not stated: {conc} (KV-cache limit {kv_max}, cap {OFFLINE_CONCURRENCY})"
+        )
+    else:
+        conc = int(conc)
+        per_replica = max(1, conc // max(1, count // tp)) if w.get("concurrency") else conc
+        if per_replica > kv_max:
+            notes.append(f"stated concurrency {per_replica} above the KV-cache limit {kv_max}")
+            per_replica = kv_max
+        conc = per_replica
+    p = serving.point(
+        spec,
+        gpu,
+        concurrency=conc,
+        input_tokens=inp,
+        output_tokens=out,
+        weights=weights,
+        kv_dtype=kv_dtype,
+        tensor_parallel=tp,
+        gpus=count,
+    )
+    m = e["metric"]
+    if m == "tokens_per_s":
+        return p.tokens_per_s
+    if m == "tokens_per_s_per_gpu":
+        return p.tokens_per_s_per_gpu
+    if m == "ttft_ms":
+        return p.ttft_s * 1e3
+    if m == "tpot_ms":
+        return p.tpot_s * 1e3
+    if m == "request_latency_s":
+        return p.ttft_s + out * p.tpot_s
+    raise NotExpressible(f"metric {m}")
+
+
+def predict_latency(e, cat, notes):
+    w = e["workload"]
+    if (w.get("scenario") or "").lower().startswith("online"):
+        raise NotExpressible(
+            "online serving at a request rate: queueing at that rate is not modelled"
+        )
+    if w.get("input_tokens") is None:
+        raise NotExpressible("input/output lengths not stated")
+    if w.get("concurrency") is None and w.get("batch") is None:
+        raise NotExpressible("concurrency not stated")
+    return predict_serving(e, cat, notes)
+
+
+def _checkpointing(v) -> str:
+    v = (v or "none").lower()
+    if v.startswith("selective"):
+        return "selective"
+    if v.startswith("full") or "true" in v:
+        return "full"
+    return "none"
+
+
+def _sharding(v) -> str:
+    v = (v or "").lower()
+    if "fsdp" in v or "full_shard" in v or "zero3" in v:
+        return "zero3"
+    if "zero1" in v or "distributed" in v:
+        return "zero1"
+    return "ddp"
+
+
+def predict_training(e, cat, notes):
+    w = e["workload"]
+    spec = _model(cat, w, notes)
+    if spec.is_moe and w.get("model") is None:
+        raise NotExpressible("MoE model not in the catalog")
+    gpu = _gpu(cat, w, notes)
+    prec = (w.get("precision") or "bf16").lower()
+    prec = {"mxfp8": "fp8"}.get(prec, prec)
+    if prec not in training.PRECISIONS:
+        raise NotExpressible(f"precision {prec}")
+    count = int(w["count"])
+    tp = int(w.get("tensor_parallel") or 1)
+    pp = int(w.get("pipeline_parallel") or 1)
+    cp = int(w.get("context_parallel") or 1)
+    ep = int(w.get("expert_parallel") or 1)
+    if w.get("tensor_parallel") is None and count > 8 and spec.hidden_size >= 12288:
+        raise NotExpressible("parallel layout not stated")
+    dp = count // (tp * pp * cp)
+    if dp * tp * pp * cp != count:
+        raise NotExpressible("parallel layout does not multiply to the GPU count")
+    seq = w.get("seq")
+    if seq is None:
+        seq = 8192
+        notes.append("sequence length not stated on the page: 8192 (torchtitan's Llama 3 configs)")
+    seq = int(seq)
+    mb = int(w.get("micro_batch") or 1)
+    gbs = w.get("global_batch")
+    if gbs:
+        m = max(1, int(gbs) // (mb * dp))
+    elif pp > 1:
+        m = 4 * pp
+        notes.append(f"micro-batches per step not stated: {m} (4 x pipeline depth)")
+    else:
+        m = 1
+    v = 2 if ("interleaved" in e["id"] or pp >= 8) and pp > 1 else 1
+    if v > 1:
+        notes.append("interleaved pipeline schedule, 2 virtual stages per GPU (assumed)")
+    layout = Layout(
+        tp=tp,
+        pp=pp,
+        dp=dp,
+        cp=cp,
+        ep=ep,
+        gpus_per_node=8,
+        micro_batch=mb,
+        micro_batches=m,
+        virtual_stages=v,
+        sharding=_sharding(w.get("sharding")),
+    )
+    net_id = "ib-ndr-400"
+    if gpu.id.startswith("a100"):
+        net_id = "ib-hdr-200"
+    if "llama3-405b" in e["id"]:
+        net_id = "roce-400"
+    inter = cat.network(net_id) if layout.nodes > 1 else None
+    if inter is not None and not w.get("interconnect"):
+        notes.append(f"network between nodes not stated: {net_id}")
+    ck = _checkpointing(w.get("checkpointing"))
+    st = training.train_step(
+        spec, gpu, layout, seq=seq, precision=prec, checkpointing=ck, inter=inter
+    )
+    metric = e["metric"]
+    if metric == "tokens_per_s_per_gpu":
+        return st.tokens_per_s_per_gpu
+    if metric == "mfu":
+        return st.mfu
+    if metric == "tflops_per_gpu":
+        if e["id"].startswith("megatron-ptdp"):
+            # the paper's eq. 3 counts the recomputed forward pass (hardware FLOPs)
+            fl = compute.training_flops(spec, st.tokens_per_step, seq, checkpointing=ck)
+            return fl.hardware_flops / st.step_time_s / layout.gpus / 1e12
+        return st.model_tflops_per_gpu
+    raise NotExpressible(f"metric {metric}")
+
+
+PREDICT = {
+    "matmul": predict_matmul,
+    "bandwidth": predict_bandwidth,
+    "decode": predict_decode,
+    "prefill": predict_prefill,
+    "serving": predict_serving,
+    "latency": predict_latency,
+    "training": predict_training,
+}
+
+
+def role(e: dict) -> str:
+    if e["id"] in CALIBRATION:
+        return "calibration"
+    if e["id"].endswith("-bw") and e["metric"] == "bandwidth_gbps":
+        return "derived"
+    return "validation"
+
+
+def fit_half(e: dict) -> str:
+    """Which half of the validation entries an entry belongs to: `fit` (the stack's fractions
+    are fitted on it) or `check` (held out). Every other entry of each kind, by id."""
+    return "fit" if _half_index.get(e["id"], 0) % 2 == 0 else "check"
+
+
+_half_index: dict[str, int] = {}
+
+
+def _assign_halves(entries) -> None:
+    by_kind: dict[str, list[str]] = {}
+    for e in entries:
+        if role(e) == "validation":
+            by_kind.setdefault(e["kind"], []).append(e["id"])
+    for ids in by_kind.values():
+        for i, eid in enumerate(sorted(ids)):
+            _half_index[eid] = i
+
+
+FIT_GRID = {
+    "gemm_efficiency": [0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0],
+    "attention_fwd": [0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75],
+    "attention_bwd": [0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6],
+    "elementwise_factor": [1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0],
+    "decode_bandwidth": [0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0],
+    "kernel_us": [0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 10.0, 12.0],
+    "tp_overlap": [0.0, 0.2, 0.4, 0.6, 0.8],
+    "dequant.int8": [0.5, 0.6, 0.7, 0.8, 0.9, 1.0],
+    "dequant.int4": [0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0],
+}
+
+
+def _with(stack: eff.Stack, name: str, value: float) -> eff.Stack:
+    from dataclasses import replace
+
+    if name.startswith("dequant."):
+        fmt = name.split(".", 1)[1]
+        d = dict(stack.dequant)
+        d[fmt] = value
+        if fmt == "int4":
+            d.update(gptq=value, awq=value)
+        return replace(stack, dequant=d)
+    return replace(stack, **{name: value})
+
+
+def fit(entries, cat, passes: int = 3) -> eff.Stack:
+    """Coordinate descent over FIT_GRID minimising the mean |log(predicted / measured)| of the
+    `fit` half (matmul and bandwidth entries do not depend on the stack and are left out)."""
+    _assign_halves(entries)
+    use = [
+        e
+        for e in entries
+        if role(e) == "validation"
+        and fit_half(e) == "fit"
+        and e["kind"] not in ("matmul", "bandwidth")
+    ]
+
+    def loss(stack):
+        eff.DEFAULT_STACK = stack
+        total, n = 0.0, 0
+        for r in evaluate(use, cat):
+            if r["expressible"]:
+                total += abs(math.log(r["predicted"] / r["measured"]))
+                n += 1
+        return total / max(1, n)
+
+    best = eff.DEFAULT_STACK
+    best_loss = loss(best)
+    for _ in range(passes):
+        for name, grid in FIT_GRID.items():
+            for v in grid:
+                cand = _with(best, name, v)
+                c = loss(cand)
+                if c < best_loss - 1e-9:
+                    best, best_loss = cand, c
+        print(f"fit pass: mean |log err| {best_loss:.4f}", file=sys.stderr)
+    eff.DEFAULT_STACK = best
+    return best
+
+
+def evaluate(entries, cat) -> list[dict]:
+    if not _half_index:
+        _assign_halves(entries)
+    rows = []
+    for e in entries:
+        notes: list[str] = []
+        row = {
+            "id": e["id"],
+            "kind": e["kind"],
+            "role": role(e),
+            "half": fit_half(e) if role(e) == "validation" else None,
+            "workload": e["workload"],
+            "metric": e["metric"],
+            "measured": e["value"],
+            "source": e["source"],
+            "source_notes": e.get("notes"),
+        }
+        try:
+            pred = PREDICT[e["kind"]](e, cat, notes)
+            if not (isinstance(pred, float | int) and math.isfinite(pred) and pred > 0):
+                raise NotExpressible(f"advisor gave {pred!r}")
+            row.update(
+                expressible=True,
+                predicted=float(pred),
+                error=float(pred) / float(e["value"]) - 1.0,
+            )
+        except NotExpressible as exc:
+            row.update(expressible=False, reason=str(exc))
+        except AdvisorError as exc:
+            row.update(expressible=False, reason=f"advisor refused: {exc.message}")
+        row["assumptions"] = notes
+        rows.append(row)
+    return rows
+
+
+def summarise(rows) -> dict:
+    val = [r for r in rows if r["role"] == "validation" and r["expressible"]]
+    out = {"validation_entries": len(val), "by_kind": {}, "held_out": {}}
+    held = [abs(r["error"]) for r in val if r["half"] == "check"]
+    if held:
+        out["held_out"] = {
+            "n": len(held),
+            "median_abs_error": statistics.median(held),
+            "worst_abs_error": max(held),
+        }
+    kinds = sorted({r["kind"] for r in val})
+    for k in kinds + ["all"]:
+        errs = [abs(r["error"]) for r in val if k == "all" or r["kind"] == k]
+        if errs:
+            out["by_kind"][k] = {
+                "n": len(errs),
+                "median_abs_error": statistics.median(errs),
+                "worst_abs_error": max(errs),
+                "within_15pct": sum(e <= 0.15 for e in errs),
+            }
+    out["not_expressible"] = sum(1 for r in rows if not r["expressible"])
+    out["calibration"] = sum(1 for r in rows if r["role"] == "calibration")
+    out["derived"] = sum(1 for r in rows if r["role"] == "derived")
+    out["entries"] = len(rows)
+    a = out["by_kind"].get("all", {})
+    out["targets"] = {
+        "median_abs_error": TARGET_MEDIAN,
+        "worst_abs_error": TARGET_WORST,
+        "median_met": a.get("median_abs_error", 1) <= TARGET_MEDIAN,
+        "worst_met": a.get("worst_abs_error", 1) <= TARGET_WORST,
+    }
+    return out
+
+
+def build(cat=None) -> dict:
+    cat = cat or load_catalog()
+    rows = evaluate(_load_entries(), cat)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "what": "advisor's time/throughput predictions against published measurements",
+        "generated_utc": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "model": {
+            "stack": eff.DEFAULT_STACK.to_dict(),
+            "formulas": {
+                "error": "predicted / measured - 1",
+                "serving": "advisor.serving (continuous batching steady state)",
+                "training": "advisor.training.train_step (TP x PP x CP x DP x EP)",
+                "decode": "advisor.timing.decode_step_time",
+            },
+        },
+        "summary": summarise(rows),
+        "entries": rows,
+    }
+
+
+def write(doc: dict, path: Path = OUT) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".throughput-", suffix=".json")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=1, ensure_ascii=False, default=str)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true", help="exit 1 if the targets are missed")
+    ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--fit", action="store_true", help="fit the stack fractions, print them")
+    args = ap.parse_args(argv)
+    if args.fit:
+        cat = load_catalog()
+        best = fit(_load_entries(), cat)
+        print(json.dumps(best.to_dict(), indent=1))
+    doc = build()
+    write(doc, args.out)
+    s = doc["summary"]
+    if not args.quiet:
+        for r in doc["entries"]:
+            if r["expressible"]:
+                print(
+                    f"{r['role'][:5]:5} {r['kind']:9} {r['id'][:58]:58} "
+                    f"meas {r['measured']:>10.4g} pred {r['predicted']:>10.4g} {r['error']:+7.1%}"
+                )
+            else:
+                print(f"{'-':5} {r['kind']:9} {r['id'][:58]:58} not expressible: {r['reason']}")
+    if s["held_out"]:
+        h = s["held_out"]
+        print(
+            f"held out  n={h['n']:3} median |err| {h['median_abs_error']:.1%} "
+            f"worst {h['worst_abs_error']:.1%}"
+        )
+    for k, v in s["by_kind"].items():
+        print(
+            f"{k:10} n={v['n']:3} median |err| {v['median_abs_error']:.1%} "
+            f"worst {v['worst_abs_error']:.1%} within 15%: {v['within_15pct']}"
+        )
+    print(
+        f"entries {s['entries']}: validation {s['validation_entries']}, calibration "
+        f"{s['calibration']}, derived {s['derived']}, not expressible {s['not_expressible']}"
+    )
+    ok = s["targets"]["median_met"] and s["targets"]["worst_met"]
+    print("targets met" if ok else "targets missed")
+    return 0 if (ok or not args.check) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
