@@ -32,6 +32,7 @@ from .errors import AdvisorError, check_choice, check_int, check_positive
 from .models import ModelSpec
 
 MAX_NUM_SEQS = 256
+ENGINES = ("vllm", "trtllm")
 MAX_NUM_BATCHED_TOKENS = 8192
 
 
@@ -120,8 +121,10 @@ def point(
     gpus: int | None = None,
     stack: eff.Stack | None = None,
     achievable=None,
+    engine: str = "vllm",
 ) -> ServingPoint:
-    """One steady-state operating point (module docstring)."""
+    """One steady-state operating point (module docstring). `engine` ("vllm" | "trtllm")
+    selects the engine's per-sequence step overhead (efficiency.Stack.seq_step_us)."""
     _check(spec, input_tokens, output_tokens)
     stack = stack or eff.DEFAULT_STACK
     c = check_int("concurrency", concurrency, maximum=1 << 16)
@@ -165,13 +168,15 @@ def point(
         tp=tp,
         tp_fabric=fabric,
     )["seconds"]
+    check_choice("engine", engine, ENGINES)
+    t_d += c * stack.seq_step_us.get(engine, 0.0) * 1e-6
     cycle = c * t_pf + output_tokens * t_d
     tpot = cycle / output_tokens
     replicas = gpus // tp
     total = replicas * c * output_tokens / cycle
     return ServingPoint(
         concurrency=c,
-        ttft_s=t_pf_one + t_d,
+        ttft_s=t_pf_one + t_d + stack.request_ms * 1e-3,
         tpot_s=tpot,
         tokens_per_s_per_user=1 / tpot,
         tokens_per_s=total,
@@ -202,7 +207,7 @@ def max_concurrency(
     the weights and activations (TensorRT-LLM `KvCacheConfig.free_gpu_memory_fraction`,
     default 0.9), expressed here as the equivalent whole-memory fraction."""
     check_positive("gpu_memory_utilization", gpu_memory_utilization, maximum=1.0)
-    check_choice("engine", engine, ("vllm", "trtllm"))
+    check_choice("engine", engine, ENGINES)
     if engine == "trtllm":
         probe = mem.serving_capacity(
             spec,
@@ -241,6 +246,7 @@ def plan(
     max_num_seqs: int = MAX_NUM_SEQS,
     stack: eff.Stack | None = None,
     achievable=None,
+    engine: str = "vllm",
 ) -> ServingPlan:
     """The throughput-latency curve at concurrency 1, 2, 4, ... up to the largest the KV cache
     and `max_num_seqs` allow (and that value itself)."""
@@ -255,6 +261,7 @@ def plan(
         weights=weights,
         kv_dtype=kv_dtype,
         tensor_parallel=tp,
+        engine=engine,
     )
     top = min(kv_max, max_num_seqs)
     notes = []
@@ -280,6 +287,7 @@ def plan(
             gpus=gpus,
             stack=stack,
             achievable=achievable,
+            engine=engine,
         )
         for c in levels
     )

@@ -251,7 +251,7 @@ def predict_prefill(e, cat, notes):
         tp_fabric=intra_node_fabric(gpu) if tp > 1 else None,
     )["seconds"]
     if e["metric"] == "ttft_ms":
-        return pf * 1e3
+        return pf * 1e3 + eff.DEFAULT_STACK.request_ms
     if e["metric"] == "tokens_per_s":
         return inp * int(w.get("batch") or 1) / pf
     raise NotExpressible(f"metric {e['metric']} for prefill")
@@ -259,6 +259,8 @@ def predict_prefill(e, cat, notes):
 
 def predict_serving(e, cat, notes):
     w = e["workload"]
+    if "ambiguous" in (e.get("notes") or "") and e["metric"] == "tokens_per_s":
+        raise NotExpressible("the source does not say whether the figure is per GPU or per system")
     if w.get("input_tokens") is None or w.get("output_tokens") is None:
         raise NotExpressible(
             "input/output lengths not stated (MLPerf: the dataset's distribution, not in the "
@@ -310,6 +312,7 @@ def predict_serving(e, cat, notes):
         kv_dtype=kv_dtype,
         tensor_parallel=tp,
         gpus=count,
+        engine=engine,
     )
     m = e["metric"]
     if m == "tokens_per_s":
@@ -477,6 +480,9 @@ FIT_GRID = {
     "decode_bandwidth": [0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0],
     "kernel_us": [0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 10.0, 12.0],
     "tp_overlap": [0.0, 0.2, 0.4, 0.6, 0.8],
+    "seq_step_us.vllm": [0.0, 5.0, 10.0, 15.0, 20.0],
+    "seq_step_us.trtllm": [0.0, 2.0, 5.0, 10.0, 20.0, 30.0],
+    "request_ms": [0.0, 1.0, 2.0, 3.0, 4.0, 5.0],
     "dequant.int8": [0.5, 0.6, 0.7, 0.8, 0.9, 1.0],
     "dequant.int4": [0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0],
 }
@@ -485,6 +491,10 @@ FIT_GRID = {
 def _with(stack: eff.Stack, name: str, value: float) -> eff.Stack:
     from dataclasses import replace
 
+    if name.startswith("seq_step_us."):
+        d = dict(stack.seq_step_us)
+        d[name.split(".", 1)[1]] = value
+        return replace(stack, seq_step_us=d)
     if name.startswith("dequant."):
         fmt = name.split(".", 1)[1]
         d = dict(stack.dequant)
