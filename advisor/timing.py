@@ -200,7 +200,7 @@ def train_layer(
         # each GPU of an EP group holds E/ep experts and, balanced, receives T*k/ep tokens
         # from each of the ep ranks: T*k tokens over E/ep experts
         local = max(1, spec.num_experts // ep)
-        per_expert = T * spec.experts_per_token / local / max(1, tp) * 1.0
+        per_expert = T * spec.experts_per_token / local
         for k, n in expert_linears(spec):
             g_f += local * gemm_time(per_expert, k, n / tp, dev)
             g_b += local * gemm_time(per_expert, n / tp, k, dev)

@@ -142,10 +142,9 @@ def _gpu(cat, w: dict, notes: list[str]):
         raise NotExpressible("one GCD of a two-die card is not a catalog accelerator")
     if not gid:
         named = w.get("accelerator_as_named") or ""
-        if "H100" in named:
-            notes.append(f"accelerator '{named}' is not in the catalog; h100-sxm used")
-            return cat.gpu("h100-sxm")
-        raise NotExpressible(f"accelerator '{named}' is not in the catalog")
+        raise NotExpressible(
+            f"accelerator '{named}' is not in the catalog (its peak is not published)"
+        )
     return cat.gpu(gid)
 
 

@@ -1,0 +1,362 @@
+"""Cluster plans for a training run: for a model, a token budget and a deadline or a budget,
+the number of nodes and GPUs and the TP x PP x DP (x EP) layout that fits each GPU's memory
+and trains fastest at that size, with step time, MFU, cost and energy, from 1 to 16,384 GPUs.
+
+How a plan is found
+- GPU counts 1, 2, 4, 8, then whole nodes (16, 32, ... 16,384); at each count every layout
+  with TP in 1, 2, 4, 8 (dividing the heads, inside a node), PP in powers of two (at most the
+  layers), EP for mixture-of-experts models, ZeRO-1 (Megatron's distributed optimizer) when
+  pipelining, FSDP/ZeRO-3 otherwise, micro-batch 1 or 2 and as many micro-batches as the
+  global batch gives each data-parallel rank; activation recomputation none, selective or full,
+  the least that fits (or the one asked for) (Narayanan et al. 2021, arXiv:2104.04473 §3:
+  TP inside the node, then PP, then DP).
+- Memory per GPU: advisor.memory.training_memory for one pipeline stage (the model's layers
+  / PP, with the embeddings and head counted on every stage, an upper bound) holding as many
+  micro-batches' activations as the 1F1B schedule keeps in flight on the first stage (PP of
+  them, Narayanan et al. 2021 §2.2.1). An approximation: PP is not measured against PyTorch.
+- Time: advisor.training.train_step; the layout with the most tokens/s at each count wins.
+- Cost: GPU-hours x the cheapest catalog on-demand price of the accelerator (or a given
+  price); energy: GPU-hours x TDP x PUE (every GPU at its TDP: an upper bound; the
+  Llama 3 paper reports power swings but no average, arXiv:2407.21783 §3.3.4).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from . import memory as mem
+from . import training
+from .errors import AdvisorError, check_choice, check_int, check_positive
+from .models import ModelSpec
+from .parallel import Layout
+
+MiB_TOKENS = 1024 * 1024
+
+
+def default_global_batch_tokens(gpus: int) -> int:
+    """The global batch a run of this size uses when none is given: 4M tokens up to 1,024 GPUs
+    (Llama 2 trained on 4M-token batches, arXiv:2307.09288 §2.2), 8M up to 4,096, 16M above
+    (Llama 3 405B: "Tokens/Batch 16M" on 8,192 and 16,384 H100, arXiv:2407.21783 Table 4),
+    so that large clusters keep enough micro-batches per pipeline."""
+    if gpus <= 1024:
+        return 4 * MiB_TOKENS
+    return 8 * MiB_TOKENS if gpus <= 4096 else 16 * MiB_TOKENS
+
+
+DEFAULT_PUE = 1.2
+MAX_CLUSTER_GPUS = 16_384
+GPUS_PER_NODE = 8
+
+
+@dataclass(frozen=True)
+class ClusterOption:
+    gpus: int
+    nodes: int
+    layout: Layout
+    step: training.TrainStep
+    checkpointing: str
+    memory_per_gpu_bytes: int
+    hours: float
+    gpu_hours: float
+    cost_usd: float | None
+    energy_kwh: float
+    meets_deadline: bool | None
+    within_budget: bool | None
+
+    def to_dict(self) -> dict:
+        return {
+            "gpus": self.gpus,
+            "nodes": self.nodes,
+            "layout": self.layout.to_dict(),
+            "label": self.layout.label(),
+            "step": self.step.to_dict(),
+            "checkpointing": self.checkpointing,
+            "memory_per_gpu_bytes": self.memory_per_gpu_bytes,
+            "hours": self.hours,
+            "days": self.hours / 24,
+            "gpu_hours": self.gpu_hours,
+            "cost_usd": self.cost_usd,
+            "energy_kwh": self.energy_kwh,
+            "meets_deadline": self.meets_deadline,
+            "within_budget": self.within_budget,
+        }
+
+
+@dataclass(frozen=True)
+class ClusterPlan:
+    model: str
+    gpu: str
+    tokens: int
+    seq: int
+    global_batch_tokens: int | None  # None: default_global_batch_tokens by cluster size
+    network: str | None
+    price_usd_per_gpu_hour: float | None
+    options: tuple[ClusterOption, ...]  # the best layout at each GPU count that fits
+    chosen: ClusterOption | None
+    reason: str  # why `chosen` (or why none)
+
+    def to_dict(self) -> dict:
+        return {
+            "model": self.model,
+            "gpu": self.gpu,
+            "tokens": self.tokens,
+            "seq": self.seq,
+            "global_batch_tokens": self.global_batch_tokens,
+            "network": self.network,
+            "price_usd_per_gpu_hour": self.price_usd_per_gpu_hour,
+            "options": [o.to_dict() for o in self.options],
+            "chosen": self.chosen.to_dict() if self.chosen else None,
+            "reason": self.reason,
+        }
+
+
+def gpu_counts(limit: int = MAX_CLUSTER_GPUS) -> tuple[int, ...]:
+    """1, 2, 4, 8, 16, ... up to `limit` (powers of two: whole nodes above 8)."""
+    out, n = [], 1
+    while n <= limit:
+        out.append(n)
+        n *= 2
+    return tuple(out)
+
+
+def _pow2_upto(n: int) -> list[int]:
+    out, v = [], 1
+    while v <= n:
+        out.append(v)
+        v *= 2
+    return out
+
+
+def stage_memory_bytes(
+    spec: ModelSpec, layout: Layout, seq: int, precision: str, checkpointing: str
+) -> int:
+    """Memory per GPU of one pipeline stage (module docstring):
+
+    - model states of the stage's parameters on this TP rank, mixed-precision Adam at 16 bytes
+      a parameter (2 bf16 weights, 2 bf16 gradients, 12 fp32 master weights, momentum and
+      variance; Rajbhandari et al. 2020, ZeRO, arXiv:1910.02054 §3.1), the 12 sharded over DP
+      under ZeRO-1 and all 16 under ZeRO-3 (FSDP);
+    - activations and logits: advisor.memory for the stage's layers and the micro-batches in
+      flight, divided over the TP ranks (sequence parallelism, Korthikanti et al. 2022,
+      arXiv:2205.05198 §4.2.2);
+    - the framework overhead advisor.memory adds (CUDA context, allocator reserve)."""
+    from .models import param_count
+
+    stage = replace(spec, num_layers=math.ceil(spec.num_layers / layout.pp))
+    in_flight = min(layout.micro_batches, layout.pp)
+    p_gpu = param_count(stage) / (layout.tp * (layout.ep if spec.is_moe else 1))
+    dp = layout.dp
+    if layout.sharding == "zero3":
+        states = 16 * p_gpu / dp
+    elif layout.sharding in ("zero1", "zero2"):
+        states = 4 * p_gpu + 12 * p_gpu / dp
+    else:
+        states = 16 * p_gpu
+    est = mem.training_memory(
+        mem.TrainingSetup(
+            model=stage,
+            batch=layout.micro_batch * in_flight,
+            seq=seq // layout.cp,
+            precision="bf16",
+            checkpointing=checkpointing,
+            gpus=1,
+        )
+    )
+    c = est.components
+    acts = (c.get("activations", 0) + c.get("logits", 0)) / layout.tp
+    return int(states + acts + est.overhead_bytes)
+
+
+def layouts(spec: ModelSpec, gpus: int, global_batch_seqs: int, gpus_per_node: int = 8):
+    """Every candidate layout at `gpus` GPUs (module docstring)."""
+    tps = [t for t in (1, 2, 4, 8) if t <= min(gpus, gpus_per_node) and spec.num_heads % t == 0]
+    eps = [1]
+    if spec.is_moe:
+        eps = [e for e in _pow2_upto(min(spec.num_experts, 64)) if spec.num_experts % e == 0]
+    for tp in tps:
+        for pp in _pow2_upto(min(spec.num_layers, gpus // tp)):
+            if gpus % (tp * pp):
+                continue
+            dp = gpus // (tp * pp)
+            for ep in eps:
+                if dp % ep:
+                    continue
+                for mb in (1, 2):
+                    if global_batch_seqs % (mb * dp):
+                        continue
+                    m = global_batch_seqs // (mb * dp)
+                    if m < 1 or (pp > 1 and m < pp):
+                        continue
+                    sharding = "zero1" if pp > 1 or tp > 1 else "zero3"
+                    if dp == 1:
+                        sharding = "ddp"
+                    yield Layout(
+                        tp=tp,
+                        pp=pp,
+                        dp=dp,
+                        ep=ep,
+                        gpus_per_node=gpus_per_node,
+                        micro_batch=mb,
+                        micro_batches=m,
+                        virtual_stages=2 if pp >= 4 and m % 2 == 0 else 1,
+                        sharding=sharding,
+                    )
+
+
+def best_at(
+    spec: ModelSpec,
+    gpu,
+    gpus: int,
+    *,
+    seq: int,
+    global_batch_tokens: int,
+    precision: str,
+    checkpointing: str,
+    network=None,
+) -> tuple[Layout, training.TrainStep, int, str] | None:
+    """The fastest layout at `gpus` GPUs that fits each GPU's memory (None if none fits)."""
+    seqs = max(1, global_batch_tokens // seq)
+    modes = ("none", "selective", "full") if checkpointing == "auto" else (checkpointing,)
+    best = None
+    for lay in layouts(spec, gpus, seqs):
+        for ck in modes:
+            try:
+                need = stage_memory_bytes(spec, lay, seq, precision, ck)
+            except AdvisorError:
+                continue
+            if need > gpu.memory_bytes:
+                continue
+            try:
+                st = training.train_step(
+                    spec,
+                    gpu,
+                    lay,
+                    seq=seq,
+                    precision=precision,
+                    checkpointing=ck,
+                    inter=network if lay.nodes > 1 else None,
+                )
+            except AdvisorError:
+                continue
+            if best is None or st.tokens_per_s > best[1].tokens_per_s:
+                best = (lay, st, need, ck)
+            break  # the first mode that fits recomputes least
+    return best
+
+
+def plan(
+    spec: ModelSpec,
+    gpu,
+    *,
+    tokens: int,
+    seq: int = 4096,
+    deadline_hours: float | None = None,
+    budget_usd: float | None = None,
+    price_usd_per_gpu_hour: float | None = None,
+    network=None,
+    precision: str = "bf16",
+    checkpointing: str = "auto",
+    global_batch_tokens: int | None = None,
+    max_gpus: int = MAX_CLUSTER_GPUS,
+    pue: float = DEFAULT_PUE,
+) -> ClusterPlan:
+    """The cluster plan (module docstring). The choice: with a deadline, the fewest GPUs that
+    meet it (and the budget); with only a budget, the fastest run within it; with neither, the
+    fewest GPU-hours (the cheapest run), ties to fewer GPUs."""
+    tokens = check_int("tokens", tokens, maximum=10**16)
+    seq = check_int("seq", seq, maximum=1 << 20)
+    check_choice("precision", precision, training.PRECISIONS)
+    check_choice("checkpointing", checkpointing, (*training.CHECKPOINTING, "auto"))
+    max_gpus = check_int("max_gpus", max_gpus, maximum=MAX_CLUSTER_GPUS)
+    if global_batch_tokens is not None:
+        global_batch_tokens = check_int("global_batch_tokens", global_batch_tokens, maximum=1 << 30)
+    if global_batch_tokens is not None and global_batch_tokens < seq:
+        raise AdvisorError(
+            "cluster.batch_below_seq",
+            f"global_batch_tokens: {global_batch_tokens} is less than one sequence ({seq})",
+            field="global_batch_tokens",
+        )
+    if deadline_hours is not None:
+        check_positive("deadline_hours", deadline_hours, maximum=24 * 365 * 10)
+    if budget_usd is not None:
+        check_positive("budget_usd", budget_usd, maximum=1e12)
+    if price_usd_per_gpu_hour is not None:
+        check_positive("price_usd_per_gpu_hour", price_usd_per_gpu_hour, maximum=1000)
+    check_positive("pue", pue, maximum=3.0)
+    options = []
+    for n in gpu_counts(max_gpus):
+        if n > GPUS_PER_NODE and network is None:
+            break
+        got = best_at(
+            spec,
+            gpu,
+            n,
+            seq=seq,
+            global_batch_tokens=global_batch_tokens or max(seq, default_global_batch_tokens(n)),
+            precision=precision,
+            checkpointing=checkpointing,
+            network=network,
+        )
+        if got is None:
+            continue
+        lay, st, need, ck = got
+        steps = math.ceil(tokens / st.tokens_per_step)
+        hours = steps * st.step_time_s / 3600
+        gpu_hours = hours * n
+        cost = gpu_hours * price_usd_per_gpu_hour if price_usd_per_gpu_hour else None
+        energy = gpu_hours * float(gpu.tdp_w) * pue / 1000
+        options.append(
+            ClusterOption(
+                gpus=n,
+                nodes=lay.nodes,
+                layout=lay,
+                step=st,
+                checkpointing=ck,
+                memory_per_gpu_bytes=int(need),
+                hours=hours,
+                gpu_hours=gpu_hours,
+                cost_usd=cost,
+                energy_kwh=energy,
+                meets_deadline=None if deadline_hours is None else hours <= deadline_hours,
+                within_budget=None if (budget_usd is None or cost is None) else cost <= budget_usd,
+            )
+        )
+    chosen, reason = _choose(options, deadline_hours, budget_usd, network)
+    return ClusterPlan(
+        model=spec.name,
+        gpu=gpu.id,
+        tokens=tokens,
+        seq=seq,
+        global_batch_tokens=global_batch_tokens,
+        network=getattr(network, "id", None),
+        price_usd_per_gpu_hour=price_usd_per_gpu_hour,
+        options=tuple(options),
+        chosen=chosen,
+        reason=reason,
+    )
+
+
+def _choose(options, deadline_hours, budget_usd, network):
+    if not options:
+        more = "" if network is not None else " on one node (name a network for more nodes)"
+        return None, f"no layout fits the model in the GPUs' memory{more}"
+    ok = [o for o in options if o.meets_deadline is not False and o.within_budget is not False]
+    if not ok:
+        fastest = min(options, key=lambda o: o.hours)
+        if deadline_hours is not None and fastest.hours > deadline_hours:
+            return None, (
+                f"no count meets the deadline: the fastest, {fastest.gpus} GPUs, takes "
+                f"{fastest.hours:.0f} h"
+            )
+        return None, "no count meets both the deadline and the budget"
+    if deadline_hours is not None:
+        pick = min(ok, key=lambda o: (o.gpus, o.hours))
+        return pick, "the fewest GPUs that meet the deadline" + (
+            " within the budget" if budget_usd is not None else ""
+        )
+    if budget_usd is not None:
+        pick = min(ok, key=lambda o: (o.hours, o.gpus))
+        return pick, "the fastest run within the budget"
+    pick = min(ok, key=lambda o: (o.gpu_hours, o.gpus))
+    return pick, "the fewest GPU-hours (no deadline or budget given)"
