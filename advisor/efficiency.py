@@ -170,6 +170,9 @@ def calibrated(base: Achievable, gpu, results) -> Achievable:
             out = replace(out, matmul_fraction=mm, source=f"measured: bench_results/{r.file}")
         elif r.workload == "bandwidth":
             v = r.value("fraction_of_datasheet_bandwidth")
+            best = r.value("device_copy_best_gbps")
+            if not v and best:
+                v = best / float(gpu.memory_bandwidth_gbps)
             if v and 0 < v <= 1.02:
                 out = replace(
                     out, bandwidth_fraction=min(1.0, v), source=f"measured: bench_results/{r.file}"
@@ -264,3 +267,14 @@ def achievable_of(gpu) -> Achievable:
     the catalog, e.g. in a test)."""
     a = getattr(gpu, "achievable", None)
     return a if isinstance(a, Achievable) else Achievable(gpu.id)
+
+
+def calibrated_gpus(gpus, results) -> tuple:
+    """`gpus` with each one's `achievable` replaced by `calibrated` from the CUDA bench runs in
+    `results` that name it (configuration.catalog_gpu); the others unchanged."""
+    out = []
+    for g in gpus:
+        base = achievable_of(g)
+        new = calibrated(base, g, results)
+        out.append(g if new is base else replace(g, achievable=new))
+    return tuple(out)

@@ -269,3 +269,23 @@ def test_published_validation_is_current_and_meets_the_median_target():
         assert r["expressible"] or r["reason"], r["id"]
         assert r["source"]["url"].startswith("https://"), r["id"]
         assert r["source"]["quote"], r["id"]
+
+
+def test_a_cuda_bench_run_calibrates_its_accelerator():
+    from advisor.benchresults import result_from_dict
+
+    doc = json.loads((ROOT / "bench_results/20261202T155651Z_matmul_vm_965885.json").read_text())
+    doc["environment"]["device"] = "cuda"
+    doc["configuration"]["catalog_gpu"] = "h100-sxm"
+    for d in doc["derived"]:
+        if d["name"] == "best_tflops_bf16":
+            d["value"] = 700.0
+    run = result_from_dict(doc, "bench_results/fake-h100.json")
+    (h100,) = eff.calibrated_gpus((H100,), [run])
+    assert h100.achievable.matmul("bf16") == pytest.approx(700.0 / 989.4)
+    assert h100.achievable.source.startswith("measured: bench_results/")
+    slower = training.train_step(L8B, h100, Layout(), seq=4096, checkpointing="full")
+    base = training.train_step(L8B, H100, Layout(), seq=4096, checkpointing="full")
+    assert slower.tokens_per_s < base.tokens_per_s
+    (same,) = eff.calibrated_gpus((A100,), [run])
+    assert same is A100
