@@ -11,7 +11,7 @@ import sys
 from .errors import AdvisorError
 
 # One module per sub-command, in help order.
-COMMANDS: list[str] = ["models", "cost", "recommend", "memory", "report", "gpus"]
+COMMANDS: list[str] = ["models", "cost", "recommend", "memory", "time", "report", "gpus"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,86 @@
+"""How accurate the time model is, as measured: the error band every time or throughput figure
+carries, read from the published-measurement validation (bench/throughput_validation.py ->
+bench_results/validation/throughput.json).
+
+A band is the median and the worst |predicted / measured - 1| over the validation entries of a
+kind (training, serving, decode, prefill) that the model can express; a figure printed with
+it reads "1,234 tokens/s (±12 % median, ±40 % worst on 31 published runs)".
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+KINDS = ("training", "serving", "decode", "prefill")
+DEFAULT_PATH = (
+    Path(__file__).resolve().parent.parent / "bench_results" / "validation" / "throughput.json"
+)
+
+
+@dataclass(frozen=True)
+class Band:
+    kind: str
+    n: int
+    median_abs_error: float
+    worst_abs_error: float
+
+    def to_dict(self) -> dict:
+        return {
+            "kind": self.kind,
+            "n": self.n,
+            "median_abs_error": self.median_abs_error,
+            "worst_abs_error": self.worst_abs_error,
+        }
+
+
+def bands_from_summary(summary: dict) -> dict[str, Band]:
+    """Bands by kind from a validation summary (`summary.by_kind`); kinds with no entries are
+    left out. Latency entries count as serving."""
+    by = (summary or {}).get("by_kind") or {}
+    out = {}
+    for kind in KINDS:
+        v = by.get(kind)
+        if not isinstance(v, dict) or not v.get("n"):
+            continue
+        out[kind] = Band(
+            kind, int(v["n"]), float(v["median_abs_error"]), float(v["worst_abs_error"])
+        )
+    return out
+
+
+_bands: dict[str, Band] | None = None
+
+
+def bands(path: str | Path | None = None) -> dict[str, Band]:
+    """The bands of the committed validation (cached); {} when the file is absent (e.g. an
+    installed wheel without the repository: the browser gets them through `set_bands`)."""
+    global _bands
+    if path is None and _bands is not None:
+        return _bands
+    p = Path(path) if path is not None else DEFAULT_PATH
+    try:
+        doc = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        got: dict[str, Band] = {}
+    else:
+        got = bands_from_summary(doc.get("summary") if isinstance(doc, dict) else None)
+    if path is None:
+        _bands = got
+    return got
+
+
+def set_bands(summary: dict) -> None:
+    """Install bands from a summary dict (the browser worker, which has no repository)."""
+    global _bands
+    _bands = bands_from_summary(summary)
+
+
+def band(kind: str) -> Band | None:
+    return bands().get(kind)
+
+
+def band_dict(kind: str) -> dict | None:
+    b = band(kind)
+    return b.to_dict() if b else None
