@@ -25,10 +25,7 @@ def _tokens(text: str) -> int:
     s = str(text).strip().upper()
     mult = {"K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
     try:
-        if s and s[-1] in mult:
-            v = float(s[:-1]) * mult[s[-1]]
-        else:
-            v = float(s)
+        v = float(s[:-1]) * mult[s[-1]] if s and s[-1] in mult else float(s)
     except ValueError:
         raise AdvisorError(
             "field.not_number",
