@@ -289,3 +289,66 @@ def test_a_cuda_bench_run_calibrates_its_accelerator():
     assert slower.tokens_per_s < base.tokens_per_s
     (same,) = eff.calibrated_gpus((A100,), [run])
     assert same is A100
+
+
+# --- CLI ------------------------------------------------------------------------------------
+
+
+def _cli(*argv):
+    import subprocess
+    import sys
+
+    return subprocess.run(
+        [sys.executable, "-m", "advisor", *argv], capture_output=True, text=True, cwd=ROOT
+    )
+
+
+def test_cli_time_commands_json_and_errors():
+    r = _cli("time", "serve", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["plan"]["points"] and doc["accuracy"]["kind"] == "serving"
+    r = _cli(
+        "time",
+        "train",
+        "--model",
+        "llama-3.1-8b",
+        "--gpu",
+        "h100-sxm",
+        "--dp",
+        "8",
+        "--sharding",
+        "zero3",
+        "--tokens",
+        "1T",
+        "--json",
+    )
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["run"]["hours"] > 0 and 0 < doc["step"]["mfu"] < 1
+    r = _cli("time", "plan", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--tokens", "1e11")
+    assert r.returncode == 0 and "chosen:" in r.stdout
+    for argv, field in (
+        (("time", "serve", "--model", "bert-base-uncased", "--gpu", "h100-sxm"), "model"),
+        (
+            (
+                "time",
+                "serve",
+                "--model",
+                "llama-3.1-8b",
+                "--gpu",
+                "h100-sxm",
+                "--concurrency",
+                "99999",
+            ),
+            "concurrency",
+        ),
+        (
+            ("time", "train", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--dp", "16"),
+            "network",
+        ),
+        (("time", "train", "--model", "llama-3.1-8b", "--gpu", "h100-sxmm"), "gpu"),
+    ):
+        r = _cli(*argv)
+        assert r.returncode == 2, argv
+        assert r.stderr.count("\n") == 1 and field in r.stderr, r.stderr
