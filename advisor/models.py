@@ -522,3 +522,17 @@ def from_config_file(path, name: str | None = None) -> ModelSpec:
             path=str(p),
         ) from None
     return from_config_json(text, name=name or p.stem)
+
+
+def require_causal(spec: ModelSpec, field: str = "model") -> ModelSpec:
+    """`spec` if it generates tokens; an encoder (BERT: `causal` False, no KV cache) has no decode
+    rate and so no tokens/s or price per token: ``model.not_causal`` says so."""
+    if not spec.causal:
+        raise AdvisorError(
+            "model.not_causal",
+            f"{field}: {spec.display_name or spec.name} is an encoder (not causal): it generates "
+            "no tokens, so it has no decode rate and no price per token",
+            field=field,
+            model=spec.name,
+        )
+    return spec
