@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import yamlish
-from .errors import AdvisorError, unknown_name
-from .hardware import GPU, gpu_from_dict
+from .errors import AdvisorError, shown, unknown_name
+from .files import check_depth, read_text
+from .hardware import GPU, check_keys, gpu_from_dict
 from .models import ModelSpec, from_hf_config
 from .prices import CloudOffer, CurrencyRates, currency_from_dict, offers_from_dict
 
@@ -23,6 +24,46 @@ def default_root() -> Path:
     """`$ADVISOR_CATALOG`, else the repository's `catalog/` beside the package."""
     env = os.environ.get("ADVISOR_CATALOG")
     return Path(env) if env else Path(__file__).resolve().parent.parent / "catalog"
+
+
+MODEL_KEYS = (
+    "id",
+    "display_name",
+    "source",
+    "config",
+    "family_note",
+    "license",
+    "published_params",
+    "published_params_source",
+    "notes",
+)
+
+
+def read_document(path: Path, name: str):
+    """One catalog YAML document: at most 1 MB of UTF-8 (advisor.files), nested at most 64 deep;
+    errors name the file."""
+    try:
+        doc = yamlish.loads(read_text(path, name), source=name)
+    except RecursionError:
+        raise AdvisorError(
+            "file.too_deep", f"{name}: nested too deeply", field=name, file=name
+        ) from None
+    check_depth(doc, name)
+    return doc
+
+
+def _yaml_files(folder: Path) -> list[Path]:
+    """The folder's `*.yaml` files. Any `*.yml` (or other YAML-looking) file is refused: it would
+    otherwise be silently left out of the catalog."""
+    stray = sorted(p.name for p in folder.iterdir() if p.suffix.lower() in (".yml", ".json"))
+    if stray:
+        raise AdvisorError(
+            "catalog.bad_extension",
+            f"{folder.name}/{stray[0]}: catalog documents end in .yaml (rename it or remove it)",
+            field=f"{folder.name}/{stray[0]}",
+            file=f"{folder.name}/{stray[0]}",
+        )
+    return sorted(folder.glob("*.yaml"))
 
 
 @dataclass(frozen=True)
@@ -46,6 +87,12 @@ def model_preset_from_dict(doc: dict, source: str) -> ModelPreset:
             raise AdvisorError(
                 "catalog.missing", f"{source}: missing field {key!r}", field=f"{source}:{key}"
             )
+    check_keys(source, doc, MODEL_KEYS)
+    for key in ("id", "display_name"):
+        if not isinstance(doc[key], str) or not doc[key].strip():
+            raise AdvisorError(
+                "field.not_text", f"{source}: {key}: expected text", field=f"{source}:{key}"
+            )
     src = doc["source"]
     if not isinstance(src, dict) or not src.get("url") or not src.get("read"):
         raise AdvisorError(
@@ -66,9 +113,9 @@ def _load_dir(folder: Path, build):
     items = []
     if not folder.is_dir():
         return items
-    for path in sorted(folder.glob("*.yaml")):
-        doc = yamlish.load_file(path)
-        items.append(build(doc, f"{folder.name}/{path.name}"))
+    for path in _yaml_files(folder):
+        name = f"{folder.name}/{path.name}"
+        items.append((build(read_document(path, name), name), name))
     return items
 
 
@@ -121,12 +168,21 @@ class Catalog:
         )
 
 
-def _duplicates(kind: str, ids: list[str]) -> None:
-    dupes = {i for i in ids if ids.count(i) > 1}
-    if dupes:
-        raise AdvisorError(
-            "catalog.duplicate", f"{kind}: duplicate id(s) {sorted(dupes)}", field=kind
-        )
+def _unique(kind: str, items: list[tuple]) -> tuple:
+    """The built items of `_load_dir`; two documents with one id name both files."""
+    seen: dict[str, str] = {}
+    for item, name in items:
+        if item.id in seen:
+            raise AdvisorError(
+                "catalog.duplicate",
+                f"{name}: id: {item.id!r} is also the id in {seen[item.id]}",
+                field=f"{name}:id",
+                file=name,
+                other=seen[item.id],
+                id=item.id,
+            )
+        seen[item.id] = name
+    return tuple(item for item, _ in items)
 
 
 def _load_offers(folder: Path, gpu_ids: list[str]) -> list[CloudOffer]:
@@ -134,9 +190,9 @@ def _load_offers(folder: Path, gpu_ids: list[str]) -> list[CloudOffer]:
     seen: dict[str, str] = {}
     if not folder.is_dir():
         return offers
-    for path in sorted(folder.glob("*.yaml")):
+    for path in _yaml_files(folder):
         name = f"{folder.name}/{path.name}"
-        doc = yamlish.load_file(path)
+        doc = read_document(path, name)
         got = offers_from_dict(doc, name)
         if got and got[0].provider in seen:
             raise AdvisorError(
@@ -162,21 +218,21 @@ def _load_offers(folder: Path, gpu_ids: list[str]) -> list[CloudOffer]:
 def load_catalog(root: str | os.PathLike | None = None) -> Catalog:
     """Read and validate the whole catalog under `root` (default: `default_root()`)."""
     root = Path(root) if root is not None else default_root()
-    models = _load_dir(root / "models", model_preset_from_dict)
-    ids = [m.id for m in models]
-    dupes = {i for i in ids if ids.count(i) > 1}
-    if dupes:
+    if not root.is_dir():
         raise AdvisorError(
-            "catalog.duplicate", f"models: duplicate id(s) {sorted(dupes)}", field="models"
+            "catalog.missing_folder",
+            f"catalog: {shown(str(root))} is not a folder",
+            field="catalog",
+            path=shown(str(root)),
         )
-    gpus = _load_dir(root / "gpus", gpu_from_dict)
+    models = _unique("models", _load_dir(root / "models", model_preset_from_dict))
+    gpus = _unique("gpus", _load_dir(root / "gpus", gpu_from_dict))
     gpu_ids = [g.id for g in gpus]
-    _duplicates("gpus", gpu_ids)
     offers = _load_offers(root / "clouds", gpu_ids)
     cur_path = root / "currency.yaml"
     currency = (
-        currency_from_dict(yamlish.load_file(cur_path), "currency.yaml")
-        if cur_path.is_file()
+        currency_from_dict(read_document(cur_path, "currency.yaml"), "currency.yaml")
+        if cur_path.exists()
         else None
     )
-    return Catalog(models=tuple(models), gpus=tuple(gpus), offers=tuple(offers), currency=currency)
+    return Catalog(models=models, gpus=gpus, offers=tuple(offers), currency=currency)

@@ -117,7 +117,10 @@ def check_positive(field: str, value, *, maximum: float | None = None) -> float:
     v = _number(field, value)
     if v <= 0:
         raise AdvisorError(
-            "field.positive", f"{field}: must be greater than 0, got {shown(value)}", field=field, value=_param(v)
+            "field.positive",
+            f"{field}: must be greater than 0, got {shown(value)}",
+            field=field,
+            value=_param(v),
         )
     if maximum is not None and v > maximum:
         raise AdvisorError(

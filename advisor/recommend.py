@@ -111,7 +111,9 @@ class Workload:
             check_positive("utilisation", self.utilisation, maximum=1.0)
         check_choice("pricing", self.pricing, cost.PRICINGS)
         check_choice("currency", self.currency, cost.CURRENCIES)
-        limits.check_range("electricity_usd_per_kwh", self.electricity_usd_per_kwh, limits.USD_PER_KWH)
+        limits.check_range(
+            "electricity_usd_per_kwh", self.electricity_usd_per_kwh, limits.USD_PER_KWH
+        )
         limits.check_range("server_usd_per_gpu", self.server_usd_per_gpu, limits.USD_PER_SERVER)
         check_positive("pue", self.pue, maximum=5.0)
         if (

@@ -180,7 +180,9 @@ def reject_inapplicable(args, options: tuple[str, ...], context: str) -> None:
 def print_json(obj, *, indent: int | None = None, sort_keys: bool = False) -> int:
     """`obj` as JSON on stdout; a NaN or infinity is refused (JSON has none; it would be a bug)."""
     try:
-        text = json.dumps(obj, ensure_ascii=False, indent=indent, sort_keys=sort_keys, allow_nan=False)
+        text = json.dumps(
+            obj, ensure_ascii=False, indent=indent, sort_keys=sort_keys, allow_nan=False
+        )
     except ValueError:
         raise AdvisorError(
             "output.not_finite", "output: a figure came out as NaN or infinity (please report)"

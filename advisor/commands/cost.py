@@ -98,7 +98,10 @@ def register(subparsers) -> None:
         help="busy share, 0-1 (e.g. 0.6)",
     )
     t.add_argument(
-        "--horizon-months", type=count("horizon_months", *limits.MONTHS), default=36, help="default 36"
+        "--horizon-months",
+        type=count("horizon_months", *limits.MONTHS),
+        default=36,
+        help="default 36",
     )
     t.add_argument(
         "--electricity",
@@ -117,10 +120,19 @@ def register(subparsers) -> None:
         help="USD per GPU-hour (default: cheapest catalog offer)",
     )
     _cloud(t)
-    _money_arg(t, "--server-usd", "server_usd", limits.USD_PER_SERVER, 0.0, "server share, USD (default 0)")
+    _money_arg(
+        t, "--server-usd", "server_usd", limits.USD_PER_SERVER, 0.0, "server share, USD (default 0)"
+    )
     _money_arg(t, "--host-power-w", "host_power_w", limits.POWER_W, 0.0, "host draw, W (default 0)")
     _money_arg(t, "--pue", "pue", limits.PUE, cost.DEFAULT_PUE, f"default {cost.DEFAULT_PUE}")
-    _money_arg(t, "--hosting", "hosting_usd_per_month", limits.USD_PER_MONTH, 0.0, "USD per month (default 0)")
+    _money_arg(
+        t,
+        "--hosting",
+        "hosting_usd_per_month",
+        limits.USD_PER_MONTH,
+        0.0,
+        "USD per month (default 0)",
+    )
     _money_arg(t, "--maintenance", "maintenance", frac, 0.0, "share of price per year (default 0)")
     _money_arg(t, "--resale", "resale", frac, 0.0, "share of price at the end (default 0)")
     _money_arg(t, "--loan-rate", "loan_rate", frac, 0.0, "annual interest, 0-1 (default 0)")
@@ -185,8 +197,10 @@ def _run(args) -> int:
         est = mem.training_memory(setup)
         if est.total_bytes > gpu.memory_bytes:
             raise does_not_fit(
-                "training", est.total_bytes, gpu, "try --sharding zero3, more --gpus, or "
-                "--checkpointing full"
+                "training",
+                est.total_bytes,
+                gpu,
+                "try --sharding zero3, more --gpus, or --checkpointing full",
             )
         eff = compute.DEFAULT_EFFICIENCY
         if args.mfu is not None:
@@ -247,8 +261,10 @@ def _tokens(args) -> int:
         )
         if est.total_bytes > gpu.memory_bytes:
             raise does_not_fit(
-                "inference", est.total_bytes, gpu, "try more --gpus (tensor parallel), "
-                "--weights int4, or a shorter --seq"
+                "inference",
+                est.total_bytes,
+                gpu,
+                "try more --gpus (tensor parallel), --weights int4, or a shorter --seq",
             )
         rate = compute.decode_tokens_per_s(
             spec,

@@ -27,7 +27,9 @@ def register(subparsers) -> None:
     add_model_args(p)
     p.add_argument("--task", default="inference", choices=recommend.TASKS, help="default inference")
     p.add_argument(
-        "--precision", choices=mem.PRECISIONS, help="training precision (default amp-bf16; qlora bf16)"
+        "--precision",
+        choices=mem.PRECISIONS,
+        help="training precision (default amp-bf16; qlora bf16)",
     )
     p.add_argument(
         "--quant",
@@ -49,13 +51,18 @@ def register(subparsers) -> None:
         help="training must finish within (hours)",
     )
     p.add_argument(
-        "--dataset-tokens", type=count("dataset_tokens", *limits.TOKENS), help="training tokens (2e9)"
+        "--dataset-tokens",
+        type=count("dataset_tokens", *limits.TOKENS),
+        help="training tokens (2e9)",
     )
     p.add_argument(
         "--budget", type=number("budget", limits.BUDGET, exclusive_low=True), help="in --currency"
     )
     p.add_argument(
-        "--horizon-months", type=count("horizon_months", *limits.MONTHS), default=36, help="default 36"
+        "--horizon-months",
+        type=count("horizon_months", *limits.MONTHS),
+        default=36,
+        help="default 36",
     )
     p.add_argument("--acquire", default="either", choices=recommend.ACQUIRE, help="default either")
     p.add_argument("--max-gpus", type=count("max_gpus", 1, 1024), default=8, help="default 8")
