@@ -24,10 +24,9 @@ import functools
 import math
 from dataclasses import dataclass, field, fields
 
-from . import compute, cost
+from . import compute, cost, limits
 from . import memory as mem
-from . import limits
-from .errors import AdvisorError, check_choice, check_int, check_non_negative, check_positive
+from .errors import AdvisorError, check_choice, check_int, check_positive
 from .hardware import TIERS
 from .models import ModelSpec
 from .units import GIB
