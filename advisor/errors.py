@@ -44,6 +44,12 @@ def shown(value, n: int = SHOWN_CHARS) -> str:
     return text if len(text) <= n else text[: n - 3] + "..."
 
 
+def clip(text: str, n: int = SHOWN_CHARS) -> str:
+    """Plain text cut to `n` characters with "..." (for details such as a parser's message)."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= n else text[: n - 3] + "..."
+
+
 # ASCII decimal numbers only: Python's float() also takes Arabic-Indic digits, "1_000", "nan"
 # and "infinity", none of which a form or a flag should silently read as a number.
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
@@ -55,6 +61,10 @@ def parse_number(field: str, text) -> float:
     if not isinstance(text, str):
         return _number(field, text)
     s = text.strip().replace(",", ".")
+    if s.lower().lstrip("+-") in ("nan", "inf", "infinity"):
+        raise AdvisorError(
+            "field.not_finite", f"{field}: must be a finite number, got {shown(text)}", field=field
+        )
     if not _NUMBER.fullmatch(s):
         raise AdvisorError(
             "field.not_number",

@@ -35,6 +35,13 @@ def check_range(field: str, value, limits: tuple, *, exclusive_low: bool = False
     ``field.too_large``) with the range in its params."""
     v = _number(field, value)
     lo, hi = limits
+    if v < 0 <= lo and not exclusive_low:
+        raise AdvisorError(
+            "field.non_negative",
+            f"{field}: must not be negative, got {shown(value)}",
+            field=field,
+            value=v,
+        )
     if v < lo or (exclusive_low and v <= lo):
         word = "greater than" if exclusive_low else "at least"
         raise AdvisorError(
