@@ -14,7 +14,7 @@ from pathlib import Path
 
 from . import yamlish
 from .errors import AdvisorError, shown, unknown_name
-from .files import check_depth, read_text
+from .files import check_depth, is_folder, read_text
 from .hardware import GPU, check_keys, gpu_from_dict
 from .models import ModelSpec, from_hf_config
 from .prices import CloudOffer, CurrencyRates, currency_from_dict, offers_from_dict
@@ -218,7 +218,7 @@ def _load_offers(folder: Path, gpu_ids: list[str]) -> list[CloudOffer]:
 def load_catalog(root: str | os.PathLike | None = None) -> Catalog:
     """Read and validate the whole catalog under `root` (default: `default_root()`)."""
     root = Path(root) if root is not None else default_root()
-    if not root.is_dir():
+    if not is_folder(root):
         raise AdvisorError(
             "catalog.missing_folder",
             f"catalog: {shown(str(root))} is not a folder",

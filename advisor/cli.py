@@ -47,6 +47,15 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except BrokenPipeError:
         return 0
+    except RecursionError:
+        print(error_line("input: nested too deeply"), file=sys.stderr)
+        return 2
+    except Exception as exc:  # noqa: BLE001 - a bug: still one line and exit 2, never a traceback
+        print(
+            error_line(f"internal: {exc.__class__.__name__}: {exc} (please report this input)"),
+            file=sys.stderr,
+        )
+        return 2
 
 
 if __name__ == "__main__":

@@ -39,9 +39,18 @@ class AdvisorError(ValueError):
 
 def shown(value, n: int = SHOWN_CHARS) -> str:
     """`value` as it appears in a message: repr() for text, cut to `n` characters with "..."."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "a non-finite number"
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**15:
+        digits = str(abs(value))
+        return f"{'-' if value < 0 else ''}{digits[0]}.{digits[1:4]}e+{len(digits) - 1}"
     text = repr(value) if isinstance(value, str) else str(value)
     text = text.replace("\n", " ")
+    text = _LONG_DIGITS.sub(lambda m: m.group(0)[:6] + "...", text)
     return text if len(text) <= n else text[: n - 3] + "..."
+
+
+_LONG_DIGITS = re.compile(r"[0-9]{16,}")  # a 300-digit input is echoed by its first digits
 
 
 def clip(text: str, n: int = SHOWN_CHARS) -> str:
@@ -62,9 +71,7 @@ def parse_number(field: str, text) -> float:
         return _number(field, text)
     s = text.strip().replace(",", ".")
     if s.lower().lstrip("+-") in ("nan", "inf", "infinity"):
-        raise AdvisorError(
-            "field.not_finite", f"{field}: must be a finite number, got {shown(text)}", field=field
-        )
+        raise AdvisorError("field.not_finite", f"{field}: must be a finite number", field=field)
     if not _NUMBER.fullmatch(s):
         raise AdvisorError(
             "field.not_number",
@@ -91,7 +98,7 @@ def unknown_name(field: str, name: str, choices: Iterable[str]) -> AdvisorError:
         "name.unknown",
         f"{field}: unknown name {shown(name)}{tail}",
         field=field,
-        name=name[:200],
+        name=shown(name, 200)[1:-1] if len(name) > 200 or _LONG_DIGITS.search(name) else name,
         suggestions=hints,
     )
 
@@ -109,17 +116,13 @@ def _number(field: str, value) -> float:
     except OverflowError:  # an int beyond any float (e.g. 10**400)
         finite = False
     if not finite:
-        raise AdvisorError(
-            "field.not_finite",
-            f"{field}: must be a finite number, got {shown(value)}",
-            field=field,
-        )
+        raise AdvisorError("field.not_finite", f"{field}: must be a finite number", field=field)
     return value
 
 
-def _param(v):
+def param(v):
     """A number for an error's params: plain when JSON carries it exactly, else its shown text."""
-    return v if isinstance(v, float) or abs(v) < 2**53 else shown(v)
+    return v if abs(v) < 1e15 else shown(v)
 
 
 def check_positive(field: str, value, *, maximum: float | None = None) -> float:
@@ -130,14 +133,14 @@ def check_positive(field: str, value, *, maximum: float | None = None) -> float:
             "field.positive",
             f"{field}: must be greater than 0, got {shown(value)}",
             field=field,
-            value=_param(v),
+            value=param(v),
         )
     if maximum is not None and v > maximum:
         raise AdvisorError(
             "field.too_large",
             f"{field}: must be at most {maximum:g}, got {shown(value)}",
             field=field,
-            value=_param(v),
+            value=param(v),
             maximum=maximum,
         )
     return v
@@ -151,14 +154,14 @@ def check_non_negative(field: str, value, *, maximum: float | None = None) -> fl
             "field.non_negative",
             f"{field}: must not be negative, got {shown(value)}",
             field=field,
-            value=_param(v),
+            value=param(v),
         )
     if maximum is not None and v > maximum:
         raise AdvisorError(
             "field.too_large",
             f"{field}: must be at most {maximum:g}, got {shown(value)}",
             field=field,
-            value=_param(v),
+            value=param(v),
             maximum=maximum,
         )
     return v
@@ -181,7 +184,7 @@ def check_int(field: str, value, *, minimum: int = 1, maximum: int | None = None
             "field.too_small",
             f"{field}: must be at least {minimum}, got {shown(value)}",
             field=field,
-            value=_param(value),
+            value=param(value),
             minimum=minimum,
         )
     if maximum is not None and value > maximum:
@@ -189,7 +192,7 @@ def check_int(field: str, value, *, minimum: int = 1, maximum: int | None = None
             "field.too_large",
             f"{field}: must be at most {maximum}, got {shown(value)}",
             field=field,
-            value=_param(value),
+            value=param(value),
             maximum=maximum,
         )
     return value
@@ -198,6 +201,12 @@ def check_int(field: str, value, *, minimum: int = 1, maximum: int | None = None
 def check_choice(field: str, value, choices: Iterable[str]) -> str:
     """Return `value` if it is one of `choices`, else an unknown-name error with suggestions."""
     choices = list(choices)
-    if not isinstance(value, str) or value not in choices:
-        raise unknown_name(field, str(value), choices)
+    if not isinstance(value, str):
+        raise AdvisorError(
+            "field.not_text",
+            f"{field}: expected one of {', '.join(choices[:12])}, got {type(value).__name__}",
+            field=field,
+        )
+    if value not in choices:
+        raise unknown_name(field, value, choices)
     return value

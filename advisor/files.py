@@ -17,6 +17,14 @@ MAX_FILE_BYTES = 1_000_000  # 1 MB: the largest catalog document or profile is u
 MAX_DEPTH = 64  # nesting of JSON / YAML containers: real configs nest 3-4 levels
 
 
+def is_folder(path) -> bool:
+    """Path.is_dir() that answers False for a name it cannot even look up (a NUL byte)."""
+    try:
+        return Path(path).is_dir()
+    except (OSError, ValueError):
+        return False
+
+
 def read_bytes(path, field: str, *, max_bytes: int = MAX_FILE_BYTES) -> bytes:
     """The bytes of `path`, at most `max_bytes`; a folder, a missing file or a larger file
     raises `AdvisorError` (``file.unreadable`` / ``file.too_large``) naming `field` and the file."""
@@ -27,10 +35,11 @@ def read_bytes(path, field: str, *, max_bytes: int = MAX_FILE_BYTES) -> bytes:
             raise IsADirectoryError(21, "is a folder")
         with open(p, "rb") as fh:
             data = fh.read(max_bytes + 1)
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the name
+        why = getattr(exc, "strerror", None) or "not a file name"
         raise AdvisorError(
             "file.unreadable",
-            f"{field}: cannot read {name} ({exc.strerror or exc.__class__.__name__})",
+            f"{field}: cannot read {name} ({why})",
             field=field,
             path=name,
         ) from None

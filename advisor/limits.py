@@ -7,7 +7,7 @@ real product or plan (catching unit slips), never near a realistic one.
 
 from __future__ import annotations
 
-from .errors import AdvisorError, _number, shown
+from .errors import AdvisorError, _number, param, shown
 
 # money (USD)
 USD_PER_CARD = (0.0, 10_000_000.0)  # one accelerator: the dearest today cost ~0.05 M USD
@@ -40,7 +40,7 @@ def check_range(field: str, value, limits: tuple, *, exclusive_low: bool = False
             "field.non_negative",
             f"{field}: must not be negative, got {shown(value)}",
             field=field,
-            value=v,
+            value=param(v),
         )
     if v < lo or (exclusive_low and v <= lo):
         word = "greater than" if exclusive_low else "at least"
@@ -48,7 +48,7 @@ def check_range(field: str, value, limits: tuple, *, exclusive_low: bool = False
             "field.positive" if exclusive_low and lo == 0 else "field.too_small",
             f"{field}: must be {word} {lo:g}, got {shown(value)}",
             field=field,
-            value=v,
+            value=param(v),
             minimum=lo,
         )
     if v > hi:
@@ -56,7 +56,7 @@ def check_range(field: str, value, limits: tuple, *, exclusive_low: bool = False
             "field.too_large",
             f"{field}: must be at most {hi:g}, got {shown(value)}",
             field=field,
-            value=v,
+            value=param(v),
             maximum=hi,
         )
     return v

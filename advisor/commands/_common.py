@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .. import limits
 from ..errors import AdvisorError, check_int, parse_number, shown, unknown_name
-from ..files import read_text
+from ..files import is_folder, read_text
 
 ERROR_LINE_CHARS = 300  # an error is one line on stderr, never a 100 kB echo
 
@@ -137,7 +137,7 @@ def measured_from_args(args):
     folder = getattr(args, "bench", None)
     if folder:
         folder = Path(folder)
-        if not folder.is_dir():
+        if not is_folder(folder):
             raise AdvisorError(
                 "file.unreadable",
                 f"bench: {shown(str(folder))} is not a folder",
