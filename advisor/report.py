@@ -448,7 +448,10 @@ def _cost(best, aw: rec.Workload, w: Workload, profile: Profile, catalog, rates)
     gpi = max(1, int(offer.gpus_per_instance))
     billed = math.ceil(rent_r.count / gpi) * gpi
     horizon_h = aw.horizon_months * cost.HOURS_PER_MONTH
-    rent_usd = cost.offer_price(offer, "on_demand") * billed * horizon_h * util_rent
+    rent_hours = horizon_h * util_rent
+    if rent_r.hours is not None and rent_r.notes:  # outlasts the horizon: rented in full
+        rent_hours = max(rent_hours, rent_r.hours)
+    rent_usd = cost.offer_price(offer, "on_demand") * billed * rent_hours
     eq_price = rent_usd / (own_r.count * horizon_h * util_own)
     res = cost.tco(
         cost.OwnHardware(
