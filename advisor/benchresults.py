@@ -268,23 +268,47 @@ def result_from_dict(doc, source: str) -> BenchResult:
     )
 
 
+MAX_RESULT_BYTES = 16_000_000  # a result with its samples and telemetry: ~0.1-2 MB
+
+
 def load_result(path: str | os.PathLike) -> BenchResult:
+    """One result file (at most MAX_RESULT_BYTES of UTF-8 JSON, nested at most 64 deep)."""
+    from .errors import clip
+    from .files import check_depth, decode_utf8, read_bytes
+
     path = Path(path)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise _fail(path.name, f"cannot read: {exc}") from None
+        data = read_bytes(path, path.name, max_bytes=MAX_RESULT_BYTES)
+        doc = json.loads(decode_utf8(data, path.name, path.name))
+        check_depth(doc, path.name)
+    except AdvisorError as exc:
+        raise _fail(path.name, exc.message) from None
+    except RecursionError:
+        raise _fail(path.name, "nested too deeply") from None
     except ValueError as exc:
-        raise _fail(path.name, f"not valid JSON ({exc})") from None
+        raise _fail(path.name, f"not valid JSON ({clip(str(exc), 120)})") from None
     return result_from_dict(doc, path.name)
 
 
-def load_results(folder: str | os.PathLike) -> BenchResults:
-    """Every result in `folder` (top level only; hidden temporary files skipped), oldest first."""
+def load_results(folder: str | os.PathLike, *, on_error=None) -> BenchResults:
+    """Every result in `folder` (top level only; hidden temporary files skipped), oldest first.
+
+    A file that does not validate raises, unless `on_error` is given: then it is called with
+    the AdvisorError (which names the file) and the file is skipped, so that one corrupt result
+    does not stop a recommendation (the CLI warns on stderr; the site build stays strict)."""
     folder = Path(folder)
     if not folder.is_dir():
         return BenchResults()
-    runs = [load_result(p) for p in sorted(folder.glob("*.json")) if not p.name.startswith(".")]
+    runs = []
+    for p in sorted(folder.glob("*.json")):
+        if p.name.startswith("."):
+            continue
+        try:
+            runs.append(load_result(p))
+        except AdvisorError as exc:
+            if on_error is None:
+                raise
+            on_error(exc)
     runs.sort(key=lambda r: (r.created_utc, r.file))
     return BenchResults(runs)
 

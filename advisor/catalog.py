@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import yamlish
-from .errors import AdvisorError, unknown_name
-from .hardware import GPU, gpu_from_dict
+from .errors import AdvisorError, shown, unknown_name
+from .files import check_depth, is_folder, read_text
+from .hardware import GPU, check_keys, gpu_from_dict
 from .models import ModelSpec, from_hf_config
 from .network import fabric_from_dict
 from .prices import CloudOffer, CurrencyRates, currency_from_dict, offers_from_dict
@@ -24,6 +25,46 @@ def default_root() -> Path:
     """`$ADVISOR_CATALOG`, else the repository's `catalog/` beside the package."""
     env = os.environ.get("ADVISOR_CATALOG")
     return Path(env) if env else Path(__file__).resolve().parent.parent / "catalog"
+
+
+MODEL_KEYS = (
+    "id",
+    "display_name",
+    "source",
+    "config",
+    "family_note",
+    "license",
+    "published_params",
+    "published_params_source",
+    "notes",
+)
+
+
+def read_document(path: Path, name: str):
+    """One catalog YAML document: at most 1 MB of UTF-8 (advisor.files), nested at most 64 deep;
+    errors name the file."""
+    try:
+        doc = yamlish.loads(read_text(path, name), source=name)
+    except RecursionError:
+        raise AdvisorError(
+            "file.too_deep", f"{name}: nested too deeply", field=name, file=name
+        ) from None
+    check_depth(doc, name)
+    return doc
+
+
+def _yaml_files(folder: Path) -> list[Path]:
+    """The folder's `*.yaml` files. Any `*.yml` (or other YAML-looking) file is refused: it would
+    otherwise be silently left out of the catalog."""
+    stray = sorted(p.name for p in folder.iterdir() if p.suffix.lower() in (".yml", ".json"))
+    if stray:
+        raise AdvisorError(
+            "catalog.bad_extension",
+            f"{folder.name}/{stray[0]}: catalog documents end in .yaml (rename it or remove it)",
+            field=f"{folder.name}/{stray[0]}",
+            file=f"{folder.name}/{stray[0]}",
+        )
+    return sorted(folder.glob("*.yaml"))
 
 
 @dataclass(frozen=True)
@@ -47,6 +88,12 @@ def model_preset_from_dict(doc: dict, source: str) -> ModelPreset:
             raise AdvisorError(
                 "catalog.missing", f"{source}: missing field {key!r}", field=f"{source}:{key}"
             )
+    check_keys(source, doc, MODEL_KEYS)
+    for key in ("id", "display_name"):
+        if not isinstance(doc[key], str) or not doc[key].strip():
+            raise AdvisorError(
+                "field.not_text", f"{source}: {key}: expected text", field=f"{source}:{key}"
+            )
     src = doc["source"]
     if not isinstance(src, dict) or not src.get("url") or not src.get("read"):
         raise AdvisorError(
@@ -67,9 +114,9 @@ def _load_dir(folder: Path, build):
     items = []
     if not folder.is_dir():
         return items
-    for path in sorted(folder.glob("*.yaml")):
-        doc = yamlish.load_file(path)
-        items.append(build(doc, f"{folder.name}/{path.name}"))
+    for path in _yaml_files(folder):
+        name = f"{folder.name}/{path.name}"
+        items.append((build(read_document(path, name), name), name))
     return items
 
 
@@ -131,12 +178,21 @@ class Catalog:
         )
 
 
-def _duplicates(kind: str, ids: list[str]) -> None:
-    dupes = {i for i in ids if ids.count(i) > 1}
-    if dupes:
-        raise AdvisorError(
-            "catalog.duplicate", f"{kind}: duplicate id(s) {sorted(dupes)}", field=kind
-        )
+def _unique(kind: str, items: list[tuple]) -> tuple:
+    """The built items of `_load_dir`; two documents with one id name both files."""
+    seen: dict[str, str] = {}
+    for item, name in items:
+        if item.id in seen:
+            raise AdvisorError(
+                "catalog.duplicate",
+                f"{name}: id: {item.id!r} is also the id in {seen[item.id]}",
+                field=f"{name}:id",
+                file=name,
+                other=seen[item.id],
+                id=item.id,
+            )
+        seen[item.id] = name
+    return tuple(item for item, _ in items)
 
 
 def _load_offers(folder: Path, gpu_ids: list[str]) -> list[CloudOffer]:
@@ -144,9 +200,9 @@ def _load_offers(folder: Path, gpu_ids: list[str]) -> list[CloudOffer]:
     seen: dict[str, str] = {}
     if not folder.is_dir():
         return offers
-    for path in sorted(folder.glob("*.yaml")):
+    for path in _yaml_files(folder):
         name = f"{folder.name}/{path.name}"
-        doc = yamlish.load_file(path)
+        doc = read_document(path, name)
         got = offers_from_dict(doc, name)
         if got and got[0].provider in seen:
             raise AdvisorError(
@@ -172,24 +228,23 @@ def _load_offers(folder: Path, gpu_ids: list[str]) -> list[CloudOffer]:
 def load_catalog(root: str | os.PathLike | None = None) -> Catalog:
     """Read and validate the whole catalog under `root` (default: `default_root()`)."""
     root = Path(root) if root is not None else default_root()
-    models = _load_dir(root / "models", model_preset_from_dict)
-    ids = [m.id for m in models]
-    dupes = {i for i in ids if ids.count(i) > 1}
-    if dupes:
+    if not is_folder(root):
         raise AdvisorError(
-            "catalog.duplicate", f"models: duplicate id(s) {sorted(dupes)}", field="models"
+            "catalog.missing_folder",
+            f"catalog: {shown(str(root))} is not a folder",
+            field="catalog",
+            path=shown(str(root)),
         )
-    gpus = _load_dir(root / "gpus", gpu_from_dict)
+    models = _unique("models", _load_dir(root / "models", model_preset_from_dict))
+    gpus = _unique("gpus", _load_dir(root / "gpus", gpu_from_dict))
     gpu_ids = [g.id for g in gpus]
-    _duplicates("gpus", gpu_ids)
-    gpus = _with_achievable(root / "efficiency", gpus)
-    networks = _load_dir(root / "networks", fabric_from_dict)
-    _duplicates("networks", [f.id for f in networks])
+    gpus = _with_achievable(root / "efficiency", list(gpus))
+    networks = _unique("networks", _load_dir(root / "networks", fabric_from_dict))
     offers = _load_offers(root / "clouds", gpu_ids)
     cur_path = root / "currency.yaml"
     currency = (
-        currency_from_dict(yamlish.load_file(cur_path), "currency.yaml")
-        if cur_path.is_file()
+        currency_from_dict(read_document(cur_path, "currency.yaml"), "currency.yaml")
+        if cur_path.exists()
         else None
     )
     return Catalog(
@@ -211,12 +266,22 @@ def _with_achievable(folder: Path, gpus: list[GPU]) -> list[GPU]:
     by_id = {g.id: g for g in gpus}
     measured = {}
     if folder.is_dir():
-        for path in sorted(folder.glob("*.yaml")):
+        for path in _yaml_files(folder):
             name = f"{folder.name}/{path.name}"
-            doc = yamlish.load_file(path)
+            doc = read_document(path, name)
             gid = doc.get("id") if isinstance(doc, dict) else None
-            if gid not in by_id:
-                raise unknown_name(f"{name}: id", str(gid), list(by_id))
-            measured[gid] = achievable_from_dict(doc, name, by_id[gid])
+            if not isinstance(gid, str) or gid not in by_id:
+                err = unknown_name("id", shown(str(gid)), list(by_id))
+                raise AdvisorError(
+                    "catalog.efficiency", f"{name}: {err.message}", field=f"{name}:id"
+                )
+            try:
+                measured[gid] = achievable_from_dict(doc, name, by_id[gid])
+            except AdvisorError as exc:
+                if name in exc.message:
+                    raise
+                raise AdvisorError(
+                    exc.key, f"{name}: {exc.message}", field=f"{name}:{exc.field}"
+                ) from None
     table = vendor_defaults(gpus, measured)
     return [replace(g, achievable=table[g.id]) for g in gpus]

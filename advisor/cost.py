@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
+from . import limits
 from .errors import AdvisorError, check_choice, check_int, check_non_negative, check_positive
 
 HOURS_PER_MONTH = 8760 / 12
@@ -124,8 +125,8 @@ def cloud_training_cost(
     """Cost of a run of `hours` wall-clock hours on `gpus` GPUs of `gpu_id`, from every catalog
     offer (instances rounded up: a 2-GPU job on an 8-GPU instance pays for 8, unless
     `whole_instances` is False, when only the GPUs used are paid for)."""
-    hours = check_positive("hours", hours)
-    gpus = check_int("gpus", gpus)
+    hours = limits.check_range("hours", hours, limits.HOURS, exclusive_low=True)
+    gpus = check_int("gpus", gpus, maximum=limits.GPUS[1])
     check_choice("pricing", pricing, PRICINGS)
     factor = _rate(currency, rates)
     rows = []
@@ -172,8 +173,10 @@ def cloud_training_cost(
 def cost_per_million_tokens(tokens_per_s: float, usd_per_hour: float) -> float:
     """USD per 10^6 generated tokens at `tokens_per_s` (all sequences together) on hardware that
     costs `usd_per_hour` in total: usd_per_hour / (tokens_per_s * 3600) * 10^6."""
-    tokens_per_s = check_positive("tokens_per_s", tokens_per_s)
-    usd_per_hour = check_non_negative("usd_per_hour", usd_per_hour)
+    tokens_per_s = limits.check_range("tokens_per_s", tokens_per_s, limits.TOKENS_PER_S)
+    usd_per_hour = limits.check_range(
+        "usd_per_hour", usd_per_hour, (0.0, limits.USD_PER_GPU_HOUR[1] * limits.GPUS[1])
+    )
     return usd_per_hour / (tokens_per_s * 3600) * 1e6
 
 
@@ -205,7 +208,7 @@ def cloud_cost_per_million_tokens(
     """Cost of 1M generated tokens at `tokens_per_s` on `gpus` rented GPUs: one hour of those GPUs
     (per GPU-hour, not rounded to whole instances: a serving fleet fills the rest of an instance
     with more replicas at the same rate) divided by the tokens of that hour."""
-    tokens_per_s = check_positive("tokens_per_s", tokens_per_s)
+    tokens_per_s = limits.check_range("tokens_per_s", tokens_per_s, limits.TOKENS_PER_S)
     hour = cloud_training_cost(
         1.0,
         gpus,
@@ -255,12 +258,15 @@ class OwnHardware:
     down_payment_fraction: float = 0.0  # of the purchase price, when financed
 
     def validated(self) -> OwnHardware:
-        check_non_negative("gpu_price_usd", self.gpu_price_usd)
-        check_int("gpus", self.gpus, maximum=100_000)
-        check_non_negative("tdp_w", self.tdp_w)
-        check_non_negative("electricity_usd_per_kwh", self.electricity_usd_per_kwh)
-        check_non_negative("server_usd", self.server_usd)
-        check_non_negative("host_power_w", self.host_power_w)
+        # Plausible ranges (advisor.limits): a 1e308 price would give "nan" totals.
+        limits.check_range("gpu_price_usd", self.gpu_price_usd, limits.USD_PER_CARD)
+        check_int("gpus", self.gpus, maximum=limits.GPUS[1])
+        limits.check_range("tdp_w", self.tdp_w, (0.0, 10_000.0))
+        limits.check_range(
+            "electricity_usd_per_kwh", self.electricity_usd_per_kwh, limits.USD_PER_KWH
+        )
+        limits.check_range("server_usd", self.server_usd, limits.USD_PER_SERVER)
+        limits.check_range("host_power_w", self.host_power_w, limits.POWER_W)
         check_positive("pue", self.pue, maximum=5.0)
         if self.pue < 1.0:
             raise AdvisorError(
@@ -270,7 +276,9 @@ class OwnHardware:
                 value=self.pue,
                 minimum=1.0,
             )
-        check_non_negative("hosting_usd_per_month", self.hosting_usd_per_month)
+        limits.check_range(
+            "hosting_usd_per_month", self.hosting_usd_per_month, limits.USD_PER_MONTH
+        )
         check_non_negative(
             "maintenance_fraction_per_year", self.maintenance_fraction_per_year, maximum=1.0
         )
@@ -424,7 +432,9 @@ def tco(
     hours) against renting the same GPU-hours at `cloud_usd_per_gpu_hour` (formulas in the module
     docstring)."""
     o = own_totals(own.validated(), utilisation=utilisation, horizon_months=horizon_months)
-    price = check_non_negative("cloud_usd_per_gpu_hour", cloud_usd_per_gpu_hour)
+    price = limits.check_range(
+        "cloud_usd_per_gpu_hour", cloud_usd_per_gpu_hour, limits.USD_PER_GPU_HOUR
+    )
     own = o.own
     u, horizon = o.utilisation, o.horizon_months
     factor = _rate(currency, rates)

@@ -83,12 +83,15 @@ def achievable_from_dict(doc, source_name: str, gpu) -> Achievable:
         if key not in allowed:
             raise fail(str(key), f"unknown field; expected one of {sorted(allowed)}")
     sources = doc.get("sources") or {}
+    if not isinstance(sources, dict):
+        raise fail("sources", "expected a mapping field -> {url, read}")
     fractions: dict[str, float] = {}
     urls: dict[str, str] = {}
     mm = doc.get("matmul_tflops") or {}
     if not isinstance(mm, dict):
         raise fail("matmul_tflops", "expected a mapping dtype -> TFLOPS")
     for dtype, value in mm.items():
+        dtype = str(dtype)
         peak = (gpu.peak_tflops or {}).get(dtype)
         if not peak:
             raise fail(f"matmul_tflops.{dtype}", f"{gpu.id} has no dense {dtype} peak")

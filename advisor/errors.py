@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 from collections.abc import Iterable
+
+SHOWN_CHARS = 80  # longest echo of a reader's input in a message (a 100 kB value stays out)
 
 
 class AdvisorError(ValueError):
@@ -34,6 +37,51 @@ class AdvisorError(ValueError):
         }
 
 
+def shown(value, n: int = SHOWN_CHARS) -> str:
+    """`value` as it appears in a message: repr() for text, cut to `n` characters with "..."."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "a non-finite number"
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**15:
+        digits = str(abs(value))
+        return f"{'-' if value < 0 else ''}{digits[0]}.{digits[1:4]}e+{len(digits) - 1}"
+    text = repr(value) if isinstance(value, str) else str(value)
+    text = text.replace("\n", " ")
+    text = _LONG_DIGITS.sub(lambda m: m.group(0)[:6] + "...", text)
+    return text if len(text) <= n else text[: n - 3] + "..."
+
+
+_LONG_DIGITS = re.compile(r"[0-9]{16,}")  # a 300-digit input is echoed by its first digits
+
+
+def clip(text: str, n: int = SHOWN_CHARS) -> str:
+    """Plain text cut to `n` characters with "..." (for details such as a parser's message)."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= n else text[: n - 3] + "..."
+
+
+# ASCII decimal numbers only: Python's float() also takes Arabic-Indic digits, "1_000", "nan"
+# and "infinity", none of which a form or a flag should silently read as a number.
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def parse_number(field: str, text) -> float:
+    """A finite number from text such as "12", "0.5", "2e9" or "0,5" (decimal comma); anything
+    else (other digits, "nan", "inf", thousands separators) raises ``field.not_number``."""
+    if not isinstance(text, str):
+        return _number(field, text)
+    s = text.strip().replace(",", ".")
+    if s.lower().lstrip("+-") in ("nan", "inf", "infinity"):
+        raise AdvisorError("field.not_finite", f"{field}: must be a finite number", field=field)
+    if not _NUMBER.fullmatch(s):
+        raise AdvisorError(
+            "field.not_number",
+            f"{field}: expected a number, got {shown(text)}",
+            field=field,
+            value=shown(text),
+        )
+    return _number(field, float(s))
+
+
 def suggest(name: str, choices: Iterable[str], n: int = 3) -> list[str]:
     """Close matches for an unknown name (difflib ratio >= 0.5), best first."""
     choices = list(choices)
@@ -44,13 +92,13 @@ def suggest(name: str, choices: Iterable[str], n: int = 3) -> list[str]:
 
 def unknown_name(field: str, name: str, choices: Iterable[str]) -> AdvisorError:
     """An `AdvisorError` for a name that is not in `choices`, with close-match suggestions."""
-    hints = suggest(name, choices)
+    hints = suggest(name, choices) if len(name) <= 200 else []
     tail = f"; did you mean {', '.join(hints)}?" if hints else ""
     return AdvisorError(
         "name.unknown",
-        f"{field}: unknown name {name!r}{tail}",
+        f"{field}: unknown name {shown(name)}{tail}",
         field=field,
-        name=name,
+        name=shown(name, 200)[1:-1] if len(name) > 200 or _LONG_DIGITS.search(name) else name,
         suggestions=hints,
     )
 
@@ -59,15 +107,22 @@ def _number(field: str, value) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise AdvisorError(
             "field.not_number",
-            f"{field}: expected a number, got {value!r}",
+            f"{field}: expected a number, got {shown(value)}",
             field=field,
-            value=repr(value),
+            value=shown(value),
         )
-    if math.isnan(value) or math.isinf(value):
-        raise AdvisorError(
-            "field.not_finite", f"{field}: must be a finite number, got {value}", field=field
-        )
+    try:
+        finite = math.isfinite(value)
+    except OverflowError:  # an int beyond any float (e.g. 10**400)
+        finite = False
+    if not finite:
+        raise AdvisorError("field.not_finite", f"{field}: must be a finite number", field=field)
     return value
+
+
+def param(v):
+    """A number for an error's params: plain when JSON carries it exactly, else its shown text."""
+    return v if abs(v) < 1e15 else shown(v)
 
 
 def check_positive(field: str, value, *, maximum: float | None = None) -> float:
@@ -75,14 +130,17 @@ def check_positive(field: str, value, *, maximum: float | None = None) -> float:
     v = _number(field, value)
     if v <= 0:
         raise AdvisorError(
-            "field.positive", f"{field}: must be greater than 0, got {value}", field=field, value=v
+            "field.positive",
+            f"{field}: must be greater than 0, got {shown(value)}",
+            field=field,
+            value=param(v),
         )
     if maximum is not None and v > maximum:
         raise AdvisorError(
             "field.too_large",
-            f"{field}: must be at most {maximum:g}, got {value}",
+            f"{field}: must be at most {maximum:g}, got {shown(value)}",
             field=field,
-            value=v,
+            value=param(v),
             maximum=maximum,
         )
     return v
@@ -94,16 +152,16 @@ def check_non_negative(field: str, value, *, maximum: float | None = None) -> fl
     if v < 0:
         raise AdvisorError(
             "field.non_negative",
-            f"{field}: must not be negative, got {value}",
+            f"{field}: must not be negative, got {shown(value)}",
             field=field,
-            value=v,
+            value=param(v),
         )
     if maximum is not None and v > maximum:
         raise AdvisorError(
             "field.too_large",
-            f"{field}: must be at most {maximum:g}, got {value}",
+            f"{field}: must be at most {maximum:g}, got {shown(value)}",
             field=field,
-            value=v,
+            value=param(v),
             maximum=maximum,
         )
     return v
@@ -117,24 +175,24 @@ def check_int(field: str, value, *, minimum: int = 1, maximum: int | None = None
         else:
             raise AdvisorError(
                 "field.not_integer",
-                f"{field}: expected a whole number, got {value!r}",
+                f"{field}: expected a whole number, got {shown(value)}",
                 field=field,
-                value=repr(value),
+                value=shown(value),
             )
     if value < minimum:
         raise AdvisorError(
             "field.too_small",
-            f"{field}: must be at least {minimum}, got {value}",
+            f"{field}: must be at least {minimum}, got {shown(value)}",
             field=field,
-            value=value,
+            value=param(value),
             minimum=minimum,
         )
     if maximum is not None and value > maximum:
         raise AdvisorError(
             "field.too_large",
-            f"{field}: must be at most {maximum}, got {value}",
+            f"{field}: must be at most {maximum}, got {shown(value)}",
             field=field,
-            value=value,
+            value=param(value),
             maximum=maximum,
         )
     return value
@@ -143,6 +201,12 @@ def check_int(field: str, value, *, minimum: int = 1, maximum: int | None = None
 def check_choice(field: str, value, choices: Iterable[str]) -> str:
     """Return `value` if it is one of `choices`, else an unknown-name error with suggestions."""
     choices = list(choices)
-    if not isinstance(value, str) or value not in choices:
-        raise unknown_name(field, str(value), choices)
+    if not isinstance(value, str):
+        raise AdvisorError(
+            "field.not_text",
+            f"{field}: expected one of {', '.join(choices[:12])}, got {type(value).__name__}",
+            field=field,
+        )
+    if value not in choices:
+        raise unknown_name(field, value, choices)
     return value

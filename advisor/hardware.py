@@ -28,10 +28,12 @@ figures, e.g. halving a sparse figure).
 
 from __future__ import annotations
 
+import datetime
 import re
 from dataclasses import dataclass, field
 
-from .errors import AdvisorError, check_choice, check_int, check_positive, unknown_name
+from . import limits
+from .errors import AdvisorError, check_choice, check_int, check_positive, shown, unknown_name
 from .units import GB, GIB
 
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4")
@@ -108,6 +110,20 @@ _ORDER = (
 _ISO = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _ID = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
 _MAX_TFLOPS = 100_000.0  # 100 PFLOPS dense per chip: far above any product, catches unit slips
+# Memory bandwidth in GB/s: the slowest card in scope (RTX 3060 12GB) has 360, the fastest
+# (B200) 8000; below 50 is a TB/s figure typed into the GB/s field (3.35 for an H100 SXM).
+BANDWIDTH_GBPS = (50.0, 100_000.0)
+OPTIONAL = (
+    "memory_bytes",
+    "price_usd",
+    "price_date",
+    "price_kind",
+    "architecture",
+    "source",
+    "sources",
+    "notes",
+    "datasheet_sparse_tflops",
+)
 
 
 @dataclass(frozen=True)
@@ -138,25 +154,62 @@ def _wrap(src: str, fn, *args, **kw):
         ) from None
 
 
-def check_iso_date(src: str, fld: str, value) -> str:
-    """An ISO `YYYY-MM-DD` date string (yamlish keeps dates as strings)."""
+def check_iso_date(src: str, fld: str, value, *, not_after: str | None = None) -> str:
+    """An ISO `YYYY-MM-DD` date string that is a real calendar day (no 2022-02-31), from 1990 on
+    and, given `not_after` (e.g. the date the source was read), not later than that."""
     if hasattr(value, "isoformat"):
         value = value.isoformat()
     if not isinstance(value, str) or not _ISO.match(value):
-        raise _err(src, fld, "field.date", f"expected an ISO date YYYY-MM-DD, got {value!r}")
-    y, m, d = (int(x) for x in value.split("-"))
-    if not (1990 <= y <= 2100 and 1 <= m <= 12 and 1 <= d <= 31):
-        raise _err(src, fld, "field.date", f"not a valid date: {value!r}")
+        raise _err(src, fld, "field.date", f"expected an ISO date YYYY-MM-DD, got {shown(value)}")
+    try:
+        day = datetime.date.fromisoformat(value)
+    except ValueError:
+        raise _err(src, fld, "field.date", f"not a calendar date: {value!r}") from None
+    if not 1990 <= day.year <= 2100:
+        raise _err(src, fld, "field.date", f"not a plausible date: {value!r}")
+    if not_after is not None and value > not_after:
+        raise _err(
+            src,
+            fld,
+            "field.date_future",
+            f"{value} is after the date its source was read ({not_after})",
+            read=not_after,
+        )
     return value
+
+
+def check_keys(src: str, doc: dict, allowed, prefix: str = "") -> None:
+    """Refuse keys the schema does not know (a typo such as `tdp_watts` would otherwise be
+    ignored and its figure lost), naming close matches."""
+    allowed = tuple(allowed)
+    for key in doc:
+        if key not in allowed:
+            exc = unknown_name("key", str(key), allowed)
+            raise AdvisorError(
+                "catalog.unknown_key",
+                f"{src}: {prefix}{shown(str(key))}: not a field of this schema"
+                + (
+                    f"; did you mean {', '.join(exc.params['suggestions'])}?"
+                    if exc.params["suggestions"]
+                    else ""
+                ),
+                field=f"{src}:{prefix}{str(key)[:80]}",
+                file=src,
+                name=str(key)[:80],
+                suggestions=exc.params["suggestions"],
+            )
 
 
 def source_from_dict(src: str, fld: str, doc) -> Source:
     """`{url, read, checked[, note]}`; errors name the file and the field."""
     if not isinstance(doc, dict):
         raise _err(src, fld, "catalog.source", "expected a mapping {url, read, checked}")
+    check_keys(src, doc, ("url", "read", "checked", "note"), prefix=f"{fld}.")
     url = doc.get("url")
     if not isinstance(url, str) or not url.startswith(("https://", "http://")):
-        raise _err(src, f"{fld}.url", "catalog.source", f"expected an http(s) URL, got {url!r}")
+        raise _err(
+            src, f"{fld}.url", "catalog.source", f"expected an http(s) URL, got {shown(url)}"
+        )
     read = check_iso_date(src, f"{fld}.read", doc.get("read"))
     checked = doc.get("checked")
     if checked not in CHECKED:
@@ -339,6 +392,20 @@ def _peaks(src: str, doc: dict) -> dict[str, float]:
     return out
 
 
+def _bandwidth(src: str, value) -> float:
+    v = _wrap(src, check_positive, "memory_bandwidth_gbps", value, maximum=BANDWIDTH_GBPS[1])
+    if v < BANDWIDTH_GBPS[0]:
+        raise _err(
+            src,
+            "memory_bandwidth_gbps",
+            "gpu.bandwidth_unit",
+            f"{v:g} GB/s is below {BANDWIDTH_GBPS[0]:g}: is it TB/s? (GB/s = TB/s x 1000)",
+            value=v,
+            minimum=BANDWIDTH_GBPS[0],
+        )
+    return v
+
+
 def gpu_from_dict(doc, source_name: str) -> GPU:
     """Validate one `catalog/gpus/*.yaml` document into a `GPU`.
 
@@ -348,6 +415,7 @@ def gpu_from_dict(doc, source_name: str) -> GPU:
     src = source_name
     if not isinstance(doc, dict):
         raise AdvisorError("catalog.not_mapping", f"{src}: expected a mapping", field=src, file=src)
+    check_keys(src, doc, (*REQUIRED, *OPTIONAL))  # first: a typo names its close match
     for key in REQUIRED:
         if key not in doc:
             raise _err(src, key, "catalog.missing", "missing required field")
@@ -379,7 +447,11 @@ def gpu_from_dict(doc, source_name: str) -> GPU:
                 src, "price_usd", "catalog.missing", "price_date/price_kind given without a price"
             )
     else:
-        price = float(_wrap(src, check_positive, "price_usd", price))
+        price = float(
+            _wrap(
+                src, limits.check_range, "price_usd", price, limits.USD_PER_CARD, exclusive_low=True
+            )
+        )
         price_date = check_iso_date(src, "price_date", price_date)
         price_kind = _choice(src, doc, "price_kind", PRICE_KINDS)
     pcie_gen = _wrap(src, check_int, "pcie_gen", doc["pcie_gen"], minimum=3, maximum=6)
@@ -417,7 +489,11 @@ def gpu_from_dict(doc, source_name: str) -> GPU:
                 )
             sources[fld] = default_src
 
-    launch = check_iso_date(src, "launch_date", doc["launch_date"])
+    launch = check_iso_date(
+        src, "launch_date", doc["launch_date"], not_after=sources["launch_date"].read
+    )
+    if price_date is not None:
+        check_iso_date(src, "price_date", price_date, not_after=sources["price_usd"].read)
     return GPU(
         id=gid,
         name=_text(src, doc, "name"),
@@ -426,15 +502,7 @@ def gpu_from_dict(doc, source_name: str) -> GPU:
         memory_gb=memory_gb,
         memory_bytes=int(memory_bytes),
         memory_type=_choice(src, doc, "memory_type", MEMORY_TYPES),
-        memory_bandwidth_gbps=float(
-            _wrap(
-                src,
-                check_positive,
-                "memory_bandwidth_gbps",
-                doc["memory_bandwidth_gbps"],
-                maximum=100_000,
-            )
-        ),
+        memory_bandwidth_gbps=float(_bandwidth(src, doc["memory_bandwidth_gbps"])),
         peak_tflops=peaks,
         tdp_w=float(_wrap(src, check_positive, "tdp_w", doc["tdp_w"], maximum=5000)),
         interconnect=_choice(src, doc, "interconnect", INTERCONNECTS),

@@ -300,6 +300,7 @@ def from_hf_config(cfg: dict, name: str = "custom", display_name: str = "") -> M
         raise AdvisorError(
             "config.missing", "config.json: missing field 'model_type'", field="config.model_type"
         )
+    _check_value_types(cfg)
     if mtype not in MODEL_TYPES:
         from .errors import unknown_name
 
@@ -460,6 +461,57 @@ def from_hf_config(cfg: dict, name: str = "custom", display_name: str = "") -> M
     return _checked(spec)
 
 
+# Fields read as text, or as numbers in a range, checked before anything is built (a list
+# where a string belongs would otherwise surface as "unhashable" from a cache).
+_TEXT_FIELDS = ("model_type", "hidden_act", "hidden_activation", "activation_function")
+_DROPOUT_FIELDS = (
+    "resid_pdrop",
+    "attn_pdrop",
+    "embd_pdrop",
+    "hidden_dropout_prob",
+    "attention_probs_dropout_prob",
+)
+
+
+def _check_value_types(cfg: dict) -> None:
+    from .errors import _number, shown
+
+    for key in _TEXT_FIELDS:
+        v = cfg.get(key)
+        if key in cfg and key != "model_type" and v is None:
+            continue
+        if key in cfg and (not isinstance(v, str) or not v or len(v) > 100):
+            raise AdvisorError(
+                "field.not_text",
+                f"config.{key}: expected a name such as 'silu', got {shown(v)}",
+                field=f"config.{key}",
+                value=shown(v),
+            )
+    for key in _DROPOUT_FIELDS:
+        if key not in cfg:
+            continue
+        v = cfg[key]
+        if v is None or isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise AdvisorError(
+                "field.not_number",
+                f"config.{key}: expected a dropout probability 0-1, got {shown(v)}",
+                field=f"config.{key}",
+                value=shown(v),
+            )
+        _number(f"config.{key}", v)
+        if not 0 <= v <= 1:
+            raise AdvisorError(
+                "field.too_large",
+                f"config.{key}: a dropout probability is 0-1, got {shown(v)}",
+                field=f"config.{key}",
+                value=v,
+                maximum=1,
+            )
+    cap = cfg.get("final_logit_softcapping")
+    if cap is not None:
+        _number("config.final_logit_softcapping", cap)
+
+
 def _flag(cfg: dict, key: str, default: bool) -> bool:
     """A boolean config field: absent or null gives `default`; anything but true/false is an error."""
     value = cfg.get(key)
@@ -493,15 +545,32 @@ def _checked(spec: ModelSpec) -> ModelSpec:
 
 def from_config_json(text: str, name: str = "custom") -> ModelSpec:
     """Parse pasted `config.json` text; malformed JSON raises `AdvisorError` ('config.json')."""
+    from .errors import clip
+    from .files import MAX_FILE_BYTES, check_depth
+
+    if not isinstance(text, str):
+        raise AdvisorError("config.bad_json", "config.json: expected JSON text", field="config")
+    if len(text) > MAX_FILE_BYTES:
+        raise AdvisorError(
+            "field.too_large",
+            f"config: at most {MAX_FILE_BYTES} characters",
+            field="config",
+            maximum=MAX_FILE_BYTES,
+        )
     try:
         cfg = json.loads(text)
+    except RecursionError:
+        raise AdvisorError(
+            "file.too_deep", "config.json: nested too deeply", field="config"
+        ) from None
     except (ValueError, TypeError) as exc:
         raise AdvisorError(
             "config.bad_json",
-            f"config.json: not valid JSON ({exc})",
+            f"config.json: not valid JSON ({clip(str(exc), 120)})",
             field="config",
-            detail=str(exc),
+            detail=clip(str(exc), 120),
         ) from None
+    check_depth(cfg, "config")
     return from_hf_config(cfg, name=name)
 
 
@@ -511,14 +580,21 @@ def from_config_file(path, name: str | None = None) -> ModelSpec:
     A missing or unreadable file raises `AdvisorError` ('config.file')."""
     from pathlib import Path
 
+    from .files import read_text
+
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+    return from_config_json(read_text(p, "config"), name=name or p.stem)
+
+
+def require_causal(spec: ModelSpec, field: str = "model") -> ModelSpec:
+    """`spec` if it generates tokens; an encoder (BERT: `causal` False, no KV cache) has no decode
+    rate and so no tokens/s or price per token: ``model.not_causal`` says so."""
+    if not spec.causal:
         raise AdvisorError(
-            "config.file",
-            f"{p}: cannot read config file ({exc.__class__.__name__})",
-            field="config",
-            path=str(p),
-        ) from None
-    return from_config_json(text, name=name or p.stem)
+            "model.not_causal",
+            f"{field}: {spec.display_name or spec.name} is an encoder (not causal): it generates "
+            "no tokens, so it has no decode rate and no price per token",
+            field=field,
+            model=spec.name,
+        )
+    return spec

@@ -11,10 +11,29 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from . import limits
 from .errors import AdvisorError, check_choice, check_int, check_positive, unknown_name
-from .hardware import _err, _wrap, check_iso_date, source_from_dict
+from .hardware import _err, _wrap, check_iso_date, check_keys, source_from_dict
 
 RESERVED_KINDS = ("commitment", "capacity-block")
+PROVIDER_KEYS = ("provider", "name", "offers", "source", "note", "notes")
+OFFER_KEYS = (
+    "gpu",
+    "instance",
+    "gpus_per_instance",
+    "region",
+    *(
+        f"{k}_usd_per_{u}_hour"
+        for k in ("on_demand", "spot", "reserved")
+        for u in ("gpu", "instance")
+    ),
+    "reserved_kind",
+    "reserved_term_months",
+    "price_as_of",
+    "source",
+    "notes",
+    "note",
+)
 
 
 @dataclass(frozen=True)
@@ -47,9 +66,25 @@ def _price(src, fld, o, n, required):
             field=f"{src}:{fld}",
         )
     if per_gpu is not None:
-        return float(_wrap(src, check_positive, f"{fld}_usd_per_gpu_hour", per_gpu)), False
+        v = _wrap(
+            src,
+            limits.check_range,
+            f"{fld}_usd_per_gpu_hour",
+            per_gpu,
+            limits.USD_PER_GPU_HOUR,
+            exclusive_low=True,
+        )
+        return float(v), False
     if per_inst is not None:
-        v = _wrap(src, check_positive, f"{fld}_usd_per_instance_hour", per_inst)
+        bounds = (0.0, limits.USD_PER_GPU_HOUR[1] * n)
+        v = _wrap(
+            src,
+            limits.check_range,
+            f"{fld}_usd_per_instance_hour",
+            per_inst,
+            bounds,
+            exclusive_low=True,
+        )
         return v / n, True
     if required:
         raise AdvisorError(
@@ -68,6 +103,7 @@ def offers_from_dict(doc, source_name: str) -> tuple[CloudOffer, ...]:
     for key in ("provider", "name", "offers"):
         if key not in doc:
             raise _err(src, key, "catalog.missing", "missing required field")
+    check_keys(src, doc, PROVIDER_KEYS)
     provider = doc["provider"]
     if not isinstance(provider, str) or not provider:
         raise _err(src, "provider", "field.not_text", "expected text")
@@ -84,6 +120,7 @@ def offers_from_dict(doc, source_name: str) -> tuple[CloudOffer, ...]:
         for key in ("gpu", "instance", "gpus_per_instance", "region"):
             if key not in o:
                 raise _err(src, f"offers[{i}].{key}", "catalog.missing", "missing required field")
+        check_keys(src, o, OFFER_KEYS, prefix=f"offers[{i}].")
         n = _wrap(p, check_int, "gpus_per_instance", o["gpus_per_instance"], minimum=1, maximum=64)
         od, derived = _price(p, "on_demand", o, n, True)
         spot, d2 = _price(p, "spot", o, n, False)
@@ -201,7 +238,8 @@ def currency_from_dict(doc, source_name: str = "currency.yaml") -> CurrencyRates
             raise _err(src, fld, "field.currency", "currency codes are ISO 4217 (e.g. AZN)")
         if not isinstance(r, dict):
             raise _err(src, fld, "catalog.not_mapping", "expected {per_usd, source}")
-        v = _wrap(src, check_positive, f"{fld}.per_usd", r.get("per_usd"))
+        check_keys(src, r, ("per_usd", "note", "source"), prefix=f"{fld}.")
+        v = _wrap(src, check_positive, f"{fld}.per_usd", r.get("per_usd"), maximum=1e6)
         s = source_from_dict(src, f"{fld}.source", r.get("source"))
         check_iso_date(src, f"{fld}.source.read", s.read)
         rates[code] = Rate(code, float(v), s.url, s.read, r.get("note"))

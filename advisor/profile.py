@@ -189,6 +189,11 @@ class _Errors:
         self.items.append({"field": field, "key": key, "message": f"{field}: {message}"})
 
 
+# What a profile field takes when it is left out (the report form in hooks/reports.py shows the
+# same values): the one place these defaults live.
+DEFAULTS = {"epochs": 1, "seq": 2048, "batch": 1, "horizon_months": 36}
+
+
 def _unknown_keys(doc: dict, allowed, prefix: str, errs: _Errors) -> None:
     for key in doc:
         if key not in allowed:
@@ -310,9 +315,9 @@ def _workload(doc, i: int, errs: _Errors, catalog) -> Workload | None:
     method = _choice(doc, "method", f"{p}.method", errs, METHODS, None)
     kw = dict(
         dataset_tokens=_int(doc, "dataset_tokens", f"{p}.dataset_tokens", errs, maximum=10**15),
-        epochs=_int(doc, "epochs", f"{p}.epochs", errs, maximum=1000, default=1),
-        seq=_int(doc, "seq", f"{p}.seq", errs, maximum=16_777_216, default=2048),
-        batch=_int(doc, "batch", f"{p}.batch", errs, maximum=1_000_000, default=1),
+        epochs=_int(doc, "epochs", f"{p}.epochs", errs, maximum=1000, default=DEFAULTS["epochs"]),
+        seq=_int(doc, "seq", f"{p}.seq", errs, maximum=16_777_216, default=DEFAULTS["seq"]),
+        batch=_int(doc, "batch", f"{p}.batch", errs, maximum=1_000_000, default=DEFAULTS["batch"]),
         weights=_choice(doc, "weights", f"{p}.weights", errs, WEIGHTS, "bf16"),
         concurrent_users=_int(
             doc, "concurrent_users", f"{p}.concurrent_users", errs, maximum=10**6
@@ -405,7 +410,12 @@ def profile_from_dict(doc, catalog=None) -> Profile:
     constraints = Constraints(
         budget=_num(c, "budget", p + "budget", errs, maximum=1e13),
         horizon_months=_int(
-            c, "horizon_months", p + "horizon_months", errs, maximum=120, default=36
+            c,
+            "horizon_months",
+            p + "horizon_months",
+            errs,
+            maximum=120,
+            default=DEFAULTS["horizon_months"],
         ),
         power_kw=_num(c, "power_kw", p + "power_kw", errs, maximum=1e5),
         rack_units=_int(c, "rack_units", p + "rack_units", errs, maximum=10_000),

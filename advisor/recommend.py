@@ -24,9 +24,10 @@ import functools
 import math
 from dataclasses import dataclass, field, fields
 
-from . import compute, cost
+from . import compute, cost, limits
 from . import memory as mem
-from .errors import AdvisorError, check_choice, check_int, check_non_negative, check_positive
+from .errors import AdvisorError, check_choice, check_int, check_positive
+from .hardware import TIERS
 from .models import ModelSpec
 from .units import GIB
 
@@ -76,15 +77,32 @@ class Workload:
         if not isinstance(self.model, ModelSpec):
             raise AdvisorError("field.model", "model: expected a model", field="model")
         check_choice("task", self.task, TASKS)
+        # Names are checked here, once, so that a typo is one named error, not "0 fit" with
+        # the same rejection on every row.
+        if self.precision is not None:
+            check_choice("precision", self.precision, mem.PRECISIONS)
+        if self.quant is not None:
+            check_choice("quant", self.quant, (*mem.WEIGHT_FORMATS, *mem.QUANT))
+        check_choice("kv_dtype", self.kv_dtype, mem.KV_DTYPES)
+        check_choice("optimizer", self.optimizer, mem.OPTIMIZERS)
+        check_choice("checkpointing", self.checkpointing, mem.CHECKPOINTING)
+        if not isinstance(self.tiers, tuple):
+            raise AdvisorError("field.not_list", "tiers: expected a list of tiers", field="tiers")
+        for t in self.tiers:
+            check_choice("tier", t, TIERS)
         check_int("batch", self.batch, maximum=1_000_000)
         check_int("seq", self.seq, maximum=16_777_216)
         check_int("lora_rank", self.lora_rank, maximum=65_536)
-        for name in ("target_tokens_per_s", "deadline_hours", "budget"):
+        for name, bounds in (
+            ("target_tokens_per_s", limits.TOKENS_PER_S),
+            ("deadline_hours", limits.HOURS),
+            ("budget", limits.BUDGET),
+        ):
             v = getattr(self, name)
             if v is not None:
-                check_positive(name, v)
+                limits.check_range(name, v, bounds, exclusive_low=True)
         if self.dataset_tokens is not None:
-            check_int("dataset_tokens", self.dataset_tokens)
+            check_int("dataset_tokens", self.dataset_tokens, maximum=limits.TOKENS[1])
         check_int("horizon_months", self.horizon_months, maximum=600)
         check_choice("acquire", self.acquire, ACQUIRE)
         check_int("max_gpus", self.max_gpus, maximum=1024)
@@ -92,8 +110,10 @@ class Workload:
             check_positive("utilisation", self.utilisation, maximum=1.0)
         check_choice("pricing", self.pricing, cost.PRICINGS)
         check_choice("currency", self.currency, cost.CURRENCIES)
-        check_non_negative("electricity_usd_per_kwh", self.electricity_usd_per_kwh)
-        check_non_negative("server_usd_per_gpu", self.server_usd_per_gpu)
+        limits.check_range(
+            "electricity_usd_per_kwh", self.electricity_usd_per_kwh, limits.USD_PER_KWH
+        )
+        limits.check_range("server_usd_per_gpu", self.server_usd_per_gpu, limits.USD_PER_SERVER)
         check_positive("pue", self.pue, maximum=5.0)
         if (
             self.deadline_hours is not None
@@ -147,6 +167,8 @@ class Recommendation:
     offer: str | None  # "provider instance (region), read DATE"
     currency: str = "USD"
     reasons: tuple[Reason, ...] = field(default=())
+    # Flags on an accepted row (e.g. a training run that outlasts the horizon), same shape
+    notes: tuple[Reason, ...] = field(default=())
 
     def to_dict(self) -> dict:
         # Shallow by hand: `dataclasses.asdict` deep-copies every reason's params.
@@ -320,6 +342,10 @@ def row_dict(row: dict) -> dict:
         "reasons": [
             {"key": r.key, "params": dict(r.params), "message": r.message} for r in row["reasons"]
         ],
+        "notes": [
+            {"key": r.key, "params": dict(r.params), "message": r.message}
+            for r in row.get("notes", ())
+        ],
     }
 
 
@@ -395,6 +421,7 @@ def _judge(w: Workload, gpu, count: int, eff, priced, factor: float, plans, deco
         "per_million_tokens": None,
         "offer": None,
         "reasons": (),
+        "notes": (),
     }
 
     def reject(reason: Reason) -> dict:
@@ -432,6 +459,14 @@ def _judge(w: Workload, gpu, count: int, eff, priced, factor: float, plans, deco
 
     # 2-3. time
     hours = None
+    if w.task == "inference" and not w.model.causal:
+        return reject(
+            _reason(
+                "model.not_causal",
+                "an encoder (not causal) generates no tokens: no decode rate, no price per token",
+                model=w.model.name,
+            )
+        )
     try:
         if w.task == "inference":
             rate = decode.get(tp)
@@ -470,8 +505,33 @@ def _judge(w: Workload, gpu, count: int, eff, priced, factor: float, plans, deco
         )
 
     # 4. money
-    horizon_hours = w.horizon_months * cost.HOURS_PER_MONTH
-    if w.utilisation is not None:
+    horizon_months = w.horizon_months
+    horizon_hours = horizon_months * cost.HOURS_PER_MONTH
+    if hours is not None and hours > horizon_hours:
+        # The run outlasts the horizon: cost it in full (rent: all its hours; own: as many
+        # months as it runs, fully busy) and say so, rather than cutting it at the horizon.
+        horizon_months = min(limits.MONTHS[1], math.ceil(hours / cost.HOURS_PER_MONTH))
+        rec["notes"] = (
+            _reason(
+                "recommend.outlasts_horizon",
+                f"the run takes {hours:,.0f} h ({hours / 8760:,.1f} years), longer than the "
+                f"{w.horizon_months}-month horizon: costed in full ({horizon_months} months)",
+                hours=round(hours, 1),
+                horizon_months=w.horizon_months,
+                costed_months=horizon_months,
+            ),
+        )
+        if hours > limits.MONTHS[1] * cost.HOURS_PER_MONTH:
+            return reject(
+                _reason(
+                    "recommend.too_slow_hours",
+                    f"needs {hours:,.0f} h, more than {limits.MONTHS[1] // 12} years",
+                    hours=round(hours, 1),
+                    deadline_hours=limits.MONTHS[1] * cost.HOURS_PER_MONTH,
+                )
+            )
+        horizon_hours = horizon_months * cost.HOURS_PER_MONTH
+    if w.utilisation is not None and not rec["notes"]:
         util = w.utilisation
     elif hours is not None:
         util = min(1.0, hours / horizon_hours)
@@ -499,7 +559,7 @@ def _judge(w: Workload, gpu, count: int, eff, priced, factor: float, plans, deco
             w.server_usd_per_gpu * count,
             max(1.0, w.pue),
             util,
-            w.horizon_months,
+            horizon_months,
         )
         own_cost = rec["own_cost"] = own_total * factor
         purchase = purchase_usd * factor

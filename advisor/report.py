@@ -104,24 +104,7 @@ def publisher_from_dict(doc, base_dir=None) -> Publisher:
     if path and path.startswith("data:image/"):
         logo = path
     elif path:
-        p = Path(path)
-        if base_dir is not None and not p.is_absolute():
-            p = Path(base_dir) / p
-        kind = _LOGO_TYPES.get(p.suffix.lower())
-        if kind is None:
-            raise AdvisorError(
-                "publisher.invalid",
-                "publisher: logo: an .svg, .png or .jpg file",
-                field="publisher.logo",
-            )
-        try:
-            data = p.read_bytes()
-        except OSError as exc:
-            raise AdvisorError(
-                "file.unreadable",
-                f"publisher: logo: cannot read {p} ({exc.strerror})",
-                field="publisher.logo",
-            ) from None
+        kind, data = _logo_file(path, base_dir)
         logo = f"data:{kind};base64,{base64.b64encode(data).decode('ascii')}"
     if logo and not logo.startswith("data:image/"):
         raise AdvisorError(
@@ -130,6 +113,45 @@ def publisher_from_dict(doc, base_dir=None) -> Publisher:
             field="publisher.logo",
         )
     return Publisher(doc["name"], doc.get("contact") or "", url, logo)
+
+
+# What an image file starts with (PNG, JPEG signatures; SVG is XML text with an <svg element).
+_LOGO_MAGIC = {"image/png": (b"\x89PNG\r\n\x1a\n",), "image/jpeg": (b"\xff\xd8\xff",)}
+
+
+def _logo_file(path: str, base_dir) -> tuple[str, bytes]:
+    """(MIME type, bytes) of a logo file. It must lie inside `base_dir` (the publisher file's
+    folder; the current folder when none), be at most 1 MB and really be the image type its
+    name says: a publisher file cannot inline /etc/passwd or a key into a report."""
+    from .files import read_bytes
+
+    base = Path(base_dir if base_dir is not None else ".").resolve()
+    p = (base / path).resolve()
+    if not p.is_relative_to(base):
+        raise AdvisorError(
+            "publisher.invalid",
+            "publisher: logo: must be a file inside the publisher file's folder",
+            field="publisher.logo",
+        )
+    kind = _LOGO_TYPES.get(p.suffix.lower())
+    if kind is None:
+        raise AdvisorError(
+            "publisher.invalid",
+            "publisher: logo: an .svg, .png or .jpg file",
+            field="publisher.logo",
+        )
+    data = read_bytes(p, "publisher.logo")
+    if kind == "image/svg+xml":
+        ok = b"<svg" in data[:4096] and b"<script" not in data.lower()
+    else:
+        ok = data.startswith(_LOGO_MAGIC[kind])
+    if not ok:
+        raise AdvisorError(
+            "publisher.invalid",
+            f"publisher: logo: {p.name} is not a {kind} image",
+            field="publisher.logo",
+        )
+    return kind, data
 
 
 def load_publisher(path) -> Publisher:
@@ -426,7 +448,10 @@ def _cost(best, aw: rec.Workload, w: Workload, profile: Profile, catalog, rates)
     gpi = max(1, int(offer.gpus_per_instance))
     billed = math.ceil(rent_r.count / gpi) * gpi
     horizon_h = aw.horizon_months * cost.HOURS_PER_MONTH
-    rent_usd = cost.offer_price(offer, "on_demand") * billed * horizon_h * util_rent
+    rent_hours = horizon_h * util_rent
+    if rent_r.hours is not None and rent_r.notes:  # outlasts the horizon: rented in full
+        rent_hours = max(rent_hours, rent_r.hours)
+    rent_usd = cost.offer_price(offer, "on_demand") * billed * rent_hours
     eq_price = rent_usd / (own_r.count * horizon_h * util_own)
     res = cost.tco(
         cost.OwnHardware(

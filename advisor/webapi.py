@@ -20,12 +20,13 @@ import json
 import math
 import os
 import tempfile
-from dataclasses import replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
-from . import compute, cost, memory, recommend
+from . import compute, cost, limits, memory, recommend
 from .catalog import Catalog, load_catalog
-from .errors import AdvisorError, check_choice, check_int, check_non_negative, check_positive
+from .errors import AdvisorError, check_choice, check_int, clip, parse_number, shown
+from .files import MAX_FILE_BYTES
 from .models import from_config_json
 
 TASKS = ("inference", "train", "lora", "qlora")
@@ -34,65 +35,145 @@ ROOFLINE_PHASES = ("decode", "prefill", "train")
 MAX_BATCH = 65_536
 MAX_SEQ = 16_777_216
 MAX_GPUS = 1024
+MAX_CONFIG_CHARS = MAX_FILE_BYTES  # pasted config.json / profile text: 1 MB, like the CLI's files
 
-# Defaults of every calculator: the prerendered result at first paint uses exactly these.
-DEFAULTS = {
-    "vram": {
-        "model": "llama-3.1-8b",
-        "config": "",
-        "task": "inference",
-        "precision": "amp-bf16",
-        "weights": "bf16",
-        "kv_dtype": "bf16",
-        "batch": 1,
-        "seq": 4096,
-        "optimizer": "adamw",
-        "checkpointing": "none",
-        "lora_rank": 16,
-        "gpus": 1,
-        "sharding": "ddp",
-        "gpu": "h100-sxm",
-        "limits": True,
-    },
-    "roofline": {
-        "model": "llama-3.1-8b",
-        "phase": "decode",
-        "gpu": "h100-sxm",
-        "batch": 1,
-        "seq": 4096,
-        "weights": "bf16",
-        "precision": "bf16",
-    },
-    "budget": {
-        "gpu": "rtx-4090",
-        "gpus": 4,
-        "price_usd": "",
-        "cloud_usd_per_gpu_hour": "",
-        "utilisation": 0.6,
-        "horizon_months": 36,
-        "electricity_usd_per_kwh": 0.127,
-        "pue": cost.DEFAULT_PUE,
-        "server_usd": 0,
-        "resale_fraction": 0.2,
-        "currency": "USD",
-        "model": "llama-3.2-1b",
-        "train_tokens": 1_000_000_000,
-        "batch": 8,
-        "seq": 2048,
-    },
-    "picker": {
-        "model": "llama-3.1-8b",
-        "task": "inference",
-        "batch": 8,
-        "seq": 4096,
-        "acquire": "either",
-        "currency": "USD",
-        "horizon_months": 36,
-        "max_gpus": 8,
-        "budget": "",
-        "target_tokens_per_s": "",
-    },
+# ---------------------------------------------------------------------------------------------
+# Requests: one frozen type per calculator; its field defaults are THE defaults (the prerendered
+# result at first paint, a direct call such as vram({"model": ...}) and run() all use them).
+# ---------------------------------------------------------------------------------------------
+
+
+def _f(default, kind: str, **meta):
+    """A request field: its default and how a form value is read (`kind`: name, text, choice,
+    int, num, optnum, flag; `meta`: choices, maximum, bounds)."""
+    return field(default=default, metadata={"kind": kind, **meta})
+
+
+class _Request:
+    """Reads a form dict into the frozen request: every field is type- and range-checked here,
+    before anything is computed or cached (keys the request does not know are ignored: the page
+    may send its whole state)."""
+
+    @classmethod
+    def defaults(cls) -> dict:
+        return {f.name: f.default for f in fields(cls)}
+
+    @classmethod
+    def from_params(cls, params) -> _Request:
+        if not isinstance(params, dict):
+            raise AdvisorError("field.not_object", "params: expected an object", field="params")
+        values = {}
+        for f in fields(cls):
+            values[f.name] = _read(f.name, params.get(f.name, f.default), f.metadata)
+        return cls(**values)
+
+
+def _read(name: str, v, meta):
+    kind = meta["kind"]
+    if kind in ("name", "text"):
+        if v is None:
+            v = ""
+        if not isinstance(v, str):
+            raise AdvisorError(
+                "field.not_text", f"{name}: expected text, got {shown(v)}", field=name
+            )
+        limit = MAX_CONFIG_CHARS if kind == "text" else 200
+        if len(v) > limit:
+            raise AdvisorError(
+                "field.too_large", f"{name}: at most {limit} characters", field=name, maximum=limit
+            )
+        return v.strip() if kind == "name" else v
+    if kind == "choice":
+        return check_choice(name, v, meta["choices"])
+    if kind == "flag":
+        return _flag(v)
+    if kind == "optnum" and (v is None or (isinstance(v, str) and not v.strip())):
+        return None
+    v = _num_value(name, v)
+    if kind == "int":
+        return check_int(name, v, minimum=meta.get("minimum", 1), maximum=meta.get("maximum"))
+    return limits.check_range(
+        name, v, meta["bounds"], exclusive_low=meta.get("exclusive_low", False)
+    )
+
+
+@dataclass(frozen=True)
+class VramRequest(_Request):
+    model: str = _f("llama-3.1-8b", "name")
+    config: str = _f("", "text")
+    task: str = _f("inference", "choice", choices=TASKS)
+    precision: str = _f("amp-bf16", "choice", choices=memory.PRECISIONS)
+    weights: str = _f("bf16", "choice", choices=INFER_WEIGHTS)
+    kv_dtype: str = _f("bf16", "choice", choices=memory.KV_DTYPES)
+    batch: int = _f(1, "int", maximum=MAX_BATCH)
+    seq: int = _f(4096, "int", maximum=MAX_SEQ)
+    optimizer: str = _f("adamw", "choice", choices=memory.OPTIMIZERS)
+    checkpointing: str = _f("none", "choice", choices=memory.CHECKPOINTING)
+    lora_rank: int = _f(16, "int", maximum=65_536)
+    gpus: int = _f(1, "int", maximum=MAX_GPUS)
+    sharding: str = _f("ddp", "choice", choices=memory.SHARDING)
+    gpu: str = _f("h100-sxm", "name")
+    limits: bool = _f(True, "flag")
+
+
+@dataclass(frozen=True)
+class RooflineRequest(_Request):
+    model: str = _f("llama-3.1-8b", "name")
+    config: str = _f("", "text")
+    phase: str = _f("decode", "choice", choices=ROOFLINE_PHASES)
+    gpu: str = _f("h100-sxm", "name")
+    batch: int = _f(1, "int", maximum=MAX_BATCH)
+    seq: int = _f(4096, "int", maximum=MAX_SEQ)
+    weights: str = _f("bf16", "choice", choices=INFER_WEIGHTS)
+    precision: str = _f("bf16", "choice", choices=("bf16", "fp16", "fp8", "fp32", "tf32"))
+
+
+@dataclass(frozen=True)
+class BudgetRequest(_Request):
+    gpu: str = _f("rtx-4090", "name")
+    gpus: int = _f(4, "int", maximum=MAX_GPUS)
+    price_usd: float | None = _f("", "optnum", bounds=limits.USD_PER_CARD)
+    cloud_usd_per_gpu_hour: float | None = _f("", "optnum", bounds=limits.USD_PER_GPU_HOUR)
+    utilisation: float = _f(0.6, "num", bounds=limits.FRACTION, exclusive_low=True)
+    horizon_months: int = _f(36, "int", maximum=limits.MONTHS[1])
+    electricity_usd_per_kwh: float = _f(
+        recommend.DEFAULT_ELECTRICITY_USD_PER_KWH, "num", bounds=limits.USD_PER_KWH
+    )
+    pue: float = _f(cost.DEFAULT_PUE, "num", bounds=limits.PUE)
+    server_usd: float = _f(0, "num", bounds=limits.USD_PER_SERVER)
+    resale_fraction: float = _f(0.2, "num", bounds=limits.FRACTION)
+    currency: str = _f("USD", "choice", choices=cost.CURRENCIES)
+    model: str = _f("llama-3.2-1b", "name")  # "" (and no config): no training / token figures
+    config: str = _f("", "text")
+    train_tokens: int = _f(1_000_000_000, "int", maximum=limits.TOKENS[1])
+    batch: int = _f(8, "int", maximum=MAX_BATCH)
+    seq: int = _f(2048, "int", maximum=MAX_SEQ)
+
+
+@dataclass(frozen=True)
+class PickerRequest(_Request):
+    model: str = _f("llama-3.1-8b", "name")
+    config: str = _f("", "text")
+    task: str = _f("inference", "choice", choices=recommend.TASKS)
+    batch: int = _f(8, "int", maximum=MAX_BATCH)
+    seq: int = _f(4096, "int", maximum=MAX_SEQ)
+    acquire: str = _f("either", "choice", choices=recommend.ACQUIRE)
+    currency: str = _f("USD", "choice", choices=cost.CURRENCIES)
+    horizon_months: int = _f(36, "int", maximum=limits.MONTHS[1])
+    max_gpus: int = _f(8, "int", maximum=MAX_GPUS)
+    budget: float | None = _f("", "optnum", bounds=limits.BUDGET, exclusive_low=True)
+    target_tokens_per_s: float | None = _f(
+        "", "optnum", bounds=limits.TOKENS_PER_S, exclusive_low=True
+    )
+
+
+REQUESTS = {
+    "vram": VramRequest,
+    "roofline": RooflineRequest,
+    "budget": BudgetRequest,
+    "picker": PickerRequest,
 }
+DEFAULTS = {name: req.defaults() for name, req in REQUESTS.items()}
 
 _catalog: Catalog | None = None
 
@@ -141,70 +222,34 @@ def get_catalog() -> Catalog:
 # ---------------------------------------------------------------------------------------------
 
 
-def _num(params: dict, name: str, default=None):
-    v = params.get(name, default)
-    if isinstance(v, str):
-        s = v.strip().replace(",", ".")
-        if s == "":
-            raise AdvisorError("field.required", f"{name}: a value is required", field=name)
-        try:
-            v = float(s)
-        except ValueError:
-            raise AdvisorError(
-                "field.not_number", f"{name}: expected a number, got {v!r}", field=name, value=v
-            ) from None
-    if v is None:
-        raise AdvisorError("field.required", f"{name}: a value is required", field=name)
-    if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
-        raise AdvisorError(
-            "field.not_finite", f"{name}: must be a finite number, got {v}", field=name
-        )
-    return v
-
-
-def _int(params, name, default=None, *, minimum=1, maximum=None) -> int:
-    return check_int(name, _num(params, name, default), minimum=minimum, maximum=maximum)
-
-
-def _opt_num(params, name):
-    v = params.get(name)
+def _num_value(name: str, v):
+    """A form value as a number: numbers as they are, text in ASCII digits ("0,5" too)."""
     if v is None or (isinstance(v, str) and not v.strip()):
-        return None
-    return _num(params, name)
+        raise AdvisorError("field.required", f"{name}: a value is required", field=name)
+    return parse_number(name, v)
 
 
-def _choice(params, name, default, choices) -> str:
-    return check_choice(name, params.get(name, default), choices)
-
-
-def _model(params: dict):
+def _model(req):
     """A ModelSpec from pasted config.json text (`config`) or else a catalog preset (`model`)."""
-    text = params.get("config") or ""
-    if isinstance(text, str) and text.strip():
-        if len(text) > 1_000_000:
-            raise AdvisorError(
-                "field.too_large", "config: at most 1000000 characters", field="config"
-            )
+    if req.config.strip():
         try:
-            return from_config_json(text, name="custom")
+            return from_config_json(req.config, name="custom")
         except AdvisorError as exc:
             if exc.field and not exc.field.startswith("config"):
                 exc.field = "config"
             raise
-    name = params.get("model")
-    if not name:
+    if not req.model:
         raise AdvisorError("field.required", "model: a value is required", field="model")
-    return get_catalog().model(str(name)).spec
+    return get_catalog().model(req.model).spec
 
 
-def _gpu(params: dict, name: str = "gpu"):
+def _gpu(gid: str, name: str = "gpu"):
     cat = get_catalog()
-    gid = params.get(name)
     if not cat.gpus:
         raise AdvisorError("catalog.no_gpus", "the catalog lists no accelerators", field=name)
     if not gid:
         raise AdvisorError("field.required", f"{name}: a value is required", field=name)
-    return cat.gpu(str(gid))
+    return cat.gpu(gid)
 
 
 def _model_info(spec) -> dict:
@@ -232,45 +277,32 @@ def _gpu_info(g) -> dict:
 # ---------------------------------------------------------------------------------------------
 
 
-def _setup(params: dict, spec):
-    task = _choice(params, "task", "inference", TASKS)
-    batch = _int(params, "batch", 1, maximum=MAX_BATCH)
-    seq = _int(params, "seq", 2048, maximum=MAX_SEQ)
-    if task == "inference":
+def _setup(req: VramRequest, spec):
+    if req.task == "inference":
         s = memory.InferenceSetup(
-            model=spec,
-            batch=batch,
-            seq=seq,
-            weights=_choice(params, "weights", "bf16", INFER_WEIGHTS),
-            kv_dtype=_choice(params, "kv_dtype", "bf16", memory.KV_DTYPES),
+            model=spec, batch=req.batch, seq=req.seq, weights=req.weights, kv_dtype=req.kv_dtype
         )
-        return task, s
-    gpus = _int(params, "gpus", 1, maximum=MAX_GPUS)
-    sharding = _choice(params, "sharding", "ddp", memory.SHARDING)
-    precision = _choice(params, "precision", "amp-bf16", memory.PRECISIONS)
-    optimizer = _choice(params, "optimizer", "adamw", memory.OPTIMIZERS)
-    ckpt = _choice(params, "checkpointing", "none", memory.CHECKPOINTING)
-    rank = 0
+        return req.task, s
+    precision = req.precision
+    rank = req.lora_rank if req.task in ("lora", "qlora") else 0
     quant = None
-    if task in ("lora", "qlora"):
-        rank = _int(params, "lora_rank", 16, maximum=65_536)
-    if task == "qlora":
+    if req.task == "qlora":
         quant = "nf4"
         if precision.startswith("amp-") or precision == "fp32":
             precision = "bf16"  # QLoRA computes in bf16 over the NF4 base (Dettmers et al. 2023)
     s = memory.TrainingSetup(
         model=spec,
-        batch=batch,
-        seq=seq,
+        batch=req.batch,
+        seq=req.seq,
         precision=precision,
-        optimizer=optimizer,
-        checkpointing=ckpt,
+        optimizer=req.optimizer,
+        checkpointing=req.checkpointing,
         lora_rank=rank,
         quant=quant,
-        gpus=gpus,
-        sharding=sharding,
+        gpus=req.gpus,
+        sharding=req.sharding,
     )
-    return task, s
+    return req.task, s
 
 
 def _estimate(task, setup):
@@ -280,7 +312,9 @@ def _estimate(task, setup):
 
 
 def _flag(v) -> bool:
-    return v not in (False, 0, "0", "false", "no", "")
+    if isinstance(v, (list, dict)):
+        raise AdvisorError("field.not_bool", "expected true or false", field="limits")
+    return v not in (False, 0, "0", "false", "no", "", None)
 
 
 # The inverse questions search over many estimates (tens of ms in Pyodide); the largest batch
@@ -299,8 +333,9 @@ def _max_seq(setup, capacity: int) -> int:
 def vram(params: dict) -> dict:
     """Memory per GPU of a workload, whether it fits on each catalog accelerator, and the largest
     batch and longest context that fit on the chosen one (advisor.memory)."""
-    spec = _model(params)
-    task, setup = _setup(params, spec)
+    req = VramRequest.from_params(params)
+    spec = _model(req)
+    task, setup = _setup(req, spec)
     est = _estimate(task, setup)
     cat = get_catalog()
     fits = [
@@ -312,10 +347,10 @@ def vram(params: dict) -> dict:
         for g in sorted(cat.gpus, key=lambda g: (g.memory_bytes, g.id))
     ]
     chosen = None
-    if params.get("gpu") and cat.gpus:
-        g = _gpu(params)
+    if req.gpu and cat.gpus:
+        g = _gpu(req.gpu)
         chosen = {**_gpu_info(g), "fits": est.total_bytes <= g.memory_bytes}
-        if _flag(params.get("limits", True)):
+        if req.limits:
             chosen["max_batch"] = _max_batch(replace(setup, batch=1), g.memory_bytes)
             chosen["max_seq"] = _max_seq(replace(setup, seq=1), g.memory_bytes)
     d = est.to_dict()
@@ -341,13 +376,16 @@ def vram(params: dict) -> dict:
 def roofline(params: dict) -> dict:
     """The workload's arithmetic intensity against the chosen accelerator's roofline
     (Williams, Waterman, Patterson 2009, CACM 52(4)); FLOPs and bytes from advisor.compute."""
-    spec = _model(params)
-    g = _gpu(params)
-    phase = _choice(params, "phase", "decode", ROOFLINE_PHASES)
-    batch = _int(params, "batch", 1, maximum=MAX_BATCH)
-    seq = _int(params, "seq", 2048, maximum=MAX_SEQ)
-    weights = _choice(params, "weights", "bf16", INFER_WEIGHTS)
-    precision = _choice(params, "precision", "bf16", ("bf16", "fp16", "fp8", "fp32", "tf32"))
+    req = RooflineRequest.from_params(params)
+    spec = _model(req)
+    g = _gpu(req.gpu)
+    phase, batch, seq, weights, precision = (
+        req.phase,
+        req.batch,
+        req.seq,
+        req.weights,
+        req.precision,
+    )
     if phase == "decode":
         flops = compute.decode_flops(spec, seq, batch)
         nbytes = compute.decode_weight_bytes(spec, weights, batch) + compute.kv_read_bytes(
@@ -393,14 +431,27 @@ def _cheapest_offer(gpu_id: str):
     return best
 
 
+def _no_fit_reason(need: int, g) -> dict:
+    return AdvisorError(
+        "budget.does_not_fit",
+        f"does not fit: needs {need / 2**30:,.1f} GiB per GPU, {g.id} has "
+        f"{g.memory_bytes / 2**30:,.1f} GiB; no price for a run that cannot start",
+        field="gpu",
+        needs_gib=round(need / 2**30, 1),
+        has_gib=round(g.memory_bytes / 2**30, 1),
+    ).to_dict()
+
+
 def budget(params: dict) -> dict:
     """Rent vs buy over a horizon (advisor.cost.tco) with the break-even series; the cloud cost
     of a training run (advisor.compute.time_to_train) and per 1M generated tokens
-    (advisor.compute.decode_tokens_per_s, advisor.cost.cost_per_million_tokens)."""
+    (advisor.compute.decode_tokens_per_s, advisor.cost.cost_per_million_tokens). A workload
+    that does not fit gets no price: its `reason` says why."""
+    req = BudgetRequest.from_params(params)
     cat = get_catalog()
-    g = _gpu(params)
-    n = _int(params, "gpus", 1, maximum=MAX_GPUS)
-    price = _opt_num(params, "price_usd")
+    g = _gpu(req.gpu)
+    n = req.gpus
+    price = req.price_usd
     if price is None:
         price = g.price_usd
         if price is None:
@@ -410,8 +461,7 @@ def budget(params: dict) -> dict:
                 field="price_usd",
                 gpu=g.id,
             )
-    price = check_non_negative("price_usd", price, maximum=1e8)
-    hourly = _opt_num(params, "cloud_usd_per_gpu_hour")
+    hourly = req.cloud_usd_per_gpu_hour
     offer = None
     if hourly is None:
         offer = _cheapest_offer(g.id)
@@ -423,23 +473,22 @@ def budget(params: dict) -> dict:
                 gpu=g.id,
             )
         hourly = offer.on_demand_usd_per_gpu_hour
-    hourly = check_non_negative("cloud_usd_per_gpu_hour", hourly, maximum=1e4)
-    util = check_positive("utilisation", _num(params, "utilisation", 0.6), maximum=1.0)
-    horizon = _int(params, "horizon_months", 36, maximum=600)
-    currency = _choice(params, "currency", "USD", cost.CURRENCIES)
     own = cost.OwnHardware(
         gpu_price_usd=price,
         gpus=n,
         tdp_w=float(g.tdp_w or 0),
-        electricity_usd_per_kwh=check_non_negative(
-            "electricity_usd_per_kwh", _num(params, "electricity_usd_per_kwh", 0.127), maximum=10
-        ),
-        server_usd=check_non_negative("server_usd", _num(params, "server_usd", 0), maximum=1e9),
-        pue=_num(params, "pue", cost.DEFAULT_PUE),
-        resale_fraction=_num(params, "resale_fraction", 0.0),
+        electricity_usd_per_kwh=req.electricity_usd_per_kwh,
+        server_usd=req.server_usd,
+        pue=req.pue,
+        resale_fraction=req.resale_fraction,
     )
     t = cost.tco(
-        own, hourly, utilisation=util, horizon_months=horizon, currency=currency, rates=cat.currency
+        own,
+        hourly,
+        utilisation=req.utilisation,
+        horizon_months=req.horizon_months,
+        currency=req.currency,
+        rates=cat.currency,
     )
     td = t.to_dict()
     rate = td["rate"]
@@ -458,30 +507,50 @@ def budget(params: dict) -> dict:
         },
         "tco": td,
     }
-    # Training run and per-token cost for the model (optional fields).
-    if params.get("model") or params.get("config"):
-        spec = _model(params)
-        tokens = _int(params, "train_tokens", 1_000_000_000, maximum=10**15)
-        batch = _int(params, "batch", 8, maximum=MAX_BATCH)
-        seq = _int(params, "seq", 2048, maximum=MAX_SEQ)
+    # Training run and per-token cost for the model (optional: model "" and no config).
+    if req.model or req.config.strip():
+        spec = _model(req)
         setup = memory.TrainingSetup(
-            model=spec, batch=batch, seq=seq, precision="amp-bf16", gpus=n, sharding="zero3"
+            model=spec, batch=req.batch, seq=req.seq, precision="amp-bf16", gpus=n, sharding="zero3"
         )
         est = memory.training_memory(setup)
-        tt = compute.time_to_train(setup, g, tokens, memory=est)
-        out["training"] = {
-            "tokens": tokens,
-            "hours": tt.hours,
-            "gpu_hours": tt.gpu_hours,
-            "fits": est.total_bytes <= g.memory_bytes,
+        fits = est.total_bytes <= g.memory_bytes
+        training = {
+            "tokens": req.train_tokens,
+            "fits": fits,
             "total_bytes": est.total_bytes,
-            "cloud_cost": tt.gpu_hours * hourly * rate,
+            "hours": None,
+            "gpu_hours": None,
+            "cloud_cost": None,
         }
-        dr = compute.decode_tokens_per_s(spec, g, batch=batch, context=seq)
-        out["inference"] = {
-            "tokens_per_s_per_gpu": dr.tokens_per_s,
-            "per_million_tokens": cost.cost_per_million_tokens(dr.tokens_per_s, hourly) * rate,
-        }
+        if fits:
+            tt = compute.time_to_train(setup, g, req.train_tokens, memory=est)
+            training.update(
+                hours=tt.hours, gpu_hours=tt.gpu_hours, cloud_cost=tt.gpu_hours * hourly * rate
+            )
+        else:
+            training["reason"] = _no_fit_reason(est.total_bytes, g)
+        out["training"] = training
+        inference = {"tokens_per_s_per_gpu": None, "per_million_tokens": None}
+        infer = memory.inference_memory(
+            memory.InferenceSetup(model=spec, batch=req.batch, seq=req.seq)
+        )
+        if not spec.causal:
+            from .models import require_causal
+
+            try:
+                require_causal(spec)
+            except AdvisorError as exc:
+                inference["reason"] = exc.to_dict()
+        elif infer.total_bytes > g.memory_bytes:
+            inference["reason"] = _no_fit_reason(infer.total_bytes, g)
+        else:
+            dr = compute.decode_tokens_per_s(spec, g, batch=req.batch, context=req.seq)
+            inference.update(
+                tokens_per_s_per_gpu=dr.tokens_per_s,
+                per_million_tokens=cost.cost_per_million_tokens(dr.tokens_per_s, hourly) * rate,
+            )
+        out["inference"] = inference
     return out
 
 
@@ -493,26 +562,26 @@ def budget(params: dict) -> dict:
 def picker(params: dict) -> dict:
     """Ranked accelerators and counts for a workload, with the reason for every rejection
     (advisor.recommend.recommend)."""
-    spec = _model(params)
-    task = _choice(params, "task", "inference", recommend.TASKS)
+    req = PickerRequest.from_params(params)
+    spec = _model(req)
     w = recommend.Workload(
         model=spec,
-        task=task,
-        batch=_int(params, "batch", 1, maximum=MAX_BATCH),
-        seq=_int(params, "seq", 2048, maximum=MAX_SEQ),
-        acquire=_choice(params, "acquire", "either", recommend.ACQUIRE),
-        currency=_choice(params, "currency", "USD", cost.CURRENCIES),
-        horizon_months=_int(params, "horizon_months", 36, maximum=600),
-        max_gpus=_int(params, "max_gpus", 8, maximum=MAX_GPUS),
-        budget=_opt_num(params, "budget"),
-        target_tokens_per_s=_opt_num(params, "target_tokens_per_s"),
+        task=req.task,
+        batch=req.batch,
+        seq=req.seq,
+        acquire=req.acquire,
+        currency=req.currency,
+        horizon_months=req.horizon_months,
+        max_gpus=req.max_gpus,
+        budget=req.budget,
+        target_tokens_per_s=req.target_tokens_per_s,
     )
     rows = recommend.ranked_rows(w, get_catalog())
     ok = [r for r in rows if r["ok"]]
     rejected = [r for r in rows if not r["ok"]]
     return {
         "model": _model_info(spec),
-        "task": task,
+        "task": req.task,
         "recommended": [recommend.row_dict(r) for r in ok[:10]],
         "rejected": [recommend.row_dict(r) for r in rejected[:15]],
         "counts": {"ok": len(ok), "rejected": len(rejected)},
@@ -525,11 +594,36 @@ def picker(params: dict) -> dict:
 
 
 def report(params: dict) -> dict:
-    """Client advisory report (advisor.report.web_report; reports engineer): {profile (YAML
-    text), lang, publisher} -> {html, fragment, filename} or {"error": ...}."""
+    """Client advisory report (advisor.report.web_report): {profile (YAML text), lang,
+    publisher} -> {html, fragment, filename} or {"error": ...}. The request's shape is checked
+    here (profile text of at most 1 MB, lang az/en/none, publisher an object)."""
     from .report import web_report
 
-    return web_report(params, get_catalog())
+    if not isinstance(params, dict):
+        raise AdvisorError("field.not_object", "params: expected an object", field="params")
+    profile = params.get("profile")
+    if not isinstance(profile, str):
+        raise AdvisorError("field.required", "profile: expected YAML text", field="profile")
+    if len(profile) > MAX_CONFIG_CHARS:
+        raise AdvisorError(
+            "field.too_large",
+            f"profile: at most {MAX_CONFIG_CHARS} characters",
+            field="profile",
+            maximum=MAX_CONFIG_CHARS,
+        )
+    lang = params.get("lang")
+    if lang not in (None, "", "az", "en"):
+        raise AdvisorError(
+            "name.unknown",
+            f"lang: expected az or en, got {shown(lang)}",
+            field="lang",
+            name=shown(lang),
+            suggestions=["az", "en"],
+        )
+    publisher = params.get("publisher")
+    if publisher is not None and not isinstance(publisher, dict):
+        raise AdvisorError("field.not_object", "publisher: expected an object", field="publisher")
+    return web_report({**params, "lang": lang or None, "publisher": publisher}, get_catalog())
 
 
 FUNCTIONS = {
@@ -541,19 +635,39 @@ FUNCTIONS = {
 }
 
 
-def run(name: str, params) -> dict:
-    """Call calculator `name` with `params`; an AdvisorError becomes {"error": {...}}."""
+def run(name, params) -> dict:
+    """Call calculator `name` with `params`; never raises. An AdvisorError becomes
+    {"error": {...}}; any other failure (a bug, or input nested too deeply) becomes an
+    ``internal.error`` error object naming the calculator, so the page always gets JSON."""
     try:
-        if name not in FUNCTIONS:
+        if not isinstance(name, str) or name not in FUNCTIONS:
             from .errors import unknown_name
 
-            raise unknown_name("calculator", str(name), FUNCTIONS)
+            raise unknown_name(
+                "calculator", shown(name) if not isinstance(name, str) else name, FUNCTIONS
+            )
         if not isinstance(params, dict):
             raise AdvisorError("field.not_object", "params: expected an object", field="params")
-        merged = {**DEFAULTS.get(name, {}), **params}
-        return FUNCTIONS[name](merged)
+        return FUNCTIONS[name](params)
     except AdvisorError as exc:
         return {"error": exc.to_dict()}
+    except RecursionError:
+        return {
+            "error": AdvisorError(
+                "file.too_deep", "params: nested too deeply", field="params", maximum=64
+            ).to_dict()
+        }
+    except Exception as exc:  # noqa: BLE001 - the contract: bad input never raises
+        detail = clip(f"{exc.__class__.__name__}: {exc}", 120)
+        return {
+            "error": AdvisorError(
+                "internal.error",
+                f"{name}: could not compute this input ({detail})",
+                field=None,
+                detail=detail,
+                calculator=str(name)[:40],
+            ).to_dict()
+        }
 
 
 def _clean(x):
@@ -574,10 +688,21 @@ def dumps(result: dict) -> str:
         return json.dumps(_clean(result), sort_keys=True, ensure_ascii=False, allow_nan=False)
 
 
-def call(name: str, params_json: str) -> str:
-    """JSON text in, JSON text out: what the Web Worker calls."""
+def call(name, params_json) -> str:
+    """JSON text in, JSON text out: what the Web Worker calls. Never raises."""
     try:
+        if not isinstance(params_json, (str, bytes, bytearray)):
+            raise TypeError(f"expected JSON text, got {type(params_json).__name__}")
+        if len(params_json) > 2 * MAX_CONFIG_CHARS:
+            raise ValueError(f"at most {2 * MAX_CONFIG_CHARS} characters")
         params = json.loads(params_json)
-    except ValueError as exc:
-        return dumps({"error": AdvisorError("field.bad_json", str(exc), field="params").to_dict()})
+    except (ValueError, TypeError, RecursionError) as exc:
+        detail = clip(str(exc) or exc.__class__.__name__, 120)
+        return dumps(
+            {
+                "error": AdvisorError(
+                    "field.bad_json", detail, field="params", detail=detail
+                ).to_dict()
+            }
+        )
     return dumps(run(name, params))

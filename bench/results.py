@@ -110,10 +110,33 @@ def _clean(obj):
     return obj
 
 
+def _name_part(text, limit: int, fallback: str) -> str:
+    """`text` as a safe file-name part: ASCII letters, digits and '-' only (no '/', '..', NUL)."""
+    return re.sub(r"[^A-Za-z0-9]+", "-", str(text)).strip("-")[:limit].strip("-") or fallback
+
+
 def result_name(workload: str, host: str, when: str | None = None) -> str:
-    stamp = (when or utc_now()).replace("-", "").replace(":", "")
-    host = re.sub(r"[^A-Za-z0-9]+", "-", host).strip("-")[:24] or "host"
-    return f"{stamp}_{workload}_{host}_{secrets.token_hex(3)}.json"
+    """`<UTC stamp>_<workload>_<host>_<random>.json`; workload and host are sanitised (a
+    workload such as "../../x" cannot name a file outside the folder)."""
+    stamp = _name_part((when or utc_now()).replace("-", "").replace(":", ""), 20, "time")
+    return (
+        f"{stamp}_{_name_part(workload, 40, 'workload')}_{_name_part(host, 24, 'host')}_"
+        f"{secrets.token_hex(3)}.json"
+    )
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make the new directory entry durable (the file's own fsync does not cover its name)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # e.g. a platform without directory file descriptors
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def make_result(
@@ -174,8 +197,10 @@ def write_result(doc: dict, folder: str | os.PathLike) -> Path:
                 if final.exists():
                     continue
                 os.replace(tmp, final)
+                _fsync_folder(folder)
                 return final
             os.unlink(tmp)
+            _fsync_folder(folder)
             return final
         raise FileExistsError(f"could not find a free result name in {folder}")
     finally:

@@ -146,7 +146,17 @@ FIELDS = (
 
 
 DEFAULT_MODEL = "llama-3.1-8b"
-DEFAULTS = {"seq": 2048, "epochs": 1, "batch": 1, "concurrent_users": 8, "horizon_months": 36}
+
+
+def _form_defaults() -> dict:
+    """The profile's own defaults (advisor.profile.DEFAULTS) plus a suggested number of
+    concurrent users for a serving workload (the profile requires one; the form pre-fills 8)."""
+    from advisor.profile import DEFAULTS as PROFILE_DEFAULTS
+
+    return {**PROFILE_DEFAULTS, "concurrent_users": 8}
+
+
+DEFAULTS = _form_defaults()
 
 
 def render_form(lang: str, st) -> str:

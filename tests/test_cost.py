@@ -284,7 +284,7 @@ def test_cli_run_and_tokens(cli):
         (("cost", "tco", "--gpu", "h100-sxm", "--utilisation", "1.5", "--electricity", "0.1",
           "--gpu-price", "1000", "--cloud-price", "2"), "utilisation"),
         (("cost", "tco", "--gpu", "h100-sxm", "--utilisation", "0.5", "--electricity", "-0.1",
-          "--gpu-price", "1000", "--cloud-price", "2"), "electricity_usd_per_kwh"),
+          "--gpu-price", "1000", "--cloud-price", "2"), "--electricity"),
         (("cost", "tco", "--gpu", "h100-sxm", "--utilisation", "0.5", "--electricity", "0.1"),
          "gpu-price"),
         (("cost", "run", "--gpu", "h100-sxn", "--hours", "1"), "gpu"),

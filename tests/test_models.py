@@ -99,7 +99,7 @@ def test_config_file_and_json_text(tmp_path):
     assert spec.name == "my-model" and param_count(spec) == param_count(from_hf_config(LLAMA))
     with pytest.raises(AdvisorError) as info:
         from_config_file(tmp_path / "missing.json")
-    assert info.value.key == "config.file"
+    assert info.value.key == "file.unreadable"
 
 
 # -- bad configs ---------------------------------------------------------------------------------

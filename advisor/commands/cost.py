@@ -3,69 +3,29 @@ own-vs-rent total cost of ownership with break-even."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
-from .. import compute, cost
+from .. import compute, cost, limits
+from .. import memory as mem
 from ..catalog import load_catalog
 from ..errors import AdvisorError
 from ..units import GIB
-
-
-def model_from_args(args, catalog):
-    """The model of `--model NAME` (catalog preset) or `--config FILE` (a config.json)."""
-    from ..models import from_config_json
-
-    if getattr(args, "config", None):
-        path = Path(args.config)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise AdvisorError(
-                "file.unreadable", f"config: cannot read {path} ({exc.strerror})", field="config"
-            ) from None
-        return from_config_json(text, name=path.stem)
-    if getattr(args, "model", None):
-        return catalog.model(args.model).spec
-    raise AdvisorError("field.required", "model: give --model NAME or --config FILE", field="model")
-
-
-def gpu_from_catalog(catalog, gpu_id: str):
-    finder = getattr(catalog, "gpu", None)
-    if finder is not None:
-        return finder(gpu_id)
-    from ..errors import unknown_name
-
-    for g in catalog.gpus:
-        if g.id == gpu_id:
-            return g
-    raise unknown_name("gpu", gpu_id, [g.id for g in catalog.gpus])
-
-
-def measured_from_args(args):
-    """Measured efficiencies from bench_results/ (or --bench DIR) unless --no-bench; None when
-    the folder is absent. Imported lazily: the benchmark reader is optional for advisor."""
-    if getattr(args, "no_bench", False):
-        return None
-    folder = getattr(args, "bench", None)
-    folder = Path(folder) if folder else Path(__file__).resolve().parents[2] / "bench_results"
-    if not folder.is_dir():
-        return None
-    from ..benchresults import load_results, measured_efficiencies
-
-    return measured_efficiencies(load_results(folder)) or None
-
-
-def bench_args(p):
-    p.add_argument("--bench", help="measured results folder (default: bench_results/)")
-    p.add_argument(
-        "--no-bench", action="store_true", help="ignore measured results; use the assumptions"
-    )
+from ._common import (
+    add_bench_args,
+    add_model_args,
+    count,
+    gpu_from_catalog,
+    measured_from_args,
+    model_from_args,
+    number,
+    print_json,
+    reject_inapplicable,
+)
 
 
 def _common(p):
     p.add_argument("--gpu", required=True, help="accelerator id (python -m advisor gpus)")
-    p.add_argument("--gpus", type=int, default=1, help="number of GPUs (default 1)")
+    p.add_argument(
+        "--gpus", type=count("gpus", maximum=limits.GPUS[1]), default=1, help="default 1"
+    )
     p.add_argument("--currency", default="USD", choices=cost.CURRENCIES, help="default USD")
     p.add_argument("--json", action="store_true", help="print JSON")
 
@@ -77,11 +37,8 @@ def _cloud(p):
     )
 
 
-def _model_args(p):
-    p.add_argument("--model", help="catalog model id")
-    p.add_argument("--config", help="a Hugging Face config.json")
-    p.add_argument("--batch", type=int, default=1, help="sequences per GPU (default 1)")
-    p.add_argument("--seq", type=int, default=2048, help="context length (default 2048)")
+def _money_arg(p, flag, field, bounds, default, help_text):
+    p.add_argument(flag, type=number(field, bounds), default=default, help=help_text)
 
 
 def register(subparsers) -> None:
@@ -91,55 +48,101 @@ def register(subparsers) -> None:
     run = sub.add_parser("run", help="cloud cost of a training run")
     _common(run)
     _cloud(run)
-    run.add_argument("--hours", type=float, help="wall-clock hours (else estimated from --tokens)")
-    _model_args(run)
-    run.add_argument("--tokens", type=int, help="training tokens (with --model/--config)")
     run.add_argument(
-        "--precision", default="amp-bf16", help="training precision (default amp-bf16)"
+        "--hours",
+        type=number("hours", limits.HOURS, exclusive_low=True),
+        help="wall-clock hours (else estimated from --tokens)",
     )
-    run.add_argument("--sharding", default="ddp", help="ddp|zero1|zero2|zero3 (default ddp)")
-    run.add_argument("--checkpointing", default="none", help="none|selective|full")
+    add_model_args(run)
     run.add_argument(
-        "--mfu", type=float, help=f"assumed MFU (default {compute.FLAT_DEFAULTS['train_mfu']})"
+        "--tokens",
+        type=count("tokens", *limits.TOKENS),
+        help="training tokens (with --model/--config), e.g. 2e9",
     )
-    bench_args(run)
+    run.add_argument(
+        "--precision", default="amp-bf16", choices=mem.PRECISIONS, help="default amp-bf16"
+    )
+    run.add_argument("--sharding", default="ddp", choices=mem.SHARDING, help="default ddp")
+    run.add_argument(
+        "--checkpointing", default="none", choices=mem.CHECKPOINTING, help="default none"
+    )
+    run.add_argument(
+        "--mfu",
+        type=number("mfu", limits.MFU),
+        help="assumed MFU, the flat textbook estimate (default: advisor's kernel-level model)",
+    )
+    add_bench_args(run)
     run.set_defaults(func=_run)
 
     tok = sub.add_parser("tokens", help="cloud cost per 1M generated tokens")
     _common(tok)
     _cloud(tok)
-    tok.add_argument("--tokens-per-s", type=float, help="measured tokens/s (else estimated)")
-    _model_args(tok)
-    tok.add_argument("--weights", default="bf16", help="weight format (default bf16)")
-    tok.add_argument("--kv-dtype", default="bf16", help="KV cache precision (default bf16)")
-    bench_args(tok)
+    tok.add_argument(
+        "--tokens-per-s",
+        type=number("tokens_per_s", limits.TOKENS_PER_S),
+        help="measured tokens/s (else estimated)",
+    )
+    add_model_args(tok)
+    tok.add_argument("--weights", default="bf16", choices=mem.WEIGHT_FORMATS, help="default bf16")
+    tok.add_argument("--kv-dtype", default="bf16", choices=mem.KV_DTYPES, help="default bf16")
+    add_bench_args(tok)
     tok.set_defaults(func=_tokens)
 
     t = sub.add_parser("tco", help="own vs rent: total cost of ownership and break-even")
     _common(t)
-    t.add_argument("--utilisation", type=float, required=True, help="busy share, 0-1 (e.g. 0.6)")
-    t.add_argument("--horizon-months", type=int, default=36, help="default 36")
-    t.add_argument("--electricity", type=float, required=True, help="USD per kWh")
-    t.add_argument("--gpu-price", type=float, help="USD per card (default: the catalog price)")
+    frac = limits.FRACTION
     t.add_argument(
-        "--cloud-price", type=float, help="USD per GPU-hour (default: cheapest catalog offer)"
+        "--utilisation",
+        type=number("utilisation", frac, exclusive_low=True),
+        required=True,
+        help="busy share, 0-1 (e.g. 0.6)",
+    )
+    t.add_argument(
+        "--horizon-months",
+        type=count("horizon_months", *limits.MONTHS),
+        default=36,
+        help="default 36",
+    )
+    t.add_argument(
+        "--electricity",
+        type=number("electricity_usd_per_kwh", limits.USD_PER_KWH),
+        required=True,
+        help="USD per kWh",
+    )
+    t.add_argument(
+        "--gpu-price",
+        type=number("gpu_price", limits.USD_PER_CARD),
+        help="USD per card (default: the catalog price)",
+    )
+    t.add_argument(
+        "--cloud-price",
+        type=number("cloud_price", limits.USD_PER_GPU_HOUR),
+        help="USD per GPU-hour (default: cheapest catalog offer)",
     )
     _cloud(t)
-    t.add_argument("--server-usd", type=float, default=0.0, help="server share, USD (default 0)")
-    t.add_argument("--host-power-w", type=float, default=0.0, help="host draw, W (default 0)")
-    t.add_argument(
-        "--pue", type=float, default=cost.DEFAULT_PUE, help=f"default {cost.DEFAULT_PUE}"
+    _money_arg(
+        t, "--server-usd", "server_usd", limits.USD_PER_SERVER, 0.0, "server share, USD (default 0)"
     )
-    t.add_argument("--hosting", type=float, default=0.0, help="USD per month (default 0)")
-    t.add_argument(
-        "--maintenance", type=float, default=0.0, help="share of price per year (default 0)"
+    _money_arg(t, "--host-power-w", "host_power_w", limits.POWER_W, 0.0, "host draw, W (default 0)")
+    _money_arg(t, "--pue", "pue", limits.PUE, cost.DEFAULT_PUE, f"default {cost.DEFAULT_PUE}")
+    _money_arg(
+        t,
+        "--hosting",
+        "hosting_usd_per_month",
+        limits.USD_PER_MONTH,
+        0.0,
+        "USD per month (default 0)",
     )
+    _money_arg(t, "--maintenance", "maintenance", frac, 0.0, "share of price per year (default 0)")
+    _money_arg(t, "--resale", "resale", frac, 0.0, "share of price at the end (default 0)")
+    _money_arg(t, "--loan-rate", "loan_rate", frac, 0.0, "annual interest, 0-1 (default 0)")
     t.add_argument(
-        "--resale", type=float, default=0.0, help="share of price at the end (default 0)"
+        "--loan-months",
+        type=count("loan_months", *limits.LOAN_MONTHS),
+        default=0,
+        help="loan term (default 0: cash)",
     )
-    t.add_argument("--loan-rate", type=float, default=0.0, help="annual interest, 0-1 (default 0)")
-    t.add_argument("--loan-months", type=int, default=0, help="loan term (default 0: cash)")
-    t.add_argument("--down-payment", type=float, default=0.0, help="share paid up front")
+    _money_arg(t, "--down-payment", "down_payment", frac, 0.0, "share paid up front")
     t.set_defaults(func=_tco)
 
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
@@ -147,9 +150,8 @@ def register(subparsers) -> None:
 
 def _print(args, obj: dict, lines: list[str]) -> int:
     if args.json:
-        print(json.dumps(obj, ensure_ascii=False, sort_keys=True))
-    else:
-        print("\n".join(lines))
+        return print_json(obj, sort_keys=True)
+    print("\n".join(lines))
     return 0
 
 
@@ -157,18 +159,31 @@ def _money(v: float, currency: str) -> str:
     return f"{v:,.2f} {currency}"
 
 
+def does_not_fit(what: str, need: int, gpu, hint: str) -> AdvisorError:
+    """No price for a workload that does not fit: the error says why, and what to change."""
+    return AdvisorError(
+        "cost.does_not_fit",
+        f"{what}: does not fit: needs {need / GIB:,.1f} GiB per GPU, {gpu.id} has "
+        f"{gpu.memory_bytes / GIB:,.1f} GiB; no price for a run that cannot start ({hint})",
+        field="gpu",
+        gpu=gpu.id,
+        needs_gib=round(need / GIB, 1),
+        has_gib=round(gpu.memory_bytes / GIB, 1),
+    )
+
+
 def _run(args) -> int:
     catalog = load_catalog(args.catalog)
     gpu = gpu_from_catalog(catalog, args.gpu)
     estimate = None
     hours = args.hours
-    if hours is None:
+    if hours is not None:
+        reject_inapplicable(args, ("tokens", "model", "config", "mfu"), "a run given in --hours")
+    else:
         if args.tokens is None:
             raise AdvisorError(
                 "field.required", "hours: give --hours, or --tokens with --model", field="hours"
             )
-        from .. import memory as mem
-
         spec = model_from_args(args, catalog)
         setup = mem.TrainingSetup(
             model=spec,
@@ -179,14 +194,21 @@ def _run(args) -> int:
             gpus=args.gpus,
             sharding=args.sharding,
         )
+        est = mem.training_memory(setup)
+        if est.total_bytes > gpu.memory_bytes:
+            raise does_not_fit(
+                "training",
+                est.total_bytes,
+                gpu,
+                "try --sharding zero3, more --gpus, or --checkpointing full",
+            )
         eff = compute.DEFAULT_EFFICIENCY
         if args.mfu is not None:
             eff = compute.Efficiency(train_mfu=args.mfu, source="--mfu")
         else:
             eff = compute.efficiency_for(gpu.id, measured_from_args(args), eff)
-        est = mem.training_memory(setup)
         estimate = compute.time_to_train(setup, gpu, args.tokens, efficiency=eff, memory=est)
-        hours = estimate.hours
+        hours = limits.check_range("hours", estimate.hours, limits.HOURS)
     c = cost.cloud_training_cost(
         hours,
         args.gpus,
@@ -199,13 +221,6 @@ def _run(args) -> int:
     )
     obj = {"cost": c.to_dict(), "training": estimate.to_dict() if estimate else None}
     lines = []
-    if estimate and not estimate.step.fits:
-        lines.append(
-            f"warning: does not fit: needs {est.total_bytes / GIB:.1f} GiB per GPU, "
-            f"{gpu.id} has {gpu.memory_bytes / GIB:.1f} GiB (try --sharding zero3, more --gpus, "
-            "or --checkpointing full)"
-        )
-        obj["fits"] = False
     if estimate:
         lines.append(
             f"training: {estimate.hours:,.1f} h ({estimate.days:,.2f} days) on {args.gpus} x "
@@ -228,8 +243,29 @@ def _tokens(args) -> int:
     gpu = gpu_from_catalog(catalog, args.gpu)
     rate = None
     tps = args.tokens_per_s
-    if tps is None:
-        spec = model_from_args(args, catalog)
+    if tps is not None:
+        reject_inapplicable(args, ("model", "config"), "a measured --tokens-per-s")
+    else:
+        from ..models import require_causal
+
+        spec = require_causal(model_from_args(args, catalog))
+        est = mem.inference_memory(
+            mem.InferenceSetup(
+                model=spec,
+                batch=args.batch,
+                seq=args.seq,
+                weights=args.weights,
+                kv_dtype=args.kv_dtype,
+                tensor_parallel=args.gpus,
+            )
+        )
+        if est.total_bytes > gpu.memory_bytes:
+            raise does_not_fit(
+                "inference",
+                est.total_bytes,
+                gpu,
+                "try more --gpus (tensor parallel), --weights int4, or a shorter --seq",
+            )
         rate = compute.decode_tokens_per_s(
             spec,
             gpu,

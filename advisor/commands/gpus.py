@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 from ..catalog import load_catalog
 from ..errors import check_choice
 from ..hardware import TIERS
+from ._common import print_json, print_table
 
 
 def register(sub) -> None:
@@ -27,8 +26,7 @@ def run(args) -> int:
         check_choice("tier", args.tier, TIERS)
         gpus = tuple(g for g in gpus if g.tier == args.tier)
     if args.json:
-        print(json.dumps([g.to_dict() for g in gpus], ensure_ascii=False, indent=1))
-        return 0
+        return print_json([g.to_dict() for g in gpus], indent=1)
     head = ("id", "name", "tier", "GB", "GiB", "GB/s", "bf16 TF", "fp8 TF", "TDP W", "price USD")
     rows = [
         (
@@ -47,13 +45,6 @@ def run(args) -> int:
         )
         for g in gpus
     ]
-    widths = [max(len(str(r[i])) for r in (head, *rows)) for i in range(len(head))]
-    for r in (head, *rows):
-        print(
-            "  ".join(
-                str(c).ljust(w) if i < 3 else str(c).rjust(w)
-                for i, (c, w) in enumerate(zip(r, widths, strict=True))
-            )
-        )
+    print_table(head, rows)
     print("Dense tensor throughput (no 2:4 sparsity); GeForce bf16/fp8 at FP32 accumulate.")
     return 0

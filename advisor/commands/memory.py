@@ -3,18 +3,35 @@
 from __future__ import annotations
 
 import argparse
-import json
-from pathlib import Path
 
 from .. import memory
-from ..errors import AdvisorError
 from ..units import fmt_bytes
+from ._common import (
+    add_model_args,
+    count,
+    model_from_args,
+    print_json,
+    reject_inapplicable,
+)
 
 DEFAULTS_NOTE = (
-    "Defaults are what a plain PyTorch + Hugging Face transformers run does: fp32 weights, AdamW "
-    "(foreach, states in the parameter dtype), no activation checkpointing, SDPA attention, one "
-    "GPU; inference: bf16 weights and bf16 KV cache."
+    "Defaults are what the rest of advisor assumes: amp-bf16 mixed precision (fp32 master "
+    "weights), AdamW (foreach, states in the parameter dtype), no activation checkpointing, SDPA "
+    "attention, one GPU; inference: bf16 weights and bf16 KV cache."
 )
+# Defaults of the options that apply to one task only (None on the parser: given or not).
+TRAIN_DEFAULTS = {
+    "precision": "amp-bf16",
+    "optimizer": "adamw",
+    "checkpointing": "none",
+    "lora_rank": 0,
+    "lora_targets": "q_proj,v_proj",
+    "quant": None,
+    "gpus": 1,
+    "sharding": "ddp",
+    "optimizer_offload": False,
+}
+INFER_DEFAULTS = {"weights": "bf16", "kv_dtype": "bf16"}
 
 
 def register(sub) -> None:
@@ -24,83 +41,80 @@ def register(sub) -> None:
         description="Accelerator memory per GPU, by component. " + DEFAULTS_NOTE,
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--config", help="a Hugging Face config.json file")
-    src.add_argument("--model", help="a catalog model preset id")
+    add_model_args(p, batch=None, seq=None, required=True)
     p.add_argument("--task", choices=("train", "infer"), required=True)
-    p.add_argument("--batch", type=int, required=True, help="sequences per step (per GPU)")
-    p.add_argument("--seq", type=int, required=True, help="tokens per sequence (context)")
-    p.add_argument("--precision", default="fp32", help="training: " + "|".join(memory.PRECISIONS))
-    p.add_argument("--optimizer", default="adamw", help="|".join(memory.OPTIMIZERS))
-    p.add_argument("--checkpointing", default="none", help="|".join(memory.CHECKPOINTING))
-    p.add_argument("--attention", default="sdpa", help="|".join(memory.ATTENTION))
-    p.add_argument("--lora-rank", type=int, default=0, help="LoRA rank (0: full fine-tuning)")
-    p.add_argument("--lora-targets", default="q_proj,v_proj", help="comma-separated modules")
-    p.add_argument("--quant", default=None, help="training base weights (QLoRA): nf4|int8|int4|fp8")
-    p.add_argument("--gpus", type=int, default=1)
-    p.add_argument("--sharding", default="ddp", help="|".join(memory.SHARDING))
-    p.add_argument("--tensor-parallel", type=int, default=1)
-    p.add_argument("--optimizer-offload", action="store_true", help="optimizer states on CPU")
+    t = "training only, default "
+    p.add_argument("--precision", choices=memory.PRECISIONS, help=t + "amp-bf16")
+    p.add_argument("--optimizer", choices=memory.OPTIMIZERS, help=t + "adamw")
+    p.add_argument("--checkpointing", choices=memory.CHECKPOINTING, help=t + "none")
+    p.add_argument("--attention", default="sdpa", choices=memory.ATTENTION)
     p.add_argument(
-        "--weights", default="bf16", help="inference: " + "|".join(memory.WEIGHT_FORMATS)
+        "--lora-rank", type=count("lora_rank", 0, 65_536), help=t + "0 (full fine-tuning)"
     )
-    p.add_argument("--kv-dtype", default="bf16", help="inference: " + "|".join(memory.KV_DTYPES))
+    p.add_argument("--lora-targets", help=t + "q_proj,v_proj (comma-separated modules)")
+    p.add_argument("--quant", choices=memory.QUANT, help=t + "none (QLoRA base)")
+    p.add_argument("--gpus", type=count("gpus", 1, 100_000), help=t + "1")
+    p.add_argument("--sharding", choices=memory.SHARDING, help=t + "ddp")
+    p.add_argument(
+        "--tensor-parallel", type=count("tensor_parallel", 1, 1024), default=1, help="default 1"
+    )
+    p.add_argument(
+        "--optimizer-offload", action="store_true", default=None, help="optimizer states on CPU"
+    )
+    i = "inference only, default "
+    p.add_argument("--weights", choices=memory.WEIGHT_FORMATS, help=i + "bf16")
+    p.add_argument("--kv-dtype", choices=memory.KV_DTYPES, help=i + "bf16")
     p.add_argument("--json", action="store_true", help="print the estimate as JSON")
     p.set_defaults(func=run)
 
 
-def _spec(args):
-    if args.config:
-        from ..models import from_config_json
-
-        path = Path(args.config)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise AdvisorError(
-                "file.unreadable", f"--config: cannot read {path}: {exc.strerror}", field="config"
-            ) from None
-        return from_config_json(text, name=path.stem)
-    from ..catalog import load_catalog
-
-    return load_catalog(args.catalog).model(args.model).spec
+def _options(args, defaults: dict) -> dict:
+    return {k: defaults[k] if getattr(args, k) is None else getattr(args, k) for k in defaults}
 
 
 def run(args) -> int:
-    spec = _spec(args)
+    from ..catalog import load_catalog
+
+    catalog = None if args.config else load_catalog(args.catalog)
+    spec = model_from_args(args, catalog)
+    train_only = tuple(k.replace("_", "-") for k in TRAIN_DEFAULTS)
+    infer_only = tuple(k.replace("_", "-") for k in INFER_DEFAULTS)
     if args.task == "train":
-        targets = tuple(t.strip() for t in args.lora_targets.split(",") if t.strip())
+        reject_inapplicable(args, infer_only, "--task train")
+        o = _options(args, TRAIN_DEFAULTS)
+        targets = tuple(t.strip() for t in o["lora_targets"].split(",") if t.strip())
         setup = memory.TrainingSetup(
             spec,
             args.batch,
             args.seq,
-            precision=args.precision,
-            optimizer=args.optimizer,
-            checkpointing=args.checkpointing,
+            precision=o["precision"],
+            optimizer=o["optimizer"],
+            checkpointing=o["checkpointing"],
             attention=args.attention,
-            lora_rank=args.lora_rank,
+            lora_rank=o["lora_rank"],
             lora_targets=targets,
-            quant=args.quant,
-            gpus=args.gpus,
-            sharding=args.sharding,
+            quant=o["quant"],
+            gpus=o["gpus"],
+            sharding=o["sharding"],
             tensor_parallel=args.tensor_parallel,
-            optimizer_offload=args.optimizer_offload,
+            optimizer_offload=o["optimizer_offload"],
         )
         est = memory.training_memory(setup)
     else:
+        reject_inapplicable(args, train_only, "--task infer (use --tensor-parallel for GPUs)")
+        o = _options(args, INFER_DEFAULTS)
         setup = memory.InferenceSetup(
             spec,
             args.batch,
             args.seq,
-            weights=args.weights,
-            kv_dtype=args.kv_dtype,
+            weights=o["weights"],
+            kv_dtype=o["kv_dtype"],
             attention=args.attention,
             tensor_parallel=args.tensor_parallel,
         )
         est = memory.inference_memory(setup)
     if args.json:
-        print(json.dumps(est.to_dict(), indent=2))
-        return 0
+        return print_json(est.to_dict(), indent=2)
     print(f"{spec.display_name or spec.name}: {args.task}, batch {args.batch}, seq {args.seq}")
     width = 22
     for k, v in est.components.items():
@@ -116,4 +130,7 @@ def run(args) -> int:
         if args.task == "train"
         else "  peak = sum of components"
     )
+    for note in est.assumptions:
+        if "NCCL" in note:
+            print(f"  note: {note} (more GPUs can raise the total of a small model by this)")
     return 0

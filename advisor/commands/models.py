@@ -3,16 +3,9 @@
 
 from __future__ import annotations
 
-import json
-
 from ..catalog import load_catalog
-from ..models import (
-    ModelSpec,
-    active_param_count,
-    embedding_params,
-    from_config_file,
-    param_count,
-)
+from ..models import ModelSpec, active_param_count, embedding_params, param_count
+from ._common import print_json, print_table, read_config
 
 
 def _row(spec: ModelSpec) -> dict:
@@ -38,8 +31,7 @@ def _list(args) -> int:
     catalog = load_catalog(args.catalog)
     rows = [_row(m.spec) for m in catalog.models]
     if args.json:
-        print(json.dumps(rows, indent=2, ensure_ascii=False))
-        return 0
+        return print_json(rows, indent=2)
     head = ("id", "family", "attn", "total", "active", "heads/kv", "context")
     table = [
         (
@@ -53,21 +45,14 @@ def _list(args) -> int:
         )
         for r in rows
     ]
-    widths = [max(len(x) for x in col) for col in zip(head, *table, strict=True)]
-    for line in (head, *table):
-        print(
-            "  ".join(
-                c.ljust(w) if i < 3 else c.rjust(w)
-                for i, (c, w) in enumerate(zip(line, widths, strict=True))
-            )
-        )
+    print_table(head, table)
     print(f"{len(rows)} presets (total/active: parameters, B = 10^9)")
     return 0
 
 
 def _show(args) -> int:
     if args.config:
-        spec = from_config_file(args.config)
+        spec = read_config(args.config)
         source = {"config_file": args.config}
     else:
         if not args.name:
@@ -86,8 +71,7 @@ def _show(args) -> int:
         "source": source,
     }
     if args.json:
-        print(json.dumps(out, indent=2, ensure_ascii=False))
-        return 0
+        return print_json(out, indent=2)
     print(f"{out['display_name']}  ({spec.family}, {spec.attention_kind})")
     print(f"  parameters: {out['total_params']:,} total, {out['active_params']:,} active")
     for key, value in spec.to_dict().items():

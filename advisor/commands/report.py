@@ -7,14 +7,18 @@ leaves a half-written report. An invalid profile prints one line per bad field (
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import sys
 import tempfile
+import unicodedata
 from pathlib import Path
 
 from ..catalog import load_catalog
 from ..errors import AdvisorError
+from ..files import read_text
+from ._common import error_line
 
 
 def register(subparsers) -> None:
@@ -28,9 +32,21 @@ def register(subparsers) -> None:
     p.set_defaults(func=_run)
 
 
+# Letters that Unicode decomposition does not reduce to ASCII (Azerbaijani, Turkish, German).
+_ASCII = str.maketrans({"ə": "e", "Ə": "e", "ı": "i", "İ": "i", "ß": "ss", "ø": "o", "ł": "l"})
+
+
 def slug(name: str) -> str:
-    s = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
-    return s or "report"
+    """A file-name-safe ASCII slug of `name`. Where letters had to be dropped or changed
+    (non-ASCII names), a short hash of the original keeps two profiles from writing to the same
+    report: "Şəki" and "Səki" both read "seki" but get different files."""
+    ascii_ = unicodedata.normalize("NFKD", name.translate(_ASCII))
+    ascii_ = ascii_.encode("ascii", "ignore").decode("ascii")
+    s = re.sub(r"[^a-z0-9]+", "-", ascii_.lower()).strip("-")[:60].strip("-")
+    if re.fullmatch(r"[A-Za-z0-9]+(?:[-_. ][A-Za-z0-9]+)*", name) and s:
+        return s  # plain ASCII names keep their plain slug
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
+    return f"{s or 'report'}-{digest}"
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -55,20 +71,30 @@ def _publisher_path(args) -> Path:
     return here if here.is_file() else default_publisher_path()
 
 
+def load_publisher_file(path: Path):
+    """The publisher file (at most 1 MB, UTF-8); its logo resolves inside its folder."""
+    from .. import yamlish
+    from ..report import publisher_from_dict
+
+    text = read_text(path, "publisher")
+    return publisher_from_dict(yamlish.loads(text, source=path.name), path.parent)
+
+
 def _run(args) -> int:
-    from ..profile import load_profile
-    from ..report import build_report, load_publisher, render_html
+    from ..profile import parse_profile
+    from ..report import build_report, render_html
 
     catalog = load_catalog(args.catalog)
+    text = read_text(args.profile, "profile")
     try:
-        profile = load_profile(args.profile, catalog)
+        profile = parse_profile(text, catalog, source=Path(args.profile).name)
     except AdvisorError as exc:
         if exc.key == "profile.invalid":
-            for item in exc.params.get("errors", []):
-                print(f"error: {item['message']}", file=sys.stderr)
+            for item in exc.params.get("errors", [])[:20]:
+                print(error_line(item["message"]), file=sys.stderr)
             return 2
         raise
-    publisher = load_publisher(_publisher_path(args))
+    publisher = load_publisher_file(_publisher_path(args))
     data = build_report(profile, catalog, lang=args.lang)
     text = render_html(data, publisher)
     out = Path(args.out)

@@ -161,8 +161,9 @@ function renderBudget(r, S) {
     [tr(S, "calc.break_even_util", "Break-even utilisation"), t.break_even_utilisation == null ? "–" : `${fmt(t.break_even_utilisation * 100, S, 0)} %`],
     [tr(S, "calc.cloud_price", "Cloud price per GPU-hour (USD)"), fmt(r.cloud_usd_per_gpu_hour, S, 2)],
   ];
-  if (r.training) rows.push([tr(S, "calc.train_cost", "Training run in the cloud"), `${money(r.training.cloud_cost, cur, S)} · ${fmt(r.training.hours, S, 1)} h`]);
-  if (r.inference) rows.push([tr(S, "calc.per_million", "Per 1M generated tokens (rented)"), `${fmt(r.inference.per_million_tokens, S, 3)} ${cur}`]);
+  // No price for a workload that does not fit (or an encoder's tokens): the reason instead.
+  if (r.training) rows.push([tr(S, "calc.train_cost", "Training run in the cloud"), r.training.reason ? errorText(r.training.reason, S) : `${money(r.training.cloud_cost, cur, S)} · ${fmt(r.training.hours, S, 1)} h`]);
+  if (r.inference) rows.push([tr(S, "calc.per_million", "Per 1M generated tokens (rented)"), r.inference.reason ? errorText(r.inference.reason, S) : `${fmt(r.inference.per_million_tokens, S, 3)} ${cur}`]);
   const verdict = t.savings > 0 ? tr(S, "calc.own_cheaper", "owning is cheaper") : tr(S, "calc.rent_cheaper", "renting is cheaper");
   return `<p class="calc-headline">${esc(r.gpus)} × ${esc(r.gpu.name)} · <strong data-out="verdict">${esc(verdict)}</strong> (${esc(money(Math.abs(t.savings), cur, S))})</p>${svg}${table([tr(S, "calc.quantity", "Quantity"), tr(S, "calc.value", "Value")], rows, "calc-main")}`;
 }

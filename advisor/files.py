@@ -1,0 +1,94 @@
+"""Reading input files safely: a size cap, UTF-8 with a named error, a nesting-depth cap.
+
+Every file advisor reads on a user's behalf (config.json, profiles, publisher files, bench
+results, catalog documents) goes through `read_text` / `read_bytes`: at most `max_bytes + 1`
+bytes are read, so `/dev/zero` or a 50 MB file ends in an error at once instead of a hang or a
+MemoryError. Errors are `AdvisorError`s naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .errors import AdvisorError, shown
+
+MAX_FILE_BYTES = 1_000_000  # 1 MB: the largest catalog document or profile is under 20 kB
+MAX_DEPTH = 64  # nesting of JSON / YAML containers: real configs nest 3-4 levels
+
+
+def is_folder(path) -> bool:
+    """Path.is_dir() that answers False for a name it cannot even look up (a NUL byte)."""
+    try:
+        return Path(path).is_dir()
+    except (OSError, ValueError):
+        return False
+
+
+def read_bytes(path, field: str, *, max_bytes: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of `path`, at most `max_bytes`; a folder, a missing file or a larger file
+    raises `AdvisorError` (``file.unreadable`` / ``file.too_large``) naming `field` and the file."""
+    p = Path(path)
+    name = shown(str(p))
+    try:
+        if p.is_dir():
+            raise IsADirectoryError(21, "is a folder")
+        with open(p, "rb") as fh:
+            data = fh.read(max_bytes + 1)
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the name
+        why = getattr(exc, "strerror", None) or "not a file name"
+        raise AdvisorError(
+            "file.unreadable",
+            f"{field}: cannot read {name} ({why})",
+            field=field,
+            path=name,
+        ) from None
+    if len(data) > max_bytes:
+        raise AdvisorError(
+            "file.too_large",
+            f"{field}: {name} is larger than {max_bytes:,} bytes",
+            field=field,
+            path=name,
+            maximum=max_bytes,
+        )
+    return data
+
+
+def decode_utf8(data: bytes, field: str, name: str) -> str:
+    """`data` as UTF-8 text (a leading BOM dropped); other encodings raise ``file.not_utf8``."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise AdvisorError(
+            "file.not_utf8",
+            f"{field}: {shown(name)} is not UTF-8 text (byte {exc.start})",
+            field=field,
+            path=shown(name),
+            position=exc.start,
+        ) from None
+
+
+def read_text(path, field: str, *, max_bytes: int = MAX_FILE_BYTES) -> str:
+    """`read_bytes` decoded as UTF-8 (`decode_utf8`)."""
+    return decode_utf8(read_bytes(path, field, max_bytes=max_bytes), field, os.fspath(path))
+
+
+def check_depth(obj, field: str, *, max_depth: int = MAX_DEPTH) -> None:
+    """Containers (dicts, lists) nested at most `max_depth` deep, checked without recursion."""
+    stack = [(obj, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        if depth > max_depth:
+            raise AdvisorError(
+                "file.too_deep",
+                f"{field}: nested more than {max_depth} levels deep",
+                field=field,
+                maximum=max_depth,
+            )
+        stack.extend((c, depth + 1) for c in children)
