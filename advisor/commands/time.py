@@ -5,36 +5,35 @@ the error band the published-measurement validation measured (advisor.accuracy).
 
 from __future__ import annotations
 
-import json
 import math
 
-from .. import accuracy, cluster, serving, training
+from .. import accuracy, cluster, limits, serving, training
 from ..catalog import load_catalog
-from ..errors import AdvisorError, check_positive
+from ..errors import AdvisorError
 from ..parallel import Layout
 from ..units import GIB
-from .cost import gpu_from_catalog, model_from_args
+from ._common import count, gpu_from_catalog, model_from_args, number, print_json, print_table
 
 
 def _catalog(args):
     return load_catalog(args.catalog) if getattr(args, "catalog", None) else load_catalog()
 
 
-def _tokens(text: str) -> int:
-    """A token count: digits, a float such as 2e12, or 4M / 15T style suffixes."""
-    s = str(text).strip().upper()
-    mult = {"K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
-    try:
-        v = float(s[:-1]) * mult[s[-1]] if s and s[-1] in mult else float(s)
-    except ValueError:
-        raise AdvisorError(
-            "field.not_number",
-            f"tokens: expected a number such as 2e12 or 15T, got {text!r}",
-            field="tokens",
-        ) from None
-    if not math.isfinite(v) or v < 1 or v > 1e16:
-        raise AdvisorError("field.range", f"tokens: {text} is outside 1 .. 1e16", field="tokens")
-    return int(v)
+def _tokens(field: str):
+    """An argparse type: a token count as digits or 2e12, or with a K/M/B/T suffix (15T)."""
+    plain = count(field, *limits.TOKENS)
+    mult = {"K": 10**3, "M": 10**6, "B": 10**9, "T": 10**12}
+
+    def parse(text: str) -> int:
+        t = str(text).strip()
+        if t[-1:].upper() in mult and t[:-1]:
+            return plain(
+                str(int(float(plain(t[:-1]) if "." not in t else t[:-1]) * mult[t[-1].upper()]))
+            )
+        return plain(t)
+
+    parse.__name__ = field
+    return parse
 
 
 def _band(kind: str) -> str:
@@ -49,7 +48,7 @@ def _band(kind: str) -> str:
 
 def _price(catalog, gpu_id: str, given):
     if given is not None:
-        return check_positive("price", given, maximum=1000)
+        return given
     offers = catalog.offers_for(gpu_id)
     return offers[0].on_demand_usd_per_gpu_hour if offers else None
 
@@ -69,51 +68,60 @@ def register(sub) -> None:
         q.add_argument("--gpu", required=True, help="catalog accelerator id")
         q.add_argument("--json", action="store_true", help="print JSON")
 
+    usd_h = number("price", limits.USD_PER_GPU_HOUR, exclusive_low=True)
     t = tsub.add_parser("train", help="one layout: step time, tokens/s, MFU, time to train")
     common(t)
-    t.add_argument("--tp", type=int, default=1, help="tensor parallel (inside a node)")
-    t.add_argument("--pp", type=int, default=1, help="pipeline parallel")
-    t.add_argument("--dp", type=int, default=1, help="data parallel")
-    t.add_argument("--ep", type=int, default=1, help="expert parallel (MoE; out of DP)")
-    t.add_argument("--cp", type=int, default=1, help="context parallel")
-    t.add_argument("--gpus-per-node", type=int, default=8)
-    t.add_argument("--micro-batch", type=int, default=1, help="sequences per micro-batch")
-    t.add_argument("--micro-batches", type=int, default=1, help="micro-batches per step")
-    t.add_argument("--virtual-stages", type=int, default=1, help="interleaved pipeline chunks")
-    t.add_argument("--sharding", default="zero1", help="ddp|zero1|zero2|zero3")
-    t.add_argument("--seq", type=int, default=4096)
-    t.add_argument("--precision", default="bf16", help="|".join(training.PRECISIONS))
-    t.add_argument("--checkpointing", default="none", help="|".join(training.CHECKPOINTING))
-    t.add_argument("--task", default="train", help="train|lora|qlora")
+    t.add_argument("--tp", type=count("tp", maximum=72), default=1, help="tensor parallel")
+    t.add_argument("--pp", type=count("pp", maximum=1024), default=1, help="pipeline parallel")
+    t.add_argument("--dp", type=count("dp", maximum=131072), default=1, help="data parallel")
+    t.add_argument("--ep", type=count("ep", maximum=1024), default=1, help="expert parallel")
+    t.add_argument("--cp", type=count("cp", maximum=1024), default=1, help="context parallel")
+    t.add_argument("--gpus-per-node", type=count("gpus_per_node", maximum=72), default=8)
+    t.add_argument("--micro-batch", type=count("micro_batch", maximum=65536), default=1)
+    t.add_argument("--micro-batches", type=count("micro_batches", maximum=65536), default=1)
+    t.add_argument("--virtual-stages", type=count("virtual_stages", maximum=64), default=1)
+    t.add_argument("--sharding", default="zero1", choices=("ddp", "zero1", "zero2", "zero3"))
+    t.add_argument("--seq", type=count("seq", maximum=1 << 24), default=4096)
+    t.add_argument("--precision", default="bf16", choices=training.PRECISIONS)
+    t.add_argument("--checkpointing", default="none", choices=training.CHECKPOINTING)
+    t.add_argument("--task", default="train", choices=("train", "lora", "qlora"))
     t.add_argument("--network", help="fabric between nodes (catalog/networks), needed past a node")
-    t.add_argument("--tokens", type=_tokens, help="token budget: also print the time to train")
-    t.add_argument("--price", type=float, help="USD per GPU-hour (default: cheapest offer)")
+    t.add_argument("--tokens", type=_tokens("tokens"), help="token budget: also the time to train")
+    t.add_argument("--price", type=usd_h, help="USD per GPU-hour (default: cheapest offer)")
     t.set_defaults(func=run_train)
 
     pl = tsub.add_parser("plan", help="cluster plan: GPUs and layout for a deadline or budget")
     common(pl)
-    pl.add_argument("--tokens", type=_tokens, required=True, help="token budget, e.g. 2e12 or 15T")
-    pl.add_argument("--seq", type=int, default=4096)
-    pl.add_argument("--deadline-days", type=float)
-    pl.add_argument("--budget", type=float, help="USD")
-    pl.add_argument("--price", type=float, help="USD per GPU-hour (default: cheapest offer)")
+    pl.add_argument("--tokens", type=_tokens("tokens"), required=True, help="e.g. 2e12 or 15T")
+    pl.add_argument("--seq", type=count("seq", maximum=1 << 20), default=4096)
+    pl.add_argument(
+        "--deadline-days", type=number("deadline_days", (0.0, 3650.0), exclusive_low=True)
+    )
+    pl.add_argument(
+        "--budget", type=number("budget", limits.BUDGET, exclusive_low=True), help="USD"
+    )
+    pl.add_argument("--price", type=usd_h, help="USD per GPU-hour (default: cheapest offer)")
     pl.add_argument("--network", default="ib-ndr-400", help="fabric between nodes")
-    pl.add_argument("--precision", default="bf16", help="|".join(training.PRECISIONS))
-    pl.add_argument("--checkpointing", default="auto", help="auto|none|selective|full")
-    pl.add_argument("--global-batch-tokens", type=_tokens)
-    pl.add_argument("--max-gpus", type=int, default=cluster.MAX_CLUSTER_GPUS)
+    pl.add_argument("--precision", default="bf16", choices=training.PRECISIONS)
+    pl.add_argument("--checkpointing", default="auto", choices=("auto", *training.CHECKPOINTING))
+    pl.add_argument("--global-batch-tokens", type=_tokens("global_batch_tokens"))
+    pl.add_argument(
+        "--max-gpus",
+        type=count("max_gpus", maximum=cluster.MAX_CLUSTER_GPUS),
+        default=cluster.MAX_CLUSTER_GPUS,
+    )
     pl.set_defaults(func=run_plan)
 
     s = tsub.add_parser("serve", help="serving: TTFT, TPOT, tokens/s at a concurrency")
     common(s)
-    s.add_argument("--tp", type=int, default=1, help="tensor parallel per replica")
-    s.add_argument("--gpus", type=int, help="GPUs in all (replicas = gpus / tp)")
-    s.add_argument("--input", type=int, default=1024, help="prompt tokens")
-    s.add_argument("--output", type=int, default=256, help="generated tokens")
-    s.add_argument("--concurrency", type=int, help="requests in flight per replica")
+    s.add_argument("--tp", type=count("tp", maximum=72), default=1, help="TP per replica")
+    s.add_argument("--gpus", type=count("gpus", *limits.GPUS), help="GPUs in all")
+    s.add_argument("--input", type=count("input_tokens", maximum=1 << 24), default=1024)
+    s.add_argument("--output", type=count("output_tokens", maximum=1 << 24), default=256)
+    s.add_argument("--concurrency", type=count("concurrency", maximum=1 << 16))
     s.add_argument("--weights", default="bf16", help="bf16|fp16|fp8|int8|int4|...")
-    s.add_argument("--kv-dtype", default="bf16", help="bf16|fp16|fp8")
-    s.add_argument("--engine", default="vllm", help="|".join(serving.ENGINES))
+    s.add_argument("--kv-dtype", default="bf16", choices=("bf16", "fp16", "fp8"))
+    s.add_argument("--engine", default="vllm", choices=serving.ENGINES)
     s.set_defaults(func=run_serve)
 
 
@@ -158,8 +166,7 @@ def run_train(args) -> int:
             "energy_kwh": hours * layout.gpus * float(gpu.tdp_w) * cluster.DEFAULT_PUE / 1000,
         }
     if args.json:
-        print(json.dumps(out, ensure_ascii=False))
-        return 0
+        return print_json(out)
     print(f"{spec.name} on {layout.gpus} x {gpu.id} ({layout.label()}, {layout.nodes} node(s))")
     print(
         f"step {st.step_time_s:.3f} s, {st.tokens_per_s:,.0f} tokens/s "
@@ -198,24 +205,23 @@ def run_plan(args) -> int:
         max_gpus=args.max_gpus,
     )
     if args.json:
-        print(
-            json.dumps(
-                {"plan": p.to_dict(), "accuracy": accuracy.band_dict("training")},
-                ensure_ascii=False,
-            )
+        print_json({"plan": p.to_dict(), "accuracy": accuracy.band_dict("training")})
+        return 0 if p.chosen else 2
+    print(f"{spec.name} on {gpu.id}, {p.tokens:.3g} tokens, seq {p.seq}" + _band("training"))
+    rows = [
+        (
+            "*" if p.chosen is o else "",
+            o.gpus,
+            o.layout.label(),
+            f"{o.step.mfu:.1%}",
+            f"{o.hours / 24:,.1f}",
+            f"{o.gpu_hours:,.0f}",
+            f"{o.cost_usd:,.0f}" if o.cost_usd else "-",
+            f"{o.memory_per_gpu_bytes / GIB:.1f}",
         )
-        return 0
-    print(f"{spec.name} on {gpu.id}, {p.tokens:.3g} tokens, seq {p.seq}:" + _band("training"))
-    print(
-        f"{'GPUs':>6} {'layout':<28} {'MFU':>6} {'days':>9} {'GPU-h':>12} {'USD':>14} {'GiB/GPU':>8}"
-    )
-    for o in p.options:
-        mark = "*" if p.chosen is o else " "
-        cost = f"{o.cost_usd:,.0f}" if o.cost_usd else "-"
-        print(
-            f"{mark}{o.gpus:>5} {o.layout.label():<28} {o.step.mfu:>6.1%} {o.hours / 24:>9,.1f} "
-            f"{o.gpu_hours:>12,.0f} {cost:>14} {o.memory_per_gpu_bytes / GIB:>8.1f}"
-        )
+        for o in p.options
+    ]
+    print_table(("", "GPUs", "layout", "MFU", "days", "GPU-hours", "USD", "GiB/GPU"), rows)
     print(("chosen: " if p.chosen else "no plan: ") + p.reason)
     return 0 if p.chosen else 2
 
@@ -224,9 +230,7 @@ def run_serve(args) -> int:
     cat = _catalog(args)
     spec = model_from_args(args, cat)
     gpu = gpu_from_catalog(cat, args.gpu)
-    plan = serving.plan(
-        spec,
-        gpu,
+    kw = dict(
         input_tokens=args.input,
         output_tokens=args.output,
         weights=args.weights,
@@ -235,56 +239,42 @@ def run_serve(args) -> int:
         gpus=args.gpus,
         engine=args.engine,
     )
+    plan = serving.plan(spec, gpu, **kw)
     point = None
-    if args.concurrency and args.concurrency > plan.kv_limited_concurrency:
-        raise AdvisorError(
-            "serving.kv_full",
-            f"concurrency: {args.concurrency} requests of {args.input + args.output} tokens do "
-            f"not fit the KV cache of one replica ({plan.kv_limited_concurrency} do)",
-            field="concurrency",
-            value=args.concurrency,
-            maximum=plan.kv_limited_concurrency,
-        )
     if args.concurrency:
-        point = serving.point(
-            spec,
-            gpu,
-            concurrency=args.concurrency,
-            input_tokens=args.input,
-            output_tokens=args.output,
-            weights=args.weights,
-            kv_dtype=args.kv_dtype,
-            tensor_parallel=args.tp,
-            gpus=args.gpus,
-            engine=args.engine,
-        )
-    if args.json:
-        print(
-            json.dumps(
-                {
-                    "plan": plan.to_dict(),
-                    "point": point.to_dict() if point else None,
-                    "accuracy": accuracy.band_dict("serving"),
-                },
-                ensure_ascii=False,
+        if args.concurrency > plan.kv_limited_concurrency:
+            raise AdvisorError(
+                "serving.kv_full",
+                f"concurrency: {args.concurrency} requests of {args.input + args.output} tokens "
+                f"do not fit the KV cache of one replica ({plan.kv_limited_concurrency} do)",
+                field="concurrency",
+                value=args.concurrency,
+                maximum=plan.kv_limited_concurrency,
             )
+        point = serving.point(spec, gpu, concurrency=args.concurrency, **kw)
+    if args.json:
+        return print_json(
+            {
+                "plan": plan.to_dict(),
+                "point": point.to_dict() if point else None,
+                "accuracy": accuracy.band_dict("serving"),
+            }
         )
-        return 0
     print(
         f"{spec.name} on {gpu.id}, TP {args.tp} x {plan.replicas} replica(s), "
         f"{args.input} in / {args.output} out, {args.weights} weights" + _band("serving")
     )
-    print(
-        f"largest concurrency per replica: {plan.max_concurrency} ({'; '.join(plan.notes) or 'max_num_seqs'})"
-    )
-    if point and args.concurrency > plan.kv_limited_concurrency:
-        print(
-            f"note: {args.concurrency} requests do not fit the KV cache ({plan.kv_limited_concurrency} do)"
+    limit = "; ".join(plan.notes) or f"max_num_seqs {serving.MAX_NUM_SEQS}"
+    print(f"largest concurrency per replica: {plan.max_concurrency} ({limit})")
+    rows = [
+        (
+            x.concurrency,
+            f"{x.ttft_s * 1e3:.1f}",
+            f"{x.tpot_s * 1e3:.1f}",
+            f"{x.tokens_per_s_per_user:.1f}",
+            f"{x.tokens_per_s:,.0f}",
         )
-    print(f"{'conc.':>6} {'TTFT ms':>9} {'TPOT ms':>9} {'tok/s/user':>11} {'tok/s total':>12}")
-    for x in [point] if point else plan.points:
-        print(
-            f"{x.concurrency:>6} {x.ttft_s * 1e3:>9.1f} {x.tpot_s * 1e3:>9.1f} "
-            f"{x.tokens_per_s_per_user:>11.1f} {x.tokens_per_s:>12,.0f}"
-        )
+        for x in ([point] if point else plan.points)
+    ]
+    print_table(("concurrency", "TTFT ms", "TPOT ms", "tok/s/user", "tok/s total"), rows, left=0)
     return 0
