@@ -22,6 +22,7 @@ How a plan is found
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, replace
 
@@ -145,7 +146,8 @@ def stage_memory_bytes(
 
     stage = replace(spec, num_layers=math.ceil(spec.num_layers / layout.pp))
     in_flight = min(layout.micro_batches, layout.pp)
-    p_gpu = param_count(stage) / (layout.tp * (layout.ep if spec.is_moe else 1))
+    experts = training.expert_params(stage)
+    p_gpu = (param_count(stage) - experts + experts / layout.ep) / layout.tp
     dp = layout.dp
     if layout.sharding == "zero3":
         states = 16 * p_gpu / dp
@@ -153,19 +155,23 @@ def stage_memory_bytes(
         states = 4 * p_gpu + 12 * p_gpu / dp
     else:
         states = 16 * p_gpu
+    acts, overhead = _stage_activations(
+        stage, layout.micro_batch * in_flight, seq // layout.cp, checkpointing
+    )
+    return int(states + acts / layout.tp + overhead)
+
+
+@functools.lru_cache(maxsize=4096)
+def _stage_activations(stage: ModelSpec, batch: int, seq: int, checkpointing: str):
+    """(activation + logit bytes, framework overhead bytes) advisor.memory gives one GPU holding
+    `batch` sequences of `stage` (cached: the planner asks the same question for many layouts)."""
     est = mem.training_memory(
         mem.TrainingSetup(
-            model=stage,
-            batch=layout.micro_batch * in_flight,
-            seq=seq // layout.cp,
-            precision="bf16",
-            checkpointing=checkpointing,
-            gpus=1,
+            model=stage, batch=batch, seq=seq, precision="bf16", checkpointing=checkpointing
         )
     )
     c = est.components
-    acts = (c.get("activations", 0) + c.get("logits", 0)) / layout.tp
-    return int(states + acts + est.overhead_bytes)
+    return c.get("activations", 0) + c.get("logits", 0), est.overhead_bytes
 
 
 def layouts(spec: ModelSpec, gpus: int, global_batch_seqs: int, gpus_per_node: int = 8):
@@ -322,6 +328,9 @@ def plan(
                 within_budget=None if (budget_usd is None or cost is None) else cost <= budget_usd,
             )
         )
+        last = options[-1]
+        if deadline_hours is not None and last.meets_deadline and last.within_budget is not False:
+            break  # the fewest GPUs that meet the deadline: larger counts cannot be chosen
     chosen, reason = _choose(options, deadline_hours, budget_usd, network)
     return ClusterPlan(
         model=spec.name,

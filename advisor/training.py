@@ -64,7 +64,8 @@ class TrainStep:
         }
 
 
-def _expert_params(spec: ModelSpec) -> int:
+def expert_params(spec: ModelSpec) -> int:
+    """Parameters of all experts of all layers (0 for a dense model)."""
     if not spec.is_moe:
         return 0
     per = (3 if spec.gated_mlp else 2) * spec.hidden_size * spec.intermediate_size
@@ -186,7 +187,7 @@ def train_step(
 
     # data-parallel gradient traffic, per GPU shard
     total = param_count(spec)
-    experts = _expert_params(spec)
+    experts = expert_params(spec)
     trainable = compute._lora_params(spec, 16, ("q_proj", "v_proj")) if frozen else total
     dense_share = (trainable - (experts if not frozen else 0)) / (layout.tp * layout.pp)
     expert_share = (experts / layout.ep if not frozen else 0) / (layout.tp * layout.pp)
