@@ -597,3 +597,57 @@ def _judge(w: Workload, gpu, count: int, eff, priced, factor: float, plans, deco
     rec["cost"], rec["mode"] = min(options)
     rec["ok"] = True
     return rec
+
+
+# ---------------------------------------------------------------------------------------------
+# Cluster plans (more than one node)
+# ---------------------------------------------------------------------------------------------
+
+
+def cluster_plans(w: Workload, catalog, *, network_id: str = "ib-ndr-400", top: int = 5):
+    """For a full training run (`task` train with `dataset_tokens`): the advisor.cluster plan of
+    each data-centre accelerator with a cloud price, at its cheapest on-demand rate, for the
+    workload's deadline and budget (converted to USD), cheapest chosen plan first, then the
+    accelerators with no plan (with the reason). `top` plans at most."""
+    from . import cluster
+
+    w = w.validated()
+    if w.task != "train" or not w.dataset_tokens:
+        raise AdvisorError(
+            "cluster.needs_training",
+            "cluster plans need --task train and --dataset-tokens",
+            field="dataset_tokens",
+        )
+    network = catalog.network(network_id)
+    rate = catalog.currency.rate(w.currency) if catalog.currency and w.currency != "USD" else 1.0
+    budget_usd = w.budget / rate if w.budget is not None else None
+    precision = "bf16" if w.train_precision in ("amp-bf16", "bf16") else w.train_precision
+    if precision not in ("bf16", "fp16", "amp-fp16", "fp32"):
+        precision = "bf16"
+    plans = []
+    for gpu in catalog.gpus:
+        if gpu.tier != "datacenter" or (w.tiers and gpu.tier not in w.tiers):
+            continue
+        offers = [o for o in catalog.offers if o.gpu_id == gpu.id]
+        if not offers or not (gpu.peak_tflops or {}).get("bf16"):
+            continue
+        price = min(o.on_demand_usd_per_gpu_hour for o in offers)
+        plans.append(
+            cluster.plan(
+                w.model,
+                gpu,
+                tokens=int(w.dataset_tokens),
+                seq=w.seq,
+                deadline_hours=w.deadline_hours,
+                budget_usd=budget_usd,
+                price_usd_per_gpu_hour=price,
+                network=network,
+                precision=precision,
+            )
+        )
+    chosen = sorted(
+        (p for p in plans if p.chosen),
+        key=lambda p: (p.chosen.cost_usd or math.inf, p.chosen.hours, p.gpu),
+    )
+    rest = sorted((p for p in plans if not p.chosen), key=lambda p: p.gpu)
+    return tuple(chosen[:top]) + tuple(rest)

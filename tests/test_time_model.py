@@ -352,3 +352,24 @@ def test_cli_time_commands_json_and_errors():
         r = _cli(*argv)
         assert r.returncode == 2, argv
         assert r.stderr.count("\n") == 1 and field in r.stderr, r.stderr
+
+
+def test_recommend_cluster_plans_cheapest_first():
+    from advisor import recommend
+
+    w = recommend.Workload(
+        model=L70B, task="train", seq=8192, dataset_tokens=int(2e12), deadline_hours=24 * 60
+    )
+    plans = recommend.cluster_plans(w, CAT)
+    chosen = [p for p in plans if p.chosen]
+    assert chosen, "some data-centre accelerator meets a 60-day deadline"
+    costs = [p.chosen.cost_usd for p in chosen]
+    assert costs == sorted(costs)
+    for p in chosen:
+        assert p.chosen.hours <= 24 * 60 and p.chosen.gpus > 8
+    with pytest.raises(AdvisorError):
+        recommend.cluster_plans(recommend.Workload(model=L70B), CAT)
+    r = _cli(
+        "recommend", "--model", "llama-3.1-8b", "--cluster", "--no-bench"
+    )  # inference: --cluster does not apply
+    assert r.returncode == 2 and "cluster" in r.stderr

@@ -16,6 +16,7 @@ from ._common import (
     model_from_args,
     number,
     print_json,
+    print_table,
     reject_inapplicable,
 )
 
@@ -88,6 +89,12 @@ def register(subparsers) -> None:
     p.add_argument("--tier", action="append", choices=TIERS, help="repeatable; default all")
     p.add_argument("--top", type=count("top", 1, 100_000), default=10, help="accepted rows shown")
     p.add_argument("--all", action="store_true", help="also print every rejection")
+    p.add_argument(
+        "--cluster",
+        action="store_true",
+        help="train: also plan clusters past one node (nodes x GPUs, TP x PP x DP) per accelerator",
+    )
+    p.add_argument("--network", default="ib-ndr-400", help="with --cluster: fabric between nodes")
     p.add_argument("--json", action="store_true", help="print JSON")
     add_bench_args(p)
     p.set_defaults(func=_run)
@@ -98,6 +105,8 @@ TRAINING_ONLY = ("precision", "optimizer", "checkpointing", "dataset-tokens", "d
 
 def _check_options(args) -> None:
     """Options that do not apply to the task are refused, not silently ignored."""
+    if args.cluster and (args.task != "train" or not args.dataset_tokens):
+        reject_inapplicable(args, ("cluster",), "a workload without --task train --dataset-tokens")
     if args.task == "inference":
         reject_inapplicable(args, (*TRAINING_ONLY, "lora-rank"), "--task inference")
     else:
@@ -136,7 +145,16 @@ def _run(args) -> int:
         tiers=tuple(args.tier or ()),
     )
     recs = recommend.recommend(w, catalog, measured=measured_from_args(args))
+    plans = recommend.cluster_plans(w, catalog, network_id=args.network) if args.cluster else ()
     if args.json:
+        if args.cluster:
+            return print_json(
+                {
+                    "candidates": [r.to_dict() for r in recs],
+                    "cluster_plans": [p.to_dict() for p in plans],
+                },
+                sort_keys=True,
+            )
         return print_json([r.to_dict() for r in recs], sort_keys=True)
     ok = [r for r in recs if r.ok]
     bad = [r for r in recs if not r.ok]
@@ -163,4 +181,32 @@ def _run(args) -> int:
             print(f"  x {r.gpu_id:<22} {r.count:>2}: {r.reasons[0].message}")
     elif bad:
         print(f"({len(bad)} rejected; --all lists each with its reason)")
+    if args.cluster:
+        _print_plans(plans)
     return 0
+
+
+def _print_plans(plans) -> None:
+    from .. import accuracy
+
+    b = accuracy.band("training")
+    band = f" (time: median ±{b.median_abs_error:.0%} on {b.n} published runs)" if b else ""
+    print(f"cluster plans, cheapest first{band}:")
+    rows = []
+    for p in plans:
+        c = p.chosen
+        if c is None:
+            rows.append((p.gpu, "-", p.reason, "", "", "", ""))
+            continue
+        rows.append(
+            (
+                p.gpu,
+                f"{c.gpus} ({c.nodes} nodes)",
+                c.layout.label(),
+                f"{c.step.mfu:.1%}",
+                f"{c.hours / 24:,.1f}",
+                f"{c.cost_usd:,.0f}" if c.cost_usd else "-",
+                f"{c.energy_kwh / 1000:,.1f}",
+            )
+        )
+    print_table(("accelerator", "GPUs", "layout", "MFU", "days", "cost USD", "MWh"), rows, left=3)
