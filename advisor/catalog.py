@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import yamlish
+from . import yamlsafe
 from .errors import AdvisorError, unknown_name
 from .hardware import GPU, gpu_from_dict
 from .models import ModelSpec, from_hf_config
@@ -67,7 +67,7 @@ def _load_dir(folder: Path, build):
     if not folder.is_dir():
         return items
     for path in sorted(folder.glob("*.yaml")):
-        doc = yamlish.load_file(path)
+        doc = yamlsafe.load_file(path)
         items.append(build(doc, f"{folder.name}/{path.name}"))
     return items
 
@@ -136,7 +136,7 @@ def _load_offers(folder: Path, gpu_ids: list[str]) -> list[CloudOffer]:
         return offers
     for path in sorted(folder.glob("*.yaml")):
         name = f"{folder.name}/{path.name}"
-        doc = yamlish.load_file(path)
+        doc = yamlsafe.load_file(path)
         got = offers_from_dict(doc, name)
         if got and got[0].provider in seen:
             raise AdvisorError(
@@ -175,7 +175,7 @@ def load_catalog(root: str | os.PathLike | None = None) -> Catalog:
     offers = _load_offers(root / "clouds", gpu_ids)
     cur_path = root / "currency.yaml"
     currency = (
-        currency_from_dict(yamlish.load_file(cur_path), "currency.yaml")
+        currency_from_dict(yamlsafe.load_file(cur_path), "currency.yaml")
         if cur_path.is_file()
         else None
     )

@@ -139,7 +139,7 @@ def _wrap(src: str, fn, *args, **kw):
 
 
 def check_iso_date(src: str, fld: str, value) -> str:
-    """An ISO `YYYY-MM-DD` date string (yamlish keeps dates as strings)."""
+    """An ISO `YYYY-MM-DD` date string (yamlsafe keeps dates as strings)."""
     if hasattr(value, "isoformat"):
         value = value.isoformat()
     if not isinstance(value, str) or not _ISO.match(value):

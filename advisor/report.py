@@ -133,16 +133,10 @@ def publisher_from_dict(doc, base_dir=None) -> Publisher:
 
 
 def load_publisher(path) -> Publisher:
-    from . import yamlish
+    from . import yamlsafe
 
     p = Path(path)
-    try:
-        doc = yamlish.load_file(p)
-    except OSError as exc:
-        raise AdvisorError(
-            "file.unreadable", f"publisher: cannot read {p} ({exc.strerror})", field="publisher"
-        ) from None
-    return publisher_from_dict(doc, p.parent)
+    return publisher_from_dict(yamlsafe.load_file(p, "publisher"), p.parent)
 
 
 def default_publisher_path() -> Path:

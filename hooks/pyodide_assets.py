@@ -212,9 +212,9 @@ def _write(path: Path, data: bytes) -> None:
 
 def _strings(lang: str) -> dict:
     """The calculators' strings (keys `calc.*`) from templates/i18n/{lang}.yaml."""
-    from advisor import yamlish
+    from advisor import yamlsafe
 
-    table = yamlish.load_file(HERE / "templates" / "i18n" / f"{lang}.yaml")
+    table = yamlsafe.load_file(HERE / "templates" / "i18n" / f"{lang}.yaml")
     return {k: v for k, v in table.items() if k.startswith(("calc.", "err."))}
 
 
