@@ -192,9 +192,9 @@ def dependency_wheel(dist_name: str, imports: tuple[str, ...]) -> tuple[str, byt
         elif parts[0].endswith(".dist-info") and (f.name == "METADATA" or "licenses" in parts):
             members[f"{info}/{'/'.join(parts[1:])}"] = Path(f.locate()).read_bytes()
     members[f"{info}/WHEEL"] = (
-        "Wheel-Version: 1.0\nGenerator: gpu-advisor (hooks/pyodide_assets.py)\n"
-        "Root-Is-Purelib: true\nTag: py3-none-any\n"
-    ).encode()
+        b"Wheel-Version: 1.0\nGenerator: gpu-advisor (hooks/pyodide_assets.py)\n"
+        b"Root-Is-Purelib: true\nTag: py3-none-any\n"
+    )
     record = []
     for path, data in sorted(members.items()):
         digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
