@@ -109,13 +109,7 @@ def advisor_workload(
 
 
 def _gpu(catalog, gpu_id: str):
-    finder = getattr(catalog, "gpu", None)
-    if finder is not None:
-        return finder(gpu_id)
-    for g in catalog.gpus:
-        if g.id == gpu_id:
-            return g
-    raise AdvisorError("name.unknown", f"gpu: unknown {gpu_id!r}", field="gpu")
+    return catalog.gpu(gpu_id)
 
 
 def _post_filter(recs, catalog, profile: Profile, w: Workload):

@@ -144,6 +144,10 @@ else:
     _Loader = _PyLoader
 
 
+def _too_large(name: str, what: str, maximum: int) -> AdvisorError:
+    return AdvisorError("file.too_large", f"{name}: {what}", field=name, maximum=maximum)
+
+
 def loads(text: str, source: str = "<string>"):
     """Parse one YAML document into dicts (text keys), lists and scalars.
 
@@ -152,12 +156,7 @@ def loads(text: str, source: str = "<string>"):
     if not isinstance(text, str):
         raise AdvisorError("yaml.invalid", f"{source}: expected text", field=source)
     if len(text) > MAX_BYTES:
-        raise AdvisorError(
-            "file.too_large",
-            f"{source}: longer than {MAX_BYTES:,} characters",
-            field=source,
-            maximum=MAX_BYTES,
-        )
+        raise _too_large(source, f"longer than {MAX_BYTES:,} characters", MAX_BYTES)
     loader = None
     try:
         loader = _Loader(text)
@@ -200,12 +199,7 @@ def read_text(path, what: str | None = None, max_bytes: int = MAX_BYTES) -> str:
             path=str(p),
         ) from None
     if len(data) > max_bytes:
-        raise AdvisorError(
-            "file.too_large",
-            f"{name}: {p} is larger than {max_bytes:,} bytes",
-            field=name,
-            maximum=max_bytes,
-        )
+        raise _too_large(name, f"{p} is larger than {max_bytes:,} bytes", max_bytes)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
