@@ -59,6 +59,8 @@ def environment() -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.tests["web_url"] = is_web_url
+    # `tojson` in <script type="application/json">: Jinja2 escapes < > & ' as \\u00XX
+    env.policies["json.dumps_kwargs"] = {"sort_keys": True, "ensure_ascii": False}
     return env
 
 
@@ -74,12 +76,13 @@ def compile_all() -> None:
         env.get_template(name)
 
 
+def render_template(template: str, **context) -> str:
+    """Any template of templates/report/ with `context`."""
+    return environment().get_template(template).render(**context)
+
+
 def _render(name: str, report: dict, publisher: Publisher) -> str:
-    return (
-        environment()
-        .get_template(name)
-        .render(r=report, s=Sections(report), pub=publisher, lang=report["lang"])
-    )
+    return render_template(name, r=report, s=Sections(report), pub=publisher, lang=report["lang"])
 
 
 def render_fragment(report: dict, publisher: Publisher) -> str:
