@@ -406,7 +406,7 @@ def build_report(profile: Profile, catalog, *, lang: str | None = None) -> dict:
     """The whole report as plain JSON-ready data (numbers unformatted, texts as keys)."""
     c = profile.constraints
     lang = lang or c.language
-    if lang not in STRINGS:
+    if not isinstance(lang, str) or lang not in STRINGS:
         raise AdvisorError("field.language", f"lang: one of {', '.join(STRINGS)}", field="lang")
     rates = getattr(catalog, "currency", None)
     factor = cost._rate(c.currency, rates)

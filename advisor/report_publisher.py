@@ -27,6 +27,7 @@ class Publisher:
         }
 
 
+MAX_LOGO_BYTES = 512_000  # inlined into every report as base64
 _LOGO_TYPES = {
     ".svg": "image/svg+xml",
     ".png": "image/png",
@@ -36,8 +37,8 @@ _LOGO_TYPES = {
 
 
 def publisher_from_dict(doc, base_dir=None) -> Publisher:
-    """`{name, contact?, url?, logo?}`; `logo` is a file (relative to `base_dir`) inlined as a
-    data URI, or a ready `data:` URI."""
+    """`{name, contact?, url?, logo?}`; `logo` is a file inside `base_dir` (a relative path; at
+    most MAX_LOGO_BYTES) inlined as a data URI, or a ready `data:image/` URI."""
     if not isinstance(doc, dict) or not isinstance(doc.get("name"), str) or not doc["name"].strip():
         raise AdvisorError("publisher.invalid", "publisher: needs a 'name'", field="publisher.name")
     for k in ("contact", "url", "logo", "logo_data_uri"):
@@ -55,24 +56,22 @@ def publisher_from_dict(doc, base_dir=None) -> Publisher:
     if path and path.startswith("data:image/"):
         logo = path
     elif path:
-        p = Path(path)
-        if base_dir is not None and not p.is_absolute():
-            p = Path(base_dir) / p
-        kind = _LOGO_TYPES.get(p.suffix.lower())
+        kind = _LOGO_TYPES.get(Path(path).suffix.lower())
         if kind is None:
             raise AdvisorError(
                 "publisher.invalid",
                 "publisher: logo: an .svg, .png or .jpg file",
                 field="publisher.logo",
             )
-        try:
-            data = p.read_bytes()
-        except OSError as exc:
+        base = Path(base_dir).resolve() if base_dir is not None else None
+        p = (base / path).resolve() if base is not None else None
+        if p is None or Path(path).is_absolute() or not p.is_relative_to(base):
             raise AdvisorError(
-                "file.unreadable",
-                f"publisher: logo: cannot read {p} ({exc.strerror})",
+                "publisher.invalid",
+                "publisher: logo: a file inside the folder of the publisher file (relative path)",
                 field="publisher.logo",
-            ) from None
+            )
+        data = yamlsafe.read_bytes(p, "publisher.logo", MAX_LOGO_BYTES)
         logo = f"data:{kind};base64,{base64.b64encode(data).decode('ascii')}"
     if logo and not logo.startswith("data:image/"):
         raise AdvisorError(

@@ -180,8 +180,9 @@ def loads(text: str, source: str = "<string>"):
             loader.dispose()
 
 
-def read_text(path, what: str | None = None, max_bytes: int = MAX_BYTES) -> str:
-    """A UTF-8 text file of at most `max_bytes` bytes; errors name `what` (default: the path)."""
+def read_bytes(path, what: str | None = None, max_bytes: int = MAX_BYTES) -> bytes:
+    """A file of at most `max_bytes` bytes (never more is read: /dev/zero ends in an error);
+    errors name `what` (default: the path)."""
     p = Path(path)
     name = what or str(p)
     if p.is_dir():
@@ -200,6 +201,14 @@ def read_text(path, what: str | None = None, max_bytes: int = MAX_BYTES) -> str:
         ) from None
     if len(data) > max_bytes:
         raise _too_large(name, f"{p} is larger than {max_bytes:,} bytes", max_bytes)
+    return data
+
+
+def read_text(path, what: str | None = None, max_bytes: int = MAX_BYTES) -> str:
+    """A UTF-8 text file of at most `max_bytes` bytes; errors name `what` (default: the path)."""
+    p = Path(path)
+    name = what or str(p)
+    data = read_bytes(p, name, max_bytes)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -634,3 +634,27 @@ def test_installed_wheel_renders_with_its_own_templates(tmp_path):
         (ROOT / "examples" / "bank-serving-70b.yaml").read_text(encoding="utf-8"), CATALOG
     )
     assert page == report.render_html(report.build_report(profile, CATALOG), PUBLISHER)
+
+
+def test_publisher_logo_only_from_its_folder_and_capped(tmp_path):
+    (tmp_path / "ok.svg").write_text("<svg xmlns='http://www.w3.org/2000/svg'/>", encoding="utf-8")
+    assert report.publisher_from_dict({"name": "x", "logo": "ok.svg"}, tmp_path).logo_data_uri
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.svg"
+    outside.write_text("<svg/>", encoding="utf-8")
+    for path in (str(outside), f"../{outside.name}", "/etc/passwd.svg"):
+        with pytest.raises(AdvisorError) as info:
+            report.publisher_from_dict({"name": "x", "logo": path}, tmp_path)
+        assert info.value.field == "publisher.logo", path
+    with pytest.raises(AdvisorError):  # no folder given (the browser's request): no file read
+        report.publisher_from_dict({"name": "x", "logo": "ok.svg"})
+    (tmp_path / "big.png").write_bytes(b"\0" * 600_000)
+    with pytest.raises(AdvisorError) as info:
+        report.publisher_from_dict({"name": "x", "logo": "big.png"}, tmp_path)
+    assert info.value.key == "file.too_large"
+
+
+@pytest.mark.parametrize("lang", [["en"], {"en": 1}, 3, "fr"])
+def test_web_report_bad_lang_is_an_error_not_an_exception(lang):
+    text = (ROOT / "examples" / "bank-serving-70b.yaml").read_text(encoding="utf-8")
+    out = report.web_report({"profile": text, "lang": lang, "publisher": {"name": "x"}}, CATALOG)
+    assert out["error"]["field"] == "lang"
