@@ -49,6 +49,12 @@ class YamlError(AdvisorError):
         )
 
 
+def _short(value, limit: int = 60) -> str:
+    """repr of `value`, cut to `limit` characters (an error line never echoes a huge input)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _at(message: str, mark, source: str) -> YamlError:
     if mark is None:
         return YamlError(message, source, 1)
@@ -93,7 +99,7 @@ class _Guards(Composer, SafeConstructor, _Core12Resolver):
         if getattr(event, "anchor", None) is not None:
             raise _at("anchors (&name) are not allowed", event.start_mark, self.source)
         if getattr(event, "tag", None) is not None:
-            raise _at(f"tags ({event.tag}) are not allowed", event.start_mark, self.source)
+            raise _at(f"tags ({_short(event.tag)}) are not allowed", event.start_mark, self.source)
         self._depth += 1
         if self._depth > MAX_DEPTH:
             raise _at(f"nested deeper than {MAX_DEPTH} levels", event.start_mark, self.source)
@@ -110,10 +116,12 @@ class _Guards(Composer, SafeConstructor, _Core12Resolver):
             key = self.construct_object(key_node, deep=True)
             if not isinstance(key, str):
                 raise _at(
-                    f"a key must be text, got {key!r} (quote it)", key_node.start_mark, self.source
+                    f"a key must be text, got {_short(key)} (quote it)",
+                    key_node.start_mark,
+                    self.source,
                 )
             if key in out:
-                raise _at(f"duplicate key {key!r}", key_node.start_mark, self.source)
+                raise _at(f"duplicate key {_short(key)}", key_node.start_mark, self.source)
             out[key] = self.construct_object(value_node, deep=True)
         return out
 

@@ -116,6 +116,14 @@ def test_refused_with_file_line_and_column(loader, case):
     assert "\n" not in err.message
 
 
+def test_error_lines_stay_short(loader):
+    long_key = "k" * 100_000
+    for text in (f"{long_key}: 1\n{long_key}: 2\n", f"a: !{long_key} 1\n"):
+        with pytest.raises(AdvisorError) as info:
+            yamlsafe.loads(text, "t.yaml")
+        assert len(info.value.message) < 200
+
+
 def test_size_cap_and_type():
     with pytest.raises(AdvisorError) as info:
         yamlsafe.loads("a: " + "x" * yamlsafe.MAX_BYTES, "big.yaml")
