@@ -1,6 +1,7 @@
 """GPU Advisor: memory, compute-time, cost and recommendation models for AI accelerators.
 
-Pure Python, standard library only: the same code runs in CPython 3.11 (CLI, tests, site build)
+Pure Python (the standard library, PyYAML, Jinja2 and MarkupSafe, all pure or with a pure
+fallback): the same code runs in CPython 3.11 (CLI, tests, site build)
 and in Pyodide's Python 3.14 (the in-browser calculators).
 """
 

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import yamlish
+from . import yamlsafe
 from .errors import AdvisorError, shown, unknown_name
 from .files import check_depth, is_folder, read_text
 from .hardware import GPU, check_keys, gpu_from_dict
@@ -44,7 +44,7 @@ def read_document(path: Path, name: str):
     """One catalog YAML document: at most 1 MB of UTF-8 (advisor.files), nested at most 64 deep;
     errors name the file."""
     try:
-        doc = yamlish.loads(read_text(path, name), source=name)
+        doc = yamlsafe.loads(read_text(path, name), source=name)
     except RecursionError:
         raise AdvisorError(
             "file.too_deep", f"{name}: nested too deeply", field=name, file=name

@@ -155,7 +155,7 @@ def _wrap(src: str, fn, *args, **kw):
 
 
 def check_iso_date(src: str, fld: str, value, *, not_after: str | None = None) -> str:
-    """An ISO `YYYY-MM-DD` date string that is a real calendar day (no 2022-02-31), from 1990 on
+    """An ISO `YYYY-MM-DD` date string that is a real calendar day (no 2022-02-31; yamlsafe keeps dates as strings), from 1990 on
     and, given `not_after` (e.g. the date the source was read), not later than that."""
     if hasattr(value, "isoformat"):
         value = value.isoformat()

@@ -1,6 +1,6 @@
 """Client profiles: who the client is, what they want to run and under which constraints.
 
-A profile is a YAML document (read with `advisor.yamlish`) turned into frozen dataclasses. Every
+A profile is a YAML document (read with `advisor.yamlsafe`) turned into frozen dataclasses. Every
 bad field is collected and reported at once: `parse_profile` raises ONE `AdvisorError` with key
 ``"profile.invalid"`` whose ``params["errors"]`` lists ``{field, key, message}`` for each bad
 field (fields named by their path, e.g. ``workloads[1].seq``). Text fields are kept exactly as
@@ -45,7 +45,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from . import yamlish
+from . import yamlsafe
 from .errors import AdvisorError, suggest
 
 TASKS = ("training", "fine-tuning", "serving")
@@ -452,7 +452,7 @@ def profile_from_dict(doc, catalog=None) -> Profile:
 def parse_profile(text: str, catalog=None, source: str = "profile") -> Profile:
     """Parse YAML text into a Profile (YAML syntax errors are reported as one bad field)."""
     try:
-        doc = yamlish.loads(text, source=source)
+        doc = yamlsafe.loads(text, source=source)
     except AdvisorError as exc:
         raise AdvisorError(
             "profile.invalid",
@@ -468,10 +468,4 @@ def load_profile(path, catalog=None) -> Profile:
     from pathlib import Path
 
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise AdvisorError(
-            "file.unreadable", f"profile: cannot read {p} ({exc.strerror})", field="profile"
-        ) from None
-    return parse_profile(text, catalog, source=p.name)
+    return parse_profile(yamlsafe.read_text(p, "profile"), catalog, source=p.name)

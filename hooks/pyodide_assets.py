@@ -8,8 +8,12 @@ Registered in mkdocs.yml `hooks:`.
   computed now by advisor.webapi (CPython) and rendered to HTML by the very renderer the browser
   uses (docs/assets/calc/render.mjs, run under Node by scripts/calc_prerender.mjs).
 - `on_post_build`: into site/assets/pyodide/: the runtime files of the pinned npm package
-  `pyodide`; the advisor wheel (`python -m build --wheel`, pure py3-none-any); a lock file
-  listing it by name with its sha256 (`loadPyodide({lockFileURL, packages: ["advisor"]})`);
+  `pyodide`; the advisor wheel (`python -m build --wheel`, pure py3-none-any, with the report
+  templates inside); pure py3-none-any wheels of advisor's dependencies (PyYAML, MarkupSafe,
+  Jinja2: repacked from the versions pinned in pyproject.toml and installed here, without their
+  C extensions, which both replace with their own pure-Python code; `dependency_wheel`); a lock
+  file listing every wheel by name with its sha256 and dependencies
+  (`loadPyodide({lockFileURL, packages: ["advisor"]})`);
   `advisor.snapshot.gz`, a Pyodide memory snapshot taken under Node after loading that wheel and
   the catalog (scripts/pyodide_snapshot.mjs; loadPyodide's `_makeSnapshot`/`_loadSnapshot`:
   cold start in 0.4 s instead of 4 s); the validated catalog as JSON.
@@ -21,16 +25,20 @@ SHA-256 of its inputs, so a second build copies the same bytes without rebuildin
 
 from __future__ import annotations
 
+import base64
 import gzip
 import hashlib
 import html
+import io
 import json
 import logging
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import zipfile
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
@@ -60,6 +68,13 @@ SLOT = '<div class="calc-slot" data-calc="{name}"></div>'
 # starts the Pyodide worker early and holds Material's search worker back (the file says why).
 BOOT_JS = (ROOT / "docs" / "assets" / "calc" / "boot.js").read_text(encoding="utf-8")
 SOURCE_DATE_EPOCH = "1767225600"  # 2026-01-01: fixed wheel timestamps
+# advisor's run-time dependencies as Pyodide packages: (distribution, import names, depends).
+DEPENDENCIES = (
+    ("PyYAML", ("yaml",), ()),
+    ("MarkupSafe", ("markupsafe",), ()),
+    ("Jinja2", ("jinja2",), ("markupsafe",)),
+)
+REPORT_TEMPLATES = ROOT / "templates" / "report"
 
 log = logging.getLogger("mkdocs.hooks.pyodide_assets")
 
@@ -83,9 +98,11 @@ def _tree_bytes(folder: Path, pattern: str) -> bytes:
 
 
 def build_wheel() -> Path:
-    """The advisor wheel (pure py3-none-any), cached by the hash of its sources."""
+    """The advisor wheel (pure py3-none-any, the report templates inside), cached by the hash
+    of its sources."""
     key = _sha(
         _tree_bytes(ROOT / "advisor", "*.py"),
+        _tree_bytes(REPORT_TEMPLATES, "*"),
         (ROOT / "pyproject.toml").read_bytes(),
         (ROOT / "README.md").read_bytes(),
     )[:16]
@@ -95,6 +112,7 @@ def build_wheel() -> Path:
         return hits[0]
     tmp = Path(tempfile.mkdtemp(prefix="wheel-", dir=_mkcache()))
     env = {**os.environ, "SOURCE_DATE_EPOCH": SOURCE_DATE_EPOCH}
+    shutil.rmtree(ROOT / "build", ignore_errors=True)  # setuptools would reuse stale build/lib
     with tempfile.TemporaryDirectory() as build_dir:
         proc = subprocess.run(
             [
@@ -117,6 +135,7 @@ def build_wheel() -> Path:
     wheels = sorted(tmp.glob("advisor-*-py3-none-any.whl"))
     if not wheels:
         raise PluginError("advisor wheel: python -m build made no py3-none-any wheel")
+    _check_wheel(wheels[0])
     if folder.exists():
         shutil.rmtree(folder)
     tmp.rename(folder)
@@ -124,33 +143,121 @@ def build_wheel() -> Path:
     return folder / wheels[0].name
 
 
+def _check_wheel(wheel: Path) -> None:
+    """The wheel holds exactly advisor/**/*.py and templates/report/* (nothing stale)."""
+    with zipfile.ZipFile(wheel) as zf:
+        got = {n for n in zf.namelist() if not n.split("/")[0].endswith(".dist-info")}
+    want = {
+        p.relative_to(ROOT).as_posix()
+        for p in (ROOT / "advisor").rglob("*.py")
+        if "__pycache__" not in p.parts
+    } | {f"advisor/report_templates/{p.name}" for p in REPORT_TEMPLATES.iterdir() if p.is_file()}
+    if got != want:
+        raise PluginError(
+            f"advisor wheel: missing {sorted(want - got)}, unexpected {sorted(got - want)} "
+            "(pyproject.toml [tool.setuptools] packages)"
+        )
+
+
+def _pins() -> dict[str, str]:
+    """{distribution (lower case): version} of pyproject.toml's `Name==version` dependencies."""
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    deps = re.search(r"^dependencies\s*=\s*\[(.*?)\]", text, re.M | re.S)
+    pins = re.findall(r'"([A-Za-z0-9_.-]+)==([^"]+)"', deps.group(1) if deps else "")
+    return {name.lower(): version for name, version in pins}
+
+
+def dependency_wheel(dist_name: str, imports: tuple[str, ...]) -> tuple[str, bytes]:
+    """(file name, bytes) of a py3-none-any wheel of the installed distribution `dist_name`:
+    its Python files (no compiled extension: PyYAML then reads with its pure-Python parser,
+    MarkupSafe escapes with markupsafe._native), METADATA and licence, a WHEEL and a RECORD;
+    fixed timestamps, so the same installed version always gives the same bytes. The installed
+    version must be the one pyproject.toml pins."""
+    from importlib import metadata
+
+    dist = metadata.distribution(dist_name)
+    pinned = _pins().get(dist_name.lower())
+    if pinned != dist.version:
+        raise PluginError(
+            f"{dist_name} {dist.version} is installed, pyproject.toml pins {pinned}: "
+            "run scripts/setup.sh"
+        )
+    name = re.sub(r"[-_.]+", "_", dist_name).lower()
+    info = f"{name}-{dist.version}.dist-info"
+    members: dict[str, bytes] = {}
+    for f in dist.files or ():
+        parts = f.parts
+        if parts[0] in imports and (f.suffix == ".py" or f.name == "py.typed"):
+            members[f.as_posix()] = Path(f.locate()).read_bytes()
+        elif parts[0].endswith(".dist-info") and (f.name == "METADATA" or "licenses" in parts):
+            members[f"{info}/{'/'.join(parts[1:])}"] = Path(f.locate()).read_bytes()
+    members[f"{info}/WHEEL"] = (
+        b"Wheel-Version: 1.0\nGenerator: gpu-advisor (hooks/pyodide_assets.py)\n"
+        b"Root-Is-Purelib: true\nTag: py3-none-any\n"
+    )
+    record = []
+    for path, data in sorted(members.items()):
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        record.append(f"{path},sha256={digest},{len(data)}")
+    record.append(f"{info}/RECORD,,")
+    members[f"{info}/RECORD"] = ("\n".join(record) + "\n").encode()
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
+        for path, data in sorted(members.items()):
+            zi = zipfile.ZipInfo(path, date_time=(2026, 1, 1, 0, 0, 0))
+            zi.external_attr = 0o644 << 16
+            zi.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(zi, data)
+    return f"{name}-{dist.version}-py3-none-any.whl", buf.getvalue()
+
+
+def write_wheels(assets: Path) -> dict:
+    """Write the advisor wheel, its dependencies' wheels and `advisor-lock.json` (every wheel
+    with its sha256) into `assets`; returns the lock file."""
+    wheel = build_wheel()
+    _write(assets / wheel.name, wheel.read_bytes())
+    deps = []
+    for dist_name, imports, depends in DEPENDENCIES:
+        file_name, data = dependency_wheel(dist_name, imports)
+        _write(assets / file_name, data)
+        deps.append((file_name, data, imports, depends))
+    lock = lock_file(wheel, deps)
+    _write(assets / "advisor-lock.json", json.dumps(lock, indent=1, sort_keys=True).encode())
+    return lock
+
+
 def _mkcache() -> Path:
     CACHE.mkdir(parents=True, exist_ok=True)
     return CACHE
 
 
-def lock_file(wheel: Path) -> dict:
-    """A Pyodide lock file listing only the advisor wheel (the runtime's own lock file lists
-    357 packages the site does not ship)."""
+def lock_file(wheel: Path, deps: list) -> dict:
+    """A Pyodide lock file listing the advisor wheel and its dependencies' wheels `deps`
+    ((file name, bytes, imports, depends) each), by name with sha256 (the runtime's own lock
+    file lists 357 packages the site does not ship)."""
     info = json.loads((PYODIDE / "pyodide-lock.json").read_text(encoding="utf-8"))["info"]
-    version = wheel.name.split("-")[1]
-    return {
-        "info": info,
-        "packages": {
-            "advisor": {
-                "name": "advisor",
-                "version": version,
-                "file_name": wheel.name,
-                "install_dir": "site",
-                "sha256": hashlib.sha256(wheel.read_bytes()).hexdigest(),
-                "package_type": "package",
-                "imports": ["advisor"],
-                "depends": [],
-                "unvendored_tests": False,
-                "tool": {},
-            }
-        },
-    }
+
+    def entry(file_name: str, data: bytes, imports, depends) -> dict:
+        name, version = file_name.split("-")[:2]
+        return {
+            "name": name,
+            "version": version,
+            "file_name": file_name,
+            "install_dir": "site",
+            "sha256": hashlib.sha256(data).hexdigest(),
+            "package_type": "package",
+            "imports": list(imports),
+            "depends": list(depends),
+            "unvendored_tests": False,
+            "tool": {},
+        }
+
+    packages = {"advisor": entry(wheel.name, wheel.read_bytes(), ["advisor"], [])}
+    for file_name, data, imports, depends in deps:
+        e = entry(file_name, data, imports, depends)
+        packages[e["name"]] = e
+        packages["advisor"]["depends"].append(e["name"])
+    return {"info": info, "packages": packages}
 
 
 def _node(script: str, *args: str, stdin: bytes | None = None) -> bytes:
@@ -165,11 +272,12 @@ def _node(script: str, *args: str, stdin: bytes | None = None) -> bytes:
     return proc.stdout
 
 
-def make_snapshot(assets: Path, wheel: Path, catalog_files: dict) -> bytes:
-    """gzip of the Pyodide memory snapshot with advisor.webapi imported and the catalog loaded."""
+def make_snapshot(assets: Path, lock: dict, catalog_files: dict) -> bytes:
+    """gzip of the Pyodide memory snapshot with every wheel of `lock` (in `assets`) installed,
+    advisor.webapi imported, the report templates compiled and the catalog loaded."""
     files_json = json.dumps(catalog_files, sort_keys=True, ensure_ascii=False).encode()
     key = _sha(
-        wheel.read_bytes(),
+        *(assets.joinpath(p["file_name"]).read_bytes() for p in lock["packages"].values()),
         files_json,
         (ROOT / "scripts" / "pyodide_snapshot.mjs").read_bytes(),
         (PYODIDE / "package.json").read_bytes(),
@@ -212,9 +320,9 @@ def _write(path: Path, data: bytes) -> None:
 
 def _strings(lang: str) -> dict:
     """The calculators' strings (keys `calc.*`) from templates/i18n/{lang}.yaml."""
-    from advisor import yamlish
+    from advisor import yamlsafe
 
-    table = yamlish.load_file(HERE / "templates" / "i18n" / f"{lang}.yaml")
+    table = yamlsafe.load_file(HERE / "templates" / "i18n" / f"{lang}.yaml")
     return {k: v for k, v in table.items() if k.startswith(("calc.", "err."))}
 
 
@@ -305,14 +413,11 @@ def on_post_build(config):
     assets = site / "assets" / "pyodide"
     for name in RUNTIME_FILES:
         _write(assets / name, (PYODIDE / name).read_bytes())
-    wheel = build_wheel()
-    _write(assets / wheel.name, wheel.read_bytes())
-    lock = json.dumps(lock_file(wheel), indent=1, sort_keys=True).encode()
-    _write(assets / "advisor-lock.json", lock)
+    lock = write_wheels(assets)
     files = webapi.catalog_files(ROOT / "catalog")
     _write(
         site / "assets" / "calc" / "catalog-files.json",
         json.dumps(files, sort_keys=True, ensure_ascii=False).encode(),
     )
     _write(site / "assets" / "calc" / "catalog.json", webapi.get_catalog().to_json().encode())
-    _write(assets / "advisor.snapshot.gz", make_snapshot(assets, wheel, files))
+    _write(assets / "advisor.snapshot.gz", make_snapshot(assets, lock, files))

@@ -166,7 +166,7 @@ def _load_strings(folder: Path) -> dict:
     """templates/i18n/{lang}.yaml plus every templates/i18n/*.{lang}.yaml (one per engineer,
     e.g. bench.az.yaml), flattened to dotted keys. A key defined twice, or in one language
     only, fails the build naming the file(s)."""
-    from advisor import yamlish
+    from advisor import yamlsafe
     from advisor.errors import AdvisorError
 
     strings, origin = {}, {}
@@ -176,7 +176,7 @@ def _load_strings(folder: Path) -> dict:
         for path in paths:
             rel = path.relative_to(folder.parent.parent).as_posix()
             try:
-                doc = yamlish.load_file(path)
+                doc = yamlsafe.load_file(path)
             except (OSError, AdvisorError) as exc:
                 raise PluginError(f"{rel}: cannot read translations: {exc}") from None
             if not isinstance(doc, dict):

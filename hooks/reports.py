@@ -14,7 +14,6 @@ a profile is ever read as template code. An unknown NAME fails the build.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -56,31 +55,15 @@ def example_names() -> list[str]:
     return sorted(p.stem for p in EXAMPLES.glob("*.yaml"))
 
 
-def _escape_json(obj) -> str:
-    """JSON safe inside <script type="application/json">."""
-    text = json.dumps(obj, ensure_ascii=False, sort_keys=True)
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-
-
 def render_marker(name: str, lang: str, page) -> str:
+    from markupsafe import Markup
+
     from advisor.errors import AdvisorError
     from advisor.profile import load_profile
     from advisor.report import build_report, render_fragment, render_html
+    from advisor.report_render import render_template
 
     st = _state()
-    if name == "publisher-json":
-        return (
-            '<script type="application/json" id="report-publisher">'
-            + _escape_json(st["publisher"].to_dict())
-            + "</script>"
-        )
-    if name == "examples-json":
-        texts = {n: (EXAMPLES / f"{n}.yaml").read_text(encoding="utf-8") for n in example_names()}
-        return (
-            '<script type="application/json" id="report-examples">'
-            + _escape_json(texts)
-            + "</script>"
-        )
     if name == "form":
         return render_form(lang, st)
     path = EXAMPLES / f"{name}.yaml"
@@ -99,15 +82,15 @@ def render_marker(name: str, lang: str, page) -> str:
     dest = Path(page.file.abs_dest_path).parent / f"{name}.{lang}.html"
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text(render_html(data, st["publisher"]), encoding="utf-8")
-    link = f'<p class="ar-download"><a href="{name}.{lang}.html" download>{LINK_TEXT[lang]}</a></p>'
-    import html
-
-    summary = {"az": "Profil", "en": "The profile"}[lang]
-    yaml_block = (
-        f'<details class="ar-profile"><summary>{summary}: examples/{name}.yaml</summary>'
-        f"<pre><code>{html.escape(path.read_text(encoding='utf-8'))}</code></pre></details>"
+    return render_template(
+        "example.html.j2",
+        name=name,
+        lang=lang,
+        link_text=LINK_TEXT[lang],
+        fragment=Markup(render_fragment(data, st["publisher"])),
+        summary={"az": "Profil", "en": "The profile"}[lang],
+        profile_text=path.read_text(encoding="utf-8"),
     )
-    return link + render_fragment(data, st["publisher"]) + yaml_block
 
 
 @event_priority(50)
@@ -160,79 +143,22 @@ DEFAULTS = _form_defaults()
 
 
 def render_form(lang: str, st) -> str:
-    """The in-browser report form (docs/{az,en}/reports/new.md); assets/reports/form.js drives
-    it through the Pyodide worker. One HTML block, no blank lines."""
-    import html
-
+    """The in-browser report form (docs/{az,en}/reports/new.md; templates/report/form.html.j2);
+    assets/reports/form.js drives it through the Pyodide worker. One HTML block, no blank
+    lines."""
     from advisor.report import tr
+    from advisor.report_render import render_template
 
-    def t(key):
-        return html.escape(tr(lang, key))
-
-    out = [
-        "<style>.ar-fields{display:grid;grid-template-columns:repeat(auto-fill,minmax(13rem,1fr));"
-        "gap:.6rem 1rem;border:1px solid #d6d9e0;padding:.8rem}"
-        ".ar-field{display:flex;flex-direction:column;font-size:.85em}"
-        ".ar-field input,.ar-field select,#ar-yaml{border:1px solid #aab;border-radius:3px;"
-        "padding:.25rem .4rem;font:inherit;background:transparent;color:inherit}"
-        "#ar-errors li{color:#c62828}</style>",
-        f'<div id="ar-form" class="ar-form" data-lang="{lang}">',
-    ]
-    out.append(f'<p class="ar-form-note">{t("form.local")}</p>')
-    opts = f'<option value="">{t("form.blank")}</option>' + "".join(
-        f'<option value="{html.escape(n)}">{html.escape(n)}</option>' for n in example_names()
+    names = example_names()
+    return render_template(
+        "form.html.j2",
+        lang=lang,
+        t=lambda key: tr(lang, key),
+        examples=names,
+        models=[m.id for m in st["catalog"].models],
+        fields=FIELDS,
+        defaults=DEFAULTS,
+        default_model=DEFAULT_MODEL,
+        example_texts={n: (EXAMPLES / f"{n}.yaml").read_text(encoding="utf-8") for n in names},
+        publisher=st["publisher"].to_dict(),
     )
-    out.append(f'<p><label>{t("form.example")} <select id="ar-example">{opts}</select></label></p>')
-    out.append(f'<fieldset class="ar-fields"><legend>{t("form.fields")}</legend>')
-    models = [m.id for m in st["catalog"].models]
-    for name, kind, options in FIELDS:
-        label = t(f"form.{name}")
-        if kind == "model":
-            ctl = "".join(
-                f'<option value="{html.escape(m)}"{" selected" if m == DEFAULT_MODEL else ""}>'
-                f"{html.escape(m)}</option>"
-                for m in models
-            )
-            ctl = f'<select name="{name}">{ctl}</select>'
-        elif kind == "select":
-            ctl = "".join(f'<option value="{o}">{o}</option>' for o in options)
-            ctl = f'<select name="{name}">{ctl}</select>'
-        else:
-            typ = "text" if kind == "text" else "number"
-            step = (
-                ' step="any" min="0"'
-                if kind == "num"
-                else (' step="1" min="0"' if kind == "int" else "")
-            )
-            value = DEFAULTS.get(name)
-            val = f' value="{value}"' if value is not None else ""
-            ctl = f'<input name="{name}" type="{typ}"{step}{val} data-kind="{kind}">'
-        out.append(f'<label class="ar-field"><span>{label}</span>{ctl}</label>')
-    out.append("</fieldset>")
-    out.append(
-        f'<p><button type="button" id="ar-compose" class="md-button">{t("form.compose")}</button></p>'
-    )
-    out.append(
-        f'<p><label for="ar-yaml">{t("form.yaml")}</label><br>'
-        '<textarea id="ar-yaml" rows="18" spellcheck="false" style="width:100%;font-family:monospace"></textarea></p>'
-    )
-    out.append(
-        f'<p><button type="button" id="ar-build" class="md-button md-button--primary" disabled>{t("form.build")}</button> '
-        f'<button type="button" id="ar-download" class="md-button" disabled>{t("form.download")}</button> '
-        f'<button type="button" id="ar-print" class="md-button" disabled>{t("form.print")}</button></p>'
-    )
-    out.append(
-        f'<p id="ar-status" role="status" data-loading="{t("form.loading")}" data-ready="{t("form.ready")}" '
-        f'data-busy="{t("form.busy")}" data-errors="{t("form.errors")}">{t("form.loading")}</p>'
-    )
-    out.append('<ul id="ar-errors"></ul><div id="ar-output"></div></div>')
-    texts = {n: (EXAMPLES / f"{n}.yaml").read_text(encoding="utf-8") for n in example_names()}
-    out.append(
-        '<script type="application/json" id="report-examples">' + _escape_json(texts) + "</script>"
-    )
-    out.append(
-        '<script type="application/json" id="report-publisher">'
-        + _escape_json(st["publisher"].to_dict())
-        + "</script>"
-    )
-    return "".join(out)

@@ -1,7 +1,7 @@
 // Build-time Pyodide memory snapshot for the calculators (called by hooks/pyodide_assets.py):
 //   node scripts/pyodide_snapshot.mjs ASSETS_DIR CATALOG_FILES_JSON OUT
-// Loads the runtime from ASSETS_DIR (the site's copy of the npm package), installs the advisor
-// wheel named in ASSETS_DIR/advisor-lock.json (its sha256 checked) with unpackArchive into
+// Loads the runtime from ASSETS_DIR (the site's copy of the npm package), installs every
+// wheel named in ASSETS_DIR/advisor-lock.json (advisor, PyYAML, MarkupSafe, Jinja2; each sha256 checked) with unpackArchive into
 // site-packages (loadPackage leaves JS references behind that a snapshot cannot hold), imports advisor.webapi, loads the catalog, and writes loadPyodide's memory
 // snapshot (`_makeSnapshot` + `pyodide.makeMemorySnapshot()`; loaded back with `_loadSnapshot`).
 // Deterministic: the random source is seeded and the clock is fixed while the snapshot is made,
@@ -45,12 +45,15 @@ const py = await loadPyodide({
   _makeSnapshot: true,
 });
 const lock = JSON.parse(fs.readFileSync(dir + "advisor-lock.json", "utf8"));
-const entry = lock.packages.advisor;
-const wheel = fs.readFileSync(dir + entry.file_name);
-const sha = createRequire(import.meta.url)("node:crypto").createHash("sha256").update(wheel).digest("hex");
-if (sha !== entry.sha256) fail(new Error(`${entry.file_name}: sha256 ${sha} != lock ${entry.sha256}`));
 const purelib = py.runPython("import sysconfig; sysconfig.get_paths()['purelib']");
-py.unpackArchive(new Uint8Array(wheel), "wheel", { extractDir: purelib });
+const { createHash } = createRequire(import.meta.url)("node:crypto");
+for (const name of Object.keys(lock.packages).sort()) {
+  const entry = lock.packages[name];
+  const wheel = fs.readFileSync(dir + entry.file_name);
+  const sha = createHash("sha256").update(wheel).digest("hex");
+  if (sha !== entry.sha256) fail(new Error(`${entry.file_name}: sha256 ${sha} != lock ${entry.sha256}`));
+  py.unpackArchive(new Uint8Array(wheel), "wheel", { extractDir: purelib });
+}
 py.FS.writeFile("/tmp/catalog-files.json", fs.readFileSync(catalogFiles));
 py.runPython(`
 import json
@@ -60,5 +63,9 @@ with open("/tmp/catalog-files.json", encoding="utf-8") as _f:
     _w.load_catalog_files(json.load(_f))
 for _n in _w.FUNCTIONS:
     _w.call(_n, "{}")  # warm every code path (and fail the build if one breaks)
+import advisor.report_render as _rr
+_rr.compile_all()  # the report templates compiled into the snapshot
+import yaml, jinja2, markupsafe
+assert not yaml.__with_libyaml__ and markupsafe._escape_inner.__module__ == "markupsafe._native"
 `);
 fs.writeFileSync(out, py.makeMemorySnapshot());

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from advisor import webapi, yamlish
+from advisor import webapi, yamlsafe
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "out" / "screenshots"
@@ -19,7 +19,7 @@ CALCS = ("vram", "budget", "picker", "roofline")
 pytestmark = pytest.mark.browser
 
 STRINGS = {
-    lang: yamlish.load_file(ROOT / "templates" / "i18n" / f"{lang}.yaml") for lang in ("az", "en")
+    lang: yamlsafe.load_file(ROOT / "templates" / "i18n" / f"{lang}.yaml") for lang in ("az", "en")
 }
 
 

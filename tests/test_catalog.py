@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from advisor import yamlish
+from advisor import yamlsafe
 from advisor.catalog import load_catalog
 from advisor.cli import main
 from advisor.errors import AdvisorError
@@ -97,7 +97,7 @@ def test_cli_gpus(capsys):
     assert main(["gpus", "--tier", "server"]) == 2
 
 
-GOOD = yamlish.load_file(ROOT / "gpus" / "h100-sxm.yaml")
+GOOD = yamlsafe.load_file(ROOT / "gpus" / "h100-sxm.yaml")
 
 
 def _bad(**changes):

@@ -41,17 +41,32 @@ def assets(tmp_path_factory):
     out = tmp_path_factory.mktemp("pyodide")
     for name in hook.RUNTIME_FILES:
         shutil.copyfile(hook.PYODIDE / name, out / name)
-    wheel = hook.build_wheel()
-    shutil.copyfile(wheel, out / wheel.name)
-    (out / "advisor-lock.json").write_text(json.dumps(hook.lock_file(wheel)))
+    lock = hook.write_wheels(out)
     files = webapi.catalog_files(ROOT / "catalog")
-    (out / "advisor.snapshot.gz").write_bytes(hook.make_snapshot(out, wheel, files))
+    (out / "advisor.snapshot.gz").write_bytes(hook.make_snapshot(out, lock, files))
     cat = out / "catalog-files.json"
     cat.write_text(json.dumps(files, ensure_ascii=False), encoding="utf-8")
     return out
 
 
-CALLS = [(n, json.dumps(p)) for n, p in GOLDEN] + [(n, json.dumps(p)) for n, p, _k, _f in BAD]
+PUBLISHER = {"name": "GPU Advisor", "url": "https://example.org", "contact": "a@example.org"}
+REPORTS = [
+    (
+        "report",
+        json.dumps(
+            {
+                "profile": (ROOT / "examples" / f"{name}.yaml").read_text(),
+                "lang": lang,
+                "publisher": PUBLISHER,
+            }
+        ),
+    )
+    for name in ("bank-serving-70b", "university-lab")
+    for lang in ("az", "en")
+] + [("report", json.dumps({"profile": "a: &x 1\nb: *x\n", "publisher": PUBLISHER}))]
+CALLS = (
+    [(n, json.dumps(p)) for n, p in GOLDEN] + [(n, json.dumps(p)) for n, p, _k, _f in BAD] + REPORTS
+)
 
 
 def _run(assets: Path, mode: str) -> list[str]:
@@ -81,11 +96,26 @@ def test_pyodide_equals_cpython(assets, mode):
         assert g == e, f"{name} {params}: Pyodide and CPython differ"
 
 
-def test_lock_file_names_the_wheel_with_its_sha256(assets):
+def test_lock_file_names_every_wheel_with_its_sha256(assets):
     import hashlib
+    import zipfile
 
     lock = json.loads((assets / "advisor-lock.json").read_text())
-    entry = lock["packages"]["advisor"]
-    wheel = assets / entry["file_name"]
-    assert entry["file_name"].endswith("-py3-none-any.whl")
-    assert entry["sha256"] == hashlib.sha256(wheel.read_bytes()).hexdigest()
+    assert sorted(lock["packages"]) == ["advisor", "jinja2", "markupsafe", "pyyaml"]
+    assert sorted(lock["packages"]["advisor"]["depends"]) == ["jinja2", "markupsafe", "pyyaml"]
+    assert lock["packages"]["jinja2"]["depends"] == ["markupsafe"]
+    for entry in lock["packages"].values():
+        wheel = assets / entry["file_name"]
+        assert entry["file_name"].endswith("-py3-none-any.whl")
+        assert entry["sha256"] == hashlib.sha256(wheel.read_bytes()).hexdigest()
+        with zipfile.ZipFile(wheel) as zf:
+            names = zf.namelist()
+        assert not [n for n in names if n.endswith((".so", ".pyd", ".c"))], entry["name"]
+    with zipfile.ZipFile(assets / lock["packages"]["advisor"]["file_name"]) as zf:
+        assert "advisor/report_templates/report.html.j2" in zf.namelist()
+
+
+def test_dependency_wheels_are_reproducible():
+    hook = _hook()
+    for dist, imports, _depends in hook.DEPENDENCIES:
+        assert hook.dependency_wheel(dist, imports) == hook.dependency_wheel(dist, imports)

@@ -321,9 +321,64 @@ def test_profile_values_render_as_text(lang):
         assert "<script" not in page.lower()
         assert "<img src=x" not in page and "onerror=alert(2)>" not in page
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
-        assert "&quot;&gt;&lt;img src=x onerror=alert(2)&gt;" in page
+        assert "&#34;&gt;&lt;img src=x onerror=alert(2)&gt;" in page  # MarkupSafe's &#34;
         text = outline(page).joined
         assert EVIL in text and EVIL2 in text  # shown, as text
+
+
+JS_URL = "javascript:alert(3)"
+
+
+def _links(page: str) -> list[str]:
+    """Every URL the page would follow or load: href, src, action, formaction, xlink:href."""
+    return re.findall(r'(?:href|src|action|formaction)\s*=\s*"([^"]*)"', page, re.I)
+
+
+@pytest.mark.parametrize("lang", ["az", "en"])
+def test_hostile_profile_text_is_escaped_and_js_urls_never_become_links(lang, tmp_path):
+    """Profile text with <script>, an attribute break-out with onerror, and javascript: URLs;
+    a publisher with a javascript: URL; a catalog source with one: in the standalone file, the
+    page fragment and through the browser's web_report, no markup and no javascript: link."""
+    text = f"""organisation: "{EVIL} {JS_URL}"
+prepared_for: '{EVIL2}'
+workloads:
+  - name: '<a href="{JS_URL}" onclick="alert(4)">{EVIL2}</a>'
+{INLINE_CONFIG.format(evil=EVIL2)}
+    task: serving
+    concurrent_users: 2
+    seq: 1024
+constraints:
+  language: {lang}
+"""
+    profile = parse_profile(text, CATALOG)
+    data = report.build_report(profile, CATALOG)
+    with pytest.raises(AdvisorError) as info:  # fields with a format refuse markup outright
+        parse_profile(f"date: '<a href=\"{JS_URL}\">x</a>'\n" + text, CATALOG)
+    assert [e["field"] for e in info.value.params["errors"]] == ["date"]
+    with pytest.raises(AdvisorError) as info:
+        report.publisher_from_dict({"name": "x", "url": JS_URL})
+    assert info.value.field == "publisher.url"
+    with pytest.raises(AdvisorError):
+        report.publisher_from_dict({"name": "x", "logo": f"{JS_URL}.svg"})
+    # a catalog figure whose source URL is javascript: is listed as text, not as a link
+    data["sources"].append({"url": JS_URL, "read": "2026-12-02", "what": ["poisoned: url"]})
+    pub = report.publisher_from_dict({"name": EVIL2, "contact": EVIL, "url": "https://a.example"})
+    web = report.web_report({"profile": text, "lang": lang, "publisher": pub.to_dict()}, CATALOG)
+    pages = [report.render_html(data, pub), report.render_fragment(data, pub)]
+    pages += [web["html"], web["fragment"]]
+    for page in pages:
+        tags = outline(page).tags
+        assert "script" not in tags and "img" not in tags
+        assert tags.count("a") == len(_links(page)) - page.count("<link")
+        assert not [
+            u for u in _links(page) if not u.startswith(("https://", "http://", "data:image/"))
+        ]
+        assert "onerror=" not in page.replace("onerror=alert(2)&gt;", "")
+        assert 'onclick="' not in page
+        assert "&lt;script&gt;" in page and "&#34;&gt;&lt;img src=x onerror=alert(2)&gt;" in page
+    visible = outline(pages[0]).joined
+    assert EVIL in visible and EVIL2 in visible and JS_URL in visible  # shown, as text
+    assert f"<td>poisoned: url</td><td>{JS_URL}</td>" in pages[0]
 
 
 BAD = """organisation: ""
@@ -543,3 +598,63 @@ def test_examples_parse():
     for name in EXAMPLES:
         p = load_profile(ROOT / "examples" / f"{name}.yaml", CATALOG)
         assert p.workloads and all(math.isfinite(w.seq) for w in p.workloads)
+
+
+def test_installed_wheel_renders_with_its_own_templates(tmp_path):
+    """From an installed wheel (unzipped into a folder, as pip and Pyodide do) the report
+    renders with the templates inside the package, the same bytes as from the checkout."""
+    import subprocess
+    import sys
+    import zipfile
+
+    spec = importlib.util.spec_from_file_location("pa", ROOT / "hooks" / "pyodide_assets.py")
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    with zipfile.ZipFile(hook.build_wheel()) as zf:
+        zf.extractall(tmp_path)
+    code = (
+        "import sys; from advisor import report_render as rr, report; "
+        "from advisor.catalog import load_catalog; "
+        f"cat = load_catalog({str(ROOT / 'catalog')!r}); "
+        f"pub = report.load_publisher({str(ROOT / 'publisher.yaml')!r}); "
+        f"text = open({str(ROOT / 'examples' / 'bank-serving-70b.yaml')!r}).read(); "
+        "print(rr.template_dir()); sys.stdout.write(report.report_from_text(text, cat, publisher=pub))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    where, _, page = out.partition("\n")
+    assert where == str(tmp_path / "advisor" / "report_templates")
+    profile = parse_profile(
+        (ROOT / "examples" / "bank-serving-70b.yaml").read_text(encoding="utf-8"), CATALOG
+    )
+    assert page == report.render_html(report.build_report(profile, CATALOG), PUBLISHER)
+
+
+def test_publisher_logo_only_from_its_folder_and_capped(tmp_path):
+    (tmp_path / "ok.svg").write_text("<svg xmlns='http://www.w3.org/2000/svg'/>", encoding="utf-8")
+    assert report.publisher_from_dict({"name": "x", "logo": "ok.svg"}, tmp_path).logo_data_uri
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.svg"
+    outside.write_text("<svg/>", encoding="utf-8")
+    for path in (str(outside), f"../{outside.name}", "/etc/passwd.svg"):
+        with pytest.raises(AdvisorError) as info:
+            report.publisher_from_dict({"name": "x", "logo": path}, tmp_path)
+        assert info.value.field == "publisher.logo", path
+    with pytest.raises(AdvisorError):  # no folder given (the browser's request): no file read
+        report.publisher_from_dict({"name": "x", "logo": "ok.svg"})
+    (tmp_path / "big.png").write_bytes(b"\0" * 600_000)
+    with pytest.raises(AdvisorError) as info:
+        report.publisher_from_dict({"name": "x", "logo": "big.png"}, tmp_path)
+    assert info.value.key == "file.too_large"
+
+
+@pytest.mark.parametrize("lang", [["en"], {"en": 1}, 3, "fr"])
+def test_web_report_bad_lang_is_an_error_not_an_exception(lang):
+    text = (ROOT / "examples" / "bank-serving-70b.yaml").read_text(encoding="utf-8")
+    out = report.web_report({"profile": text, "lang": lang, "publisher": {"name": "x"}}, CATALOG)
+    assert out["error"]["field"] == "lang"

@@ -73,11 +73,11 @@ def _publisher_path(args) -> Path:
 
 def load_publisher_file(path: Path):
     """The publisher file (at most 1 MB, UTF-8); its logo resolves inside its folder."""
-    from .. import yamlish
+    from .. import yamlsafe
     from ..report import publisher_from_dict
 
     text = read_text(path, "publisher")
-    return publisher_from_dict(yamlish.loads(text, source=path.name), path.parent)
+    return publisher_from_dict(yamlsafe.loads(text, source=path.name), path.parent)
 
 
 def _run(args) -> int:

@@ -3,7 +3,8 @@
 // worker answers {id, json} (advisor.webapi.call's JSON text) or {id, fail} (a runtime failure;
 // bad input is not a failure: webapi returns {"error": {...}} inside json). {id: 0, ready} once.
 // Start: the build-time memory snapshot (advisor imported, catalog loaded), about 0.4 s; if that
-// fails, a plain start that installs the wheel by name from advisor-lock.json (sha256-checked).
+// fails, a plain start that installs the wheel by name from advisor-lock.json with its
+// dependencies (PyYAML, MarkupSafe, Jinja2: pure wheels listed there; each sha256-checked).
 import { loadPyodide } from "../pyodide/pyodide.mjs";
 
 const base = new URL("../pyodide/", import.meta.url).href;

@@ -1,0 +1,408 @@
+"""The texts of each section of a client report: advisor.report_data's numbers and keys, put
+into words and formatted numbers in the report's language. Plain text only: every value is
+escaped where templates/report/*.html.j2 place it (Jinja2 autoescape), so nothing here is
+markup. One `Sections` per report and language; the templates call its methods.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .report_format import fmt_count, fmt_gib, fmt_money, fmt_num, fmt_pct, tr
+from .report_i18n import STRINGS
+
+NBSP = "\u00a0"
+
+
+def _what(items: list[str]) -> str:
+    """'H100: memory_gb', 'H100: tdp_w', 'H200: tdp_w' -> 'H100: memory_gb, tdp_w; H200: tdp_w'."""
+    groups: dict[str, list[str]] = {}
+    for item in items:
+        subject, sep, fld = item.partition(": ")
+        groups.setdefault(subject if sep else "", []).append(fld if sep else subject)
+    return "; ".join(f"{k}: {', '.join(v)}" if k else ", ".join(v) for k, v in groups.items())
+
+
+class Sections:
+    """Texts of one report (`report`: advisor.report_data.build_report) in its language."""
+
+    def __init__(self, report: dict):
+        self.r = report
+        self.lang = report["lang"]
+        self.cur = report["currency"]
+
+    # -- words and numbers -------------------------------------------------------------------
+    def t(self, key, **params) -> str:
+        return tr(self.lang, key, **params)
+
+    def n(self, v, d=0) -> str:
+        return fmt_num(v, d, self.lang)
+
+    def gib(self, b) -> str:
+        return fmt_gib(b, self.lang)
+
+    def money(self, v, d=0) -> str:
+        return fmt_money(v, self.cur, self.lang, d)
+
+    def pct(self, v, d=None) -> str:
+        if d is None:  # one decimal below 10 %, so that small shares do not read as 0 %
+            d = 1 if v is not None and abs(v) < 0.1 else 0
+        return fmt_pct(v, self.lang, d)
+
+    def count(self, n) -> str:
+        return fmt_count(n, self.lang)
+
+    def sharding(self, r) -> str:
+        s = r["sharding"]
+        if s in ("single", "ddp", "zero3", "-"):
+            return self.t(f"shard.{s}", count=r["count"])
+        if s.startswith("replicas"):
+            return self.t("shard.replicas", count=r["count"])
+        tp, _, reps = s[2:].partition("x")
+        if reps:
+            return self.t("shard.tpx", tp=tp, replicas=reps)
+        return self.t("shard.tp", tp=tp)
+
+    def reason(self, reason: dict) -> str:
+        key = f"reason.{reason['key']}"
+        if key not in STRINGS[self.lang]:
+            return reason["message"]
+        p = dict(reason["params"])
+        for k in ("cost", "budget"):
+            if k in p:
+                p[k] = self.money(p[k])
+        for k in ("needs_gib", "has_gib", "hours", "deadline_hours", "needs_kw", "has_kw"):
+            if k in p:
+                p[k] = self.n(p[k], 1)
+        for k in ("tokens_per_s", "target"):
+            if k in p:
+                p[k] = self.n(p[k], 0)
+        return self.t(key, **p)
+
+    def item(self, entry: dict) -> str:
+        """A risk or a next step: its key with formatted params."""
+        fmt = {"share": lambda v: fmt_pct(v, self.lang), "cost": self.money, "tokens_per_s": self.n}
+        p = {k: fmt[k](v) if k in fmt else v for k, v in entry["params"].items()}
+        return self.t(entry["key"], **p)
+
+    def config(self, r) -> str:
+        """'2 × H100 SXM'."""
+        return f"{self.n(r['count'])} × {r['gpu_name']}"
+
+    def cost_mode(self, r) -> str:
+        return f"{self.money(r['cost'])} ({self.t('mode.' + r['mode'])})"
+
+    # -- sections ----------------------------------------------------------------------------
+    def header_meta(self) -> str:
+        r = self.r
+        meta = [self.t("head.for", org=r["organisation"])]
+        if r["prepared_for"]:
+            meta.append(self.t("head.attn", who=r["prepared_for"]))
+        if r["date"]:
+            meta.append(self.t("head.date", date=r["date"]))
+        return " · ".join(meta)
+
+    def summary_lead(self) -> list[str]:
+        c = self.r["constraints"]
+        out = []
+        for wd in self.r["workloads"]:
+            r = wd["recommendation"]
+            if r is None:
+                out.append(self.t("summary.lead_none", name=wd["name"]))
+                continue
+            out.append(
+                self.t(
+                    "summary.lead",
+                    name=wd["name"],
+                    count=r["count"],
+                    gpu=r["gpu_name"],
+                    mode=self.t("mode." + r["mode"]),
+                    cost=self.money(r["cost"]),
+                    months=c["horizon_months"],
+                )
+            )
+        return out
+
+    def summary_facts(self) -> str:
+        c = self.r["constraints"]
+        facts = [
+            self.t("summary.horizon", months=c["horizon_months"]),
+            self.t("summary.acquire." + c["acquire"]),
+        ]
+        if c["budget"] is not None:
+            facts.append(self.t("summary.budget", budget=self.money(c["budget"])))
+        if c["power_kw"] is not None:
+            facts.append(self.t("summary.power", kw=self.n(c["power_kw"], 1)))
+        if c["rack_units"] is not None:
+            facts.append(self.t("summary.rack", units=c["rack_units"]))
+        return " · ".join(facts)
+
+    def audit_inputs(self, wd) -> list[tuple[str, str]]:
+        """(label, value) rows of a workload's inputs."""
+        inp = wd["inputs"]
+        rows = [
+            (
+                self.t("in.model"),
+                f"{wd['model']['display_name']} ({self.count(wd['params'])} {self.t('in.params')})",
+            ),
+            (self.t("in.task"), self.t("task." + wd["advisor_task"])),
+            (self.t("in.seq"), self.n(inp["seq"])),
+        ]
+        if wd["advisor_task"] == "inference":
+            users = self.n(inp["concurrent_users"])
+            if inp["users"]:
+                users += f" / {self.n(inp['users'])}"
+            rows.append((self.t("in.users"), users))
+            if inp["per_user_tokens_per_s"] is not None:
+                target = self.t(
+                    "in.target_v",
+                    per=self.n(inp["per_user_tokens_per_s"], 1),
+                    total=self.n(inp["target_tokens_per_s"], 0),
+                )
+                rows.append((self.t("in.target"), target))
+            rows.append((self.t("in.weights"), inp["weights"]))
+            hours = inp["hours_per_day"] if inp["hours_per_day"] is not None else 24.0
+            rows.append((self.t("in.hours_per_day"), self.n(hours, 1)))
+            return rows
+        rows.append((self.t("in.batch"), self.n(inp["batch"])))
+        rows.append((self.t("in.precision"), inp["precision"]))
+        data = self.t(
+            "in.data_v",
+            tokens=self.count(inp["dataset_tokens"]),
+            epochs=inp["epochs"],
+            total=self.count(inp["total_tokens"]),
+        )
+        rows.append((self.t("in.data"), data))
+        if inp["deadline_hours"] is not None:
+            rows.append((self.t("in.deadline"), self.n(inp["deadline_hours"], 1)))
+        if inp["runs_per_year"] is not None:
+            rows.append((self.t("in.runs"), self.n(inp["runs_per_year"])))
+        return rows
+
+    def memory_rows(self, wd) -> list[tuple[str, list[str]]]:
+        """(component key, [GiB on one GPU, GiB per GPU of the configuration]) rows, zero
+        components left out."""
+        one, cfg = wd["memory_one_gpu"], wd["memory"]
+        rows = []
+        for k, v in one["components"].items():
+            v2 = cfg["components"].get(k, 0) if cfg else None
+            if not v and not v2:
+                continue
+            rows.append((k, [self.gib(v)] + ([self.gib(v2)] if cfg is not None else [])))
+        return rows
+
+    def memory_totals(self, wd) -> list[tuple[str, list[str]]]:
+        one, cfg = wd["memory_one_gpu"], wd["memory"]
+        return [
+            (label, [self.gib(one[key])] + ([self.gib(cfg[key])] if cfg is not None else []))
+            for label, key in (
+                ("mem.peak", "peak_allocated_bytes"),
+                ("mem.overhead", "overhead_bytes"),
+                ("mem.total", "total_bytes"),
+            )
+        ]
+
+    def memory_caption(self, wd) -> str:
+        r = wd["recommendation"]
+        if r is None:
+            return ""
+        return self.t(
+            "mem.caption",
+            gpu=r["gpu_name"],
+            has=fmt_gib(r["capacity_bytes"], self.lang),
+            share=fmt_pct(wd["memory"]["total_bytes"] / r["capacity_bytes"], self.lang),
+        )
+
+    def diagnosis_rows(self, wd) -> list[tuple[str, str]]:
+        d, r = wd["diagnosis"], wd["recommendation"]
+        rows = [
+            (self.t("diag.intensity"), self.n(d["intensity_flop_per_byte"], 1)),
+            (self.t("diag.ridge"), self.n(d["ridge_point"], 1)),
+            (self.t("diag.t_compute"), self.n(d["compute_time_s"] * 1000, 2)),
+            (self.t("diag.t_memory"), self.n(d["memory_time_s"] * 1000, 2)),
+            (self.t("diag.t_comm"), self.n(d["comm_time_s"] * 1000, 2)),
+            (self.t("diag.tokens_per_s"), self.n(d["tokens_per_s"], 0)),
+            (
+                self.t("diag.feed"),
+                self.t("diag.feed_v", mbps=self.n(d["data_feed_bytes_per_s"] / 1e6, 2)),
+            ),
+        ]
+        if "time_per_token_ms" in d:
+            rows.append((self.t("diag.tpot"), self.n(d["time_per_token_ms"], 1)))
+            rows.append(
+                (self.t("diag.ttft", tokens=d["ttft_prompt_tokens"]), self.n(d["ttft_2k_ms"], 0))
+            )
+        if "step_time_s" in d:
+            rows.append((self.t("diag.step"), self.n(d["step_time_s"], 3)))
+            rows.append((self.t("diag.mfu"), self.pct(d["mfu"])))
+        if r.get("hours_per_run") is not None:
+            rows.append((self.t("diag.hours"), self.n(r["hours_per_run"], 1)))
+        return rows
+
+    def diagnosis_serving(self, wd) -> str:
+        s, r = wd.get("serving"), wd["recommendation"]
+        if not s:
+            return ""
+        return self.t(
+            "diag.serving",
+            seqs=s["max_concurrent_sequences"],
+            tokens=self.n(s["kv_cache_tokens"], 0),
+            users=wd["inputs"]["concurrent_users"],
+            tp=r["tensor_parallel"],
+        )
+
+    def speed(self, r) -> str:
+        if r.get("hours_per_run") is not None:
+            return self.n(r["hours_per_run"], 1) + NBSP + "h"
+        return self.n(r["tokens_per_s"], 0) + NBSP + "tok/s"
+
+    def memory_fit(self, r) -> str:
+        return f"{self.gib(r['memory_per_gpu_bytes'])}{NBSP}/ {self.gib(r['capacity_bytes'])}"
+
+    def cost_verdict(self, wd) -> str:
+        c = wd["cost"]
+        t, own, rent = c["tco"], c["own"], c["rent"]
+        return self.t(
+            "cost.verdict." + ("own" if t["savings"] > 0 else "rent"),
+            own=f"{own['count']} × {own['gpu_name']}",
+            rent=f"{rent['count']} × {rent['gpu_name']}",
+            months=c["horizon_months"],
+            diff=self.money(abs(t["savings"])),
+        )
+
+    def cost_rows(self, wd) -> list[tuple[str, str]]:
+        c = wd["cost"]
+        t, o, months = c["tco"], c["offer"], c["horizon_months"]
+        if t["break_even_utilisation"] is not None:
+            be_u = self.pct(t["break_even_utilisation"])
+        else:
+            be_u = self.t("cost.never")
+        if t["break_even_month"] is not None:
+            be_m = self.n(t["break_even_month"])
+        else:
+            be_m = self.t("cost.not_within", months=months)
+        rate = self.t(
+            "cost.cloud_rate_v",
+            price=self.money(o["usd_per_gpu_hour"] * wd["rate"], 2),
+            provider=o["provider"],
+            instance=o["instance"],
+            read=o["read"],
+            billed=c["billed_gpus"],
+        )
+        return [
+            (self.t("cost.purchase"), self.money(t["purchase"])),
+            (self.t("cost.power_month"), self.money(t["power_per_month"])),
+            (self.t("cost.own_total", months=months), self.money(t["own_total"])),
+            (self.t("cost.cloud_rate"), rate),
+            (self.t("cost.cloud_month"), self.money(t["cloud_per_month"])),
+            (self.t("cost.cloud_total", months=months), self.money(t["cloud_total"])),
+            (self.t("cost.be_util"), be_u),
+            (self.t("cost.be_month"), be_m),
+        ]
+
+    def cost_caption(self, t) -> str:
+        return self.t(
+            "cost.caption",
+            pue=self.n(t["pue"], 2),
+            kwh=self.n(t["electricity_usd_per_kwh"], 3),
+        )
+
+    def chart(self, tco: dict) -> dict:
+        """Geometry of the cumulative own-vs-rent chart (SVG user units, 640 x 300): gridlines
+        at a 1-2-2.5-5 step, at most 6 of them; month ticks every 6 (12 beyond 36 months)."""
+        own, cloud = tco["cumulative_own"], tco["cumulative_cloud"]
+        months = len(own) - 1
+        W, H, L, B, T, Rm = 640, 300, 78, 40, 16, 16
+        top = max(max(own), max(cloud)) or 1.0
+        mag = 10 ** math.floor(math.log10(top))
+        step = next(
+            s * mag for s in (0.1, 0.2, 0.25, 0.5, 1, 2, 2.5, 5, 10) if top / (s * mag) <= 6
+        )
+        ymax = math.ceil(top / step) * step
+
+        def x(m):
+            return L + (W - L - Rm) * m / months
+
+        def y(v):
+            return T + (H - T - B) * (1 - v / ymax)
+
+        def pts(series):
+            return " ".join(f"{x(m):.1f},{y(v):.1f}" for m, v in enumerate(series))
+
+        grid = []
+        k = 0
+        while k * step <= ymax + 1e-9:
+            grid.append(
+                {
+                    "y": f"{y(k * step):.1f}",
+                    "ty": f"{y(k * step) + 4:.1f}",
+                    "label": self.money(k * step),
+                }
+            )
+            k += 1
+        tick = 6 if months <= 36 else 12
+        out = {
+            "W": W,
+            "H": H,
+            "L": L,
+            "B": B,
+            "Rm": Rm,
+            "grid": grid,
+            "ticks": [{"x": f"{x(m):.1f}", "m": m} for m in range(0, months + 1, tick)],
+            "mid": f"{(L + W - Rm) / 2:.0f}",
+            "own": pts(own),
+            "cloud": pts(cloud),
+            "be": None,
+        }
+        be = tco["break_even_month"]
+        if be is not None:
+            right = x(be) > L + (W - L - Rm) * 0.6
+            anchor, dx = ("end", -8) if right else ("start", 8)
+            out["be"] = {
+                "cx": f"{x(be):.1f}",
+                "cy": f"{y(own[be]):.1f}",
+                "tx": f"{x(be) + dx:.1f}",
+                "ty": f"{y(own[be]) - 10:.1f}",
+                "anchor": anchor,
+                "month": be,
+            }
+        return out
+
+    def risks(self) -> list[tuple[str | None, str]]:
+        """(workload name or None, text) of every risk."""
+        tm = self.r["time_model"]
+        items: list[tuple[str | None, str]] = []
+        if tm["n"]:
+            items.append(
+                (
+                    None,
+                    self.t(
+                        "risk.estimate",
+                        n=fmt_count(tm["n"], self.lang),
+                        median=fmt_pct(tm["median_abs_error"], self.lang),
+                        worst=fmt_pct(tm["worst_abs_error"], self.lang),
+                    ),
+                )
+            )
+        items.append((None, self.t("risk.prices")))
+        if len(self.r["workloads"]) > 1 and self.r["constraints"]["budget"] is not None:
+            items.append((None, self.t("risk.budget_each")))
+        for wd in self.r["workloads"]:
+            items.extend((wd["name"], self.item(x)) for x in wd["risks"])
+        return items
+
+    def assumptions(self) -> list[str]:
+        tm = self.r["time_model"]
+        out = []
+        if tm["n"]:
+            out.append(
+                self.t(
+                    "assume.time_model",
+                    n=fmt_count(tm["n"], self.lang),
+                    median=fmt_pct(tm["median_abs_error"], self.lang),
+                )
+            )
+        return out + [self.t("assume.memory"), self.t("assume.power")]
+
+    def what(self, source: dict) -> str:
+        return _what(source["what"])
