@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from .errors import AdvisorError
+from .markup import Html
 
 SCHEMA_VERSION = 1
 WORKLOADS = ("train-step", "matmul", "bandwidth", "dataloader", "max-batch", "allreduce", "ddp")
@@ -364,7 +365,7 @@ def bar_svg(items, title: str, unit: str, lang: str = "en", width: int = 640) ->
             f"{esc(_fmt(v, lang))}</text>"
         )
     parts.append("</svg>")
-    return "".join(parts)
+    return Html("".join(parts))
 
 
 def paired_bar_svg(
@@ -408,7 +409,7 @@ def paired_bar_svg(
                 f'fill="currentColor">{esc(_fmt(v, lang))}</text>'
             )
     parts.append("</svg>")
-    return "".join(parts)
+    return Html("".join(parts))
 
 
 def line_svg(
@@ -438,7 +439,7 @@ def line_svg(
         for x, y in zip(xs, ys, strict=True)
     )
     esc = html.escape
-    return (
+    return Html(
         f'<svg xmlns="http://www.w3.org/2000/svg" role="img" viewBox="0 0 {width} {height}" '
         f'width="100%" style="max-width:{width}px" class="bench-chart">'
         f"<title>{esc(title)}</title>"

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import yamlish
-from .errors import AdvisorError, unknown_name
+from .errors import AdvisorError, check_http_url, unknown_name
 from .hardware import GPU, gpu_from_dict
 from .models import ModelSpec, from_hf_config
 from .prices import CloudOffer, CurrencyRates, currency_from_dict, offers_from_dict
@@ -53,6 +53,7 @@ def model_preset_from_dict(doc: dict, source: str) -> ModelPreset:
             f"{source}: field 'source' needs 'url' and 'read' (date)",
             field=f"{source}:source",
         )
+    check_http_url(f"{source}:source.url", src["url"])
     try:
         spec = from_hf_config(doc["config"], name=doc["id"], display_name=doc["display_name"])
     except AdvisorError as exc:

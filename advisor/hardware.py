@@ -31,7 +31,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .errors import AdvisorError, check_choice, check_int, check_positive, unknown_name
+from .errors import (
+    AdvisorError,
+    check_choice,
+    check_http_url,
+    check_int,
+    check_positive,
+    unknown_name,
+)
 from .units import GB, GIB
 
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4")
@@ -155,8 +162,10 @@ def source_from_dict(src: str, fld: str, doc) -> Source:
     if not isinstance(doc, dict):
         raise _err(src, fld, "catalog.source", "expected a mapping {url, read, checked}")
     url = doc.get("url")
-    if not isinstance(url, str) or not url.startswith(("https://", "http://")):
-        raise _err(src, f"{fld}.url", "catalog.source", f"expected an http(s) URL, got {url!r}")
+    try:
+        check_http_url(f"{fld}.url", url)
+    except AdvisorError as exc:
+        raise _err(src, f"{fld}.url", "catalog.source", exc.message.split(": ", 1)[1]) from None
     read = check_iso_date(src, f"{fld}.read", doc.get("read"))
     checked = doc.get("checked")
     if checked not in CHECKED:

@@ -40,6 +40,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 import jinja2
+import markupsafe
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
 
@@ -135,6 +136,32 @@ def make_filters(lang: str, rates: dict | None):
         return f"{text}\u00a0{ {'USD': '$', 'EUR': '€', 'AZN': '₼'}.get(currency, currency) }"
 
     return {"num": num, "gib": gib, "gb": gb, "pct": pct, "money": money}
+
+
+# --------------------------------------------------------------------------- escaping
+
+# Markdown syntax a data value must not bring into a page: link brackets (`[x](javascript:...)`),
+# table cell separators, code spans, backslash escapes. HTML's own characters are escaped by
+# markupsafe first (autoescape).
+_MD_ESCAPES = {"[": "&#91;", "]": "&#93;", "|": "&#124;", "`": "&#96;", "\\": "&#92;"}
+_MD_RE = re.compile("[" + re.escape("".join(_MD_ESCAPES)) + "]")
+
+
+def escape_value(value):
+    """Jinja2 `finalize`: every `{{ value }}` of data (catalog names, bench text, URLs) is
+    HTML-escaped and its Markdown syntax neutralised, so that it reads as text in the Markdown a
+    template writes. Markup (translations, the charts' SVG, formatted numbers) passes as it is."""
+    if value is None or hasattr(value, "__html__") or not isinstance(value, str):
+        return value
+    return markupsafe.Markup(_MD_RE.sub(lambda m: _MD_ESCAPES[m.group(0)], str(markupsafe.escape(value))))
+
+
+def url_filter(value):
+    """`{{ source.url | url }}`: an http(s) URL (advisor.errors.check_http_url) as Markup, for
+    Markdown autolinks `<...>` and link targets `(...)` (escaping would break `&` in queries)."""
+    from advisor.errors import check_http_url
+
+    return markupsafe.Markup(check_http_url("url", value))
 
 
 # --------------------------------------------------------------------------- build state
@@ -235,12 +262,14 @@ def load_state(config) -> BuildState:
         env = jinja2.Environment(
             loader=jinja2.FileSystemLoader(str(root / "templates")),
             undefined=jinja2.StrictUndefined,
-            autoescape=False,
+            autoescape=True,
+            finalize=escape_value,
             keep_trailing_newline=True,
             trim_blocks=True,
             lstrip_blocks=True,
         )
         env.filters.update(make_filters(lang, getattr(catalog, "currency", None)))
+        env.filters["url"] = url_filter
         envs[lang] = env
     return BuildState(config, catalog, bench, strings, facts, envs)
 
@@ -300,8 +329,8 @@ def make_t(lang: str, strings: dict):
                 f"missing translation key {key!r} in templates/i18n/{lang}.yaml "
                 f"(or templates/i18n/*.{lang}.yaml)"
             )
-        text = table[key]
-        return text.format(**params) if params else text
+        text = markupsafe.Markup(table[key])  # translations are the site's own Markdown
+        return text.format(**{k: escape_value(v) for k, v in params.items()}) if params else text
 
     return t
 

@@ -186,8 +186,29 @@ def _append(rel: str, text: str):
             ["catalog/models/broken.yaml", "source"],
         ),
         (_append("docs/en/prices.md", "\n[gone](no-such-page.md)\n"), ["no-such-page.md"]),
+        (
+            lambda p: (p / "catalog/models/gpt2-124m.yaml").write_text(
+                re.sub(
+                    r"^(\s+url:).*$",
+                    r"\1 javascript:alert(1)",
+                    (p / "catalog/models/gpt2-124m.yaml").read_text(encoding="utf-8"),
+                    count=1,
+                    flags=re.M,
+                ),
+                encoding="utf-8",
+            ),
+            ["catalog/models/gpt2-124m.yaml", "source.url", "http(s)"],
+        ),
     ],
-    ids=["undefined", "marker", "translation", "one-language-key", "catalog", "broken-link"],
+    ids=[
+        "undefined",
+        "marker",
+        "translation",
+        "one-language-key",
+        "catalog",
+        "broken-link",
+        "catalog-url",
+    ],
 )
 def test_strict_failures_name_the_file(tmp_path, edit, expected):
     from mkdocs.exceptions import MkDocsException
