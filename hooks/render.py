@@ -153,7 +153,9 @@ def escape_value(value):
     template writes. Markup (translations, the charts' SVG, formatted numbers) passes as it is."""
     if value is None or hasattr(value, "__html__") or not isinstance(value, str):
         return value
-    return markupsafe.Markup(_MD_RE.sub(lambda m: _MD_ESCAPES[m.group(0)], str(markupsafe.escape(value))))
+    return markupsafe.Markup(
+        _MD_RE.sub(lambda m: _MD_ESCAPES[m.group(0)], str(markupsafe.escape(value)))
+    )
 
 
 def url_filter(value):
