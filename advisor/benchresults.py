@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from . import numfmt
 from .errors import AdvisorError
 from .markup import Html
 
@@ -322,19 +323,8 @@ def measured_efficiencies(results, gpu_ids: dict | None = None) -> tuple:
 
 
 def _fmt(v: float, lang: str) -> str:
-    if v == 0:
-        text = "0"
-    elif float(v).is_integer() and abs(v) < 1e15:
-        text = f"{int(v):,}"
-    elif abs(v) >= 100:
-        text = f"{v:,.0f}"
-    elif abs(v) >= 1:
-        text = f"{v:,.2f}"
-    else:
-        text = f"{v:.3g}"
-    if lang == "az":
-        text = text.replace(",", "\u2009").replace(".", ",").replace("\u2009", ".")
-    return text
+    """A measured figure for the bench tables and charts (advisor.numfmt.measured)."""
+    return numfmt.measured(v, lang)
 
 
 def bar_svg(items, title: str, unit: str, lang: str = "en", width: int = 640) -> str:

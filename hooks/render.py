@@ -32,17 +32,17 @@ from __future__ import annotations
 
 import importlib.util
 import logging
-import math
 import re
 import sys
 from dataclasses import dataclass, field
-from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 import jinja2
 import markupsafe
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
+
+from advisor import numfmt, prices
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = ROOT / "templates"
@@ -84,56 +84,39 @@ def _optional_module(name: str):
 # --------------------------------------------------------------------------- number formats
 
 
-def _group(int_digits: str, sep: str) -> str:
-    out = []
-    while len(int_digits) > 3:
-        out.insert(0, int_digits[-3:])
-        int_digits = int_digits[:-3]
-    out.insert(0, int_digits)
-    return sep.join(out)
-
-
 def format_number(value, digits: int, lang: str) -> str:
-    """CLDR number style: en "1,234.5", az "1.234,5" (decimal comma, dot grouping)."""
-    if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"not a number: {value!r}")
-    if isinstance(value, float) and not math.isfinite(value):
+    """advisor.numfmt.number, strict: a template that formats a missing figure is a bug."""
+    if not numfmt.is_figure(value):
         raise ValueError(f"not a finite number: {value!r}")
-    # half up (1234.5 -> "1235"), from the shortest repr, as readers round, not half-even
-    quantum = Decimal(1).scaleb(-digits)
-    text = f"{Decimal(repr(abs(value))).quantize(quantum, rounding=ROUND_HALF_UP):f}"
-    whole, _, frac = text.partition(".")
-    dec, grp = (",", ".") if lang == "az" else (".", ",")
-    sign = "-" if value < 0 and float(text) != 0 else ""
-    return sign + _group(whole, grp) + (dec + frac if frac else "")
+    return numfmt.number(value, digits, lang)
 
 
 def make_filters(lang: str, rates: dict | None):
+    """The pages' number filters: advisor.numfmt in `lang`, failing on a missing figure."""
+
     def num(value, digits=0):
         return format_number(value, digits, lang)
 
     def gib(n_bytes, digits=1):
-        return f"{format_number(n_bytes / 2**30, digits, lang)}\u00a0GiB"
+        format_number(n_bytes, digits, lang)
+        return numfmt.binary_bytes(n_bytes, digits, lang)
 
     def gb(n_bytes, digits=1):
-        return f"{format_number(n_bytes / 10**9, digits, lang)}\u00a0GB"
+        format_number(n_bytes, digits, lang)
+        return numfmt.decimal_bytes(n_bytes, digits, lang)
 
     def pct(fraction, digits=0):
-        text = format_number(fraction * 100, digits, lang)
-        return f"{text}\u00a0%" if lang == "az" else f"{text}%"
+        format_number(fraction, digits, lang)
+        return numfmt.percent(fraction, digits, lang)
 
     def money(amount_usd, currency="USD", digits=2):
         amount = amount_usd
         if currency != "USD":
-            prices = _optional_module("advisor.prices")
-            if prices is None or not rates:
+            if not rates:
                 raise ValueError(f"no currency rates to convert USD to {currency}")
             amount = prices.convert(amount_usd, currency, rates)
-        text = format_number(amount, digits, lang)
-        if lang == "en":
-            symbol = {"USD": "$", "EUR": "€"}.get(currency)
-            return f"{symbol}{text}" if symbol else f"{currency}\u00a0{text}"
-        return f"{text}\u00a0{ {'USD': '$', 'EUR': '€', 'AZN': '₼'}.get(currency, currency) }"
+        format_number(amount, digits, lang)
+        return numfmt.money(amount, currency, lang, digits)
 
     return {"num": num, "gib": gib, "gb": gb, "pct": pct, "money": money}
 

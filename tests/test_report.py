@@ -100,8 +100,12 @@ def test_number_formats_follow_the_site():
     assert report.fmt_num(1234.5, 1, "az") == "1.234,5"
     assert report.fmt_num(1234.5, 1, "en") == "1,234.5"
     assert report.fmt_money(1500.0, "EUR", "en") == "€1,500"
-    assert report.fmt_money(1500.0, "AZN", "az") == "1.500\u00a0AZN"
+    assert report.fmt_money(1500.0, "AZN", "az") == "1.500\u00a0₼"
     assert report.fmt_pct(0.125, "az", 1) == "12,5\u00a0%"
+    # one rounding rule with the site (issue 15: 2.5 was "2" here, "3" on the site)
+    assert report.fmt_num(2.5, 0, "en") == "3"
+    assert report.fmt_num(1234.5, 0, "az") == "1.235"
+    assert report.fmt_money(1500.5, "USD", "en") == "$1,501"
 
 
 # ---------------------------------------------------------------------------------------------
