@@ -61,11 +61,36 @@ def _frozen(**kw) -> MappingProxyType:
     return MappingProxyType(kw)
 
 
-@lru_cache(maxsize=1)
-def catalog():
-    from advisor.catalog import load_catalog
+_SOURCE: dict = {}  # "catalog", "root": what the build handed over (hooks.state.load)
 
-    return load_catalog(os.environ.get("ADVISOR_CATALOG") or ROOT / "catalog")
+
+def use_catalog(cat, root: Path) -> None:
+    """Compute every figure from `cat` (the build's one catalog) and files under `root`; the
+    cached figures of a previous build are dropped."""
+    reset()
+    _SOURCE.update(catalog=cat, root=root)
+
+
+def reset() -> None:
+    """Back to the default catalog (loaded on first use)."""
+    _SOURCE.clear()
+    for value in list(globals().values()):
+        if callable(value) and hasattr(value, "cache_clear"):
+            value.cache_clear()
+
+
+def root() -> Path:
+    return _SOURCE.get("root", ROOT)
+
+
+def catalog():
+    """The build's catalog; outside a build (tests of this module) `$ADVISOR_CATALOG` or the
+    repository's catalog/, loaded once."""
+    if "catalog" not in _SOURCE:
+        from advisor.catalog import load_catalog
+
+        _SOURCE["catalog"] = load_catalog(os.environ.get("ADVISOR_CATALOG") or ROOT / "catalog")
+    return _SOURCE["catalog"]
 
 
 def model(key: str):
@@ -833,19 +858,19 @@ def training_run() -> MappingProxyType:
 
 
 # ---------------------------------------------------------------------------------------------
-# Validation (measured by the memory engineer's suite)
+# Validation (bench_results/validation/: advisor's estimates against measured allocations)
 # ---------------------------------------------------------------------------------------------
 
-VALIDATION_FILE = ROOT / "bench_results" / "validation" / "memory.json"
+VALIDATION_FILE = Path("bench_results") / "validation" / "memory.json"  # under root()
 
 
 @lru_cache(maxsize=1)
 def validation():
     """The committed estimate-vs-measured table, or None before it exists."""
-    if not VALIDATION_FILE.is_file():
+    path = root() / VALIDATION_FILE
+    if not path.is_file():
         return None
-    doc = json.loads(VALIDATION_FILE.read_text(encoding="utf-8"))
-    return doc
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 @lru_cache(maxsize=1)

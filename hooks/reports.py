@@ -1,121 +1,109 @@
-"""Client reports in the site (issue 6): a line `<!-- report:NAME -->` in a page under
-docs/{az,en}/reports/ is replaced by the report of examples/NAME.yaml, rendered by
-advisor.report in the page's language (an HTML fragment with its own scoped CSS), with a link
+"""Client reports in the site (issue 6): a line `<!-- advisor:report:NAME -->` (hooks/markers.py)
+in a page under docs/{az,en}/reports/ is replaced by the report of examples/NAME.yaml, rendered
+by advisor.report in the page's language (an HTML fragment with its own scoped CSS), with a link
 to the same report as one self-contained HTML file written beside the page
 (`<page folder>/NAME.<lang>.html`, written when the page is rendered).
 
-`<!-- report:form -->` becomes the in-browser form (docs/{az,en}/reports/new.md) with the
-publisher (publisher.yaml) and the example profiles as JSON; docs/assets/reports/form.js drives
-it through the calculators' Pyodide worker (advisor.webapi "report").
+`<!-- advisor:report:form -->` becomes the in-browser form (docs/{az,en}/reports/new.md) with
+the publisher (publisher.yaml) and the example profiles as JSON; docs/assets/reports/form.js
+drives it through the calculators' Pyodide worker (advisor.webapi "report").
 
-Runs after hooks/render.py (which renders each page as a Jinja2 template first), so nothing in
-a profile is ever read as template code. An unknown NAME fails the build.
+Runs after hooks/render.py (which renders each page as a Jinja2 template first and checks the
+marker names), so nothing in a profile is ever read as template code. Catalog and publisher
+come from the build state (hooks/state.py).
 """
 
 from __future__ import annotations
 
-import json
-import re
+import html
+import sys
 from pathlib import Path
 
-from mkdocs.exceptions import PluginError
-from mkdocs.plugins import event_priority
-
 ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = ROOT / "examples"
-MARKER = re.compile(r"^[ \t]*<!--\s*report:([A-Za-z0-9_.-]+)\s*-->[ \t]*$", re.M)
+if str(ROOT) not in sys.path:  # mkdocs loads this file by path; the package is beside it
+    sys.path.insert(0, str(ROOT))
 
-_STATE: dict = {}
+from mkdocs.exceptions import PluginError  # noqa: E402
+from mkdocs.plugins import event_priority  # noqa: E402
+
+from advisor.errors import AdvisorError  # noqa: E402
+from advisor.profile import load_profile  # noqa: E402
+from advisor.report import build_report, render_fragment, render_html, tr  # noqa: E402
+from hooks import markers, state  # noqa: E402
+from hooks.templating import script_json  # noqa: E402
+
+FORM = "form"
 LINK_TEXT = {
     "az": "Bu hesabatı bir HTML faylı kimi endirin",
     "en": "Download this report as one HTML file",
 }
 
 
-def _lang(page) -> str:
-    locale = getattr(page.file, "locale", None) or "az"
-    return "en" if str(locale).startswith("en") else "az"
-
-
-def _state():
-    if "catalog" not in _STATE:
-        from advisor.catalog import load_catalog
-        from advisor.report import load_publisher
-
-        _STATE["catalog"] = load_catalog(ROOT / "catalog")
-        _STATE["publisher"] = load_publisher(ROOT / "publisher.yaml")
-    return _STATE
-
-
 def on_config(config):
-    _STATE.clear()
+    state.load(config)
     return config
 
 
-def example_names() -> list[str]:
-    return sorted(p.stem for p in EXAMPLES.glob("*.yaml"))
+def example_names(root: Path) -> list[str]:
+    return sorted(p.stem for p in (root / "examples").glob("*.yaml"))
 
 
-def _escape_json(obj) -> str:
-    """JSON safe inside <script type="application/json">."""
-    text = json.dumps(obj, ensure_ascii=False, sort_keys=True)
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+def marker_names(root: Path) -> list[str]:
+    """What `<!-- advisor:report:NAME -->` accepts: the example profiles and the form."""
+    return [*example_names(root), FORM]
+
+
+def _examples_json(root: Path) -> str:
+    texts = {
+        n: (root / "examples" / f"{n}.yaml").read_text(encoding="utf-8")
+        for n in example_names(root)
+    }
+    return (
+        '<script type="application/json" id="report-examples">' + script_json(texts) + "</script>"
+    )
+
+
+def _publisher_json(st: state.BuildState) -> str:
+    return (
+        '<script type="application/json" id="report-publisher">'
+        + script_json(st.publisher.to_dict())
+        + "</script>"
+    )
 
 
 def render_marker(name: str, lang: str, page) -> str:
-    from advisor.errors import AdvisorError
-    from advisor.profile import load_profile
-    from advisor.report import build_report, render_fragment, render_html
-
-    st = _state()
-    if name == "publisher-json":
-        return (
-            '<script type="application/json" id="report-publisher">'
-            + _escape_json(st["publisher"].to_dict())
-            + "</script>"
-        )
-    if name == "examples-json":
-        texts = {n: (EXAMPLES / f"{n}.yaml").read_text(encoding="utf-8") for n in example_names()}
-        return (
-            '<script type="application/json" id="report-examples">'
-            + _escape_json(texts)
-            + "</script>"
-        )
-    if name == "form":
+    st = state.current()
+    if name == FORM:
         return render_form(lang, st)
-    path = EXAMPLES / f"{name}.yaml"
+    path = st.root / "examples" / f"{name}.yaml"
     if not path.is_file():
         raise PluginError(
-            f"docs/{page.file.src_path}: unknown report 'report:{name}' "
-            f"(examples: {', '.join(example_names())})"
+            f"docs/{page.file.src_path}: unknown report 'advisor:report:{name}' "
+            f"(examples: {', '.join(example_names(st.root))})"
         )
     try:
-        profile = load_profile(path, st["catalog"])
-        data = build_report(profile, st["catalog"], lang=lang)
+        profile = load_profile(path, st.catalog)
+        data = build_report(profile, st.catalog, lang=lang)
     except AdvisorError as exc:
         raise PluginError(f"examples/{name}.yaml: {exc.message}") from None
     # the standalone file beside the page's index.html (the site dir is cleaned before pages
     # are built, so writing it now is safe under `mkdocs build` and `mkdocs serve`)
     dest = Path(page.file.abs_dest_path).parent / f"{name}.{lang}.html"
     dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_text(render_html(data, st["publisher"]), encoding="utf-8")
+    dest.write_text(render_html(data, st.publisher), encoding="utf-8")
     link = f'<p class="ar-download"><a href="{name}.{lang}.html" download>{LINK_TEXT[lang]}</a></p>'
-    import html
-
     summary = {"az": "Profil", "en": "The profile"}[lang]
     yaml_block = (
         f'<details class="ar-profile"><summary>{summary}: examples/{name}.yaml</summary>'
         f"<pre><code>{html.escape(path.read_text(encoding='utf-8'))}</code></pre></details>"
     )
-    return link + render_fragment(data, st["publisher"]) + yaml_block
+    return link + render_fragment(data, st.publisher) + yaml_block
 
 
 @event_priority(50)
 def on_page_markdown(markdown, page, config, files):
-    if "<!--" not in markdown or "report:" not in markdown:
-        return markdown
-    lang = _lang(page)
-    return MARKER.sub(lambda m: render_marker(m.group(1), lang, page), markdown)
+    lang = state.page_lang(page)
+    return markers.replace(markdown, "report", lambda name: render_marker(name, lang, page))
 
 
 FIELDS = (
@@ -149,12 +137,9 @@ DEFAULT_MODEL = "llama-3.1-8b"
 DEFAULTS = {"seq": 2048, "epochs": 1, "batch": 1, "concurrent_users": 8, "horizon_months": 36}
 
 
-def render_form(lang: str, st) -> str:
+def render_form(lang: str, st: state.BuildState) -> str:
     """The in-browser report form (docs/{az,en}/reports/new.md); assets/reports/form.js drives
     it through the Pyodide worker. One HTML block, no blank lines."""
-    import html
-
-    from advisor.report import tr
 
     def t(key):
         return html.escape(tr(lang, key))
@@ -170,11 +155,12 @@ def render_form(lang: str, st) -> str:
     ]
     out.append(f'<p class="ar-form-note">{t("form.local")}</p>')
     opts = f'<option value="">{t("form.blank")}</option>' + "".join(
-        f'<option value="{html.escape(n)}">{html.escape(n)}</option>' for n in example_names()
+        f'<option value="{html.escape(n)}">{html.escape(n)}</option>'
+        for n in example_names(st.root)
     )
     out.append(f'<p><label>{t("form.example")} <select id="ar-example">{opts}</select></label></p>')
     out.append(f'<fieldset class="ar-fields"><legend>{t("form.fields")}</legend>')
-    models = [m.id for m in st["catalog"].models]
+    models = [m.id for m in st.catalog.models]
     for name, kind, options in FIELDS:
         label = t(f"form.{name}")
         if kind == "model":
@@ -216,13 +202,6 @@ def render_form(lang: str, st) -> str:
         f'data-busy="{t("form.busy")}" data-errors="{t("form.errors")}">{t("form.loading")}</p>'
     )
     out.append('<ul id="ar-errors"></ul><div id="ar-output"></div></div>')
-    texts = {n: (EXAMPLES / f"{n}.yaml").read_text(encoding="utf-8") for n in example_names()}
-    out.append(
-        '<script type="application/json" id="report-examples">' + _escape_json(texts) + "</script>"
-    )
-    out.append(
-        '<script type="application/json" id="report-publisher">'
-        + _escape_json(st["publisher"].to_dict())
-        + "</script>"
-    )
+    out.append(_examples_json(st.root))
+    out.append(_publisher_json(st))
     return "".join(out)

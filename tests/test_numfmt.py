@@ -6,12 +6,10 @@ docs/assets/calc/render.mjs (`formatNumber`, `formatMoney`, `formatPercent`)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import shutil
 import subprocess
-import sys
 
 import pytest
 from conftest import ROOT
@@ -89,11 +87,9 @@ def test_money_decided_once():
 
 
 def _site_filters(lang: str) -> dict:
-    spec = importlib.util.spec_from_file_location("numfmt_render_hook", ROOT / "hooks/render.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod.make_filters(lang, None)
+    from hooks import templating
+
+    return templating.make_filters(lang, None)
 
 
 @pytest.mark.parametrize("lang", LANGS)

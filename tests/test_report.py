@@ -5,7 +5,6 @@ escaping, invalid profiles, the publisher from configuration, atomic writing, th
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import math
 import re
 from html.parser import HTMLParser
@@ -501,12 +500,9 @@ def test_standalone_is_self_contained_and_fragment_is_markdown_safe(example):
 
 
 def _load_hook():
-    spec = importlib.util.spec_from_file_location(
-        "reports_hook_test", ROOT / "hooks" / "reports.py"
-    )
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    from hooks import reports
+
+    return reports
 
 
 @needs_gpus
@@ -519,7 +515,7 @@ def test_site_hook_renders_marker_and_writes_standalone(tmp_path):
             locale="en", src_path="en/reports/bank-serving-70b.md", abs_dest_path=str(dest)
         )
     )
-    md = "# Bank\n\n<!-- report:bank-serving-70b -->\n"
+    md = "# Bank\n\n<!-- advisor:report:bank-serving-70b -->\n"
     out = hook.on_page_markdown(md, page, None, None)
     profile = load_profile(ROOT / "examples" / "bank-serving-70b.yaml", CATALOG)
     data = report.build_report(profile, CATALOG, lang="en")
@@ -530,7 +526,7 @@ def test_site_hook_renders_marker_and_writes_standalone(tmp_path):
     from mkdocs.exceptions import PluginError
 
     with pytest.raises(PluginError):
-        hook.on_page_markdown("<!-- report:nope -->\n", page, None, None)
+        hook.on_page_markdown("<!-- advisor:report:nope -->\n", page, None, None)
 
 
 def test_every_example_has_pages_in_both_languages():
@@ -538,7 +534,7 @@ def test_every_example_has_pages_in_both_languages():
         assert (ROOT / "examples" / f"{name}.yaml").is_file()
         for lang in ("az", "en"):
             text = (ROOT / "docs" / lang / "reports" / f"{name}.md").read_text(encoding="utf-8")
-            assert f"<!-- report:{name} -->" in text
+            assert f"<!-- advisor:report:{name} -->" in text
     for lang in ("az", "en"):
         assert (ROOT / "docs" / lang / "reports" / "index.md").is_file()
 

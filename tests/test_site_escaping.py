@@ -46,7 +46,28 @@ RAW = ("<script>alert", "<img src=x", "<svg onload", "<b onmouseover")
 
 @pytest.fixture(scope="module")
 def poisoned_site(tmp_path_factory) -> Path:
-    return build_project(tmp_path_factory.mktemp("poisoned"), _poison)
+    from hooks import state
+
+    try:
+        site = build_project(tmp_path_factory.mktemp("poisoned"), _poison)
+        yield site
+    finally:
+        state.release()
+
+
+def test_one_catalog_reaches_every_part_of_the_build(poisoned_site):
+    """The build state's catalog (the poisoned copy's) is what the guide's facts, the webapi
+    behind the calculators' prerender and the catalog shipped to the browser use."""
+    from advisor import webapi
+    from hooks import facts, state
+
+    cat = state.current().catalog
+    assert cat.gpu("h100-sxm").name == SCRIPT
+    assert facts.catalog() is cat and webapi.get_catalog() is cat
+    shipped = json.loads((poisoned_site / "assets/calc/catalog.json").read_text(encoding="utf-8"))
+    assert SCRIPT in json.dumps(shipped, ensure_ascii=False)
+    vram = (poisoned_site / "en/calculators/vram/index.html").read_text(encoding="utf-8")
+    assert "&lt;img src=x onerror=alert(1)&gt;" in vram  # the prerendered form, escaped
 
 
 def test_no_raw_markup_from_data_in_any_page(poisoned_site):
