@@ -33,11 +33,12 @@ import functools
 import math
 from dataclasses import asdict, dataclass, field, replace
 
+from . import vocab
 from .errors import AdvisorError, check_int, check_non_negative, check_positive
 from .models import ModelSpec, active_param_count, embedding_params
 
 BOUNDS = ("compute", "memory_bandwidth", "interconnect", "vram_capacity")
-TASKS = ("train", "lora", "qlora")
+TASKS = vocab.TRAINING_TASKS
 
 # Which dense peak (GPU.peak_tflops key) a precision runs its matrix multiplies at.
 # fp32: PyTorch leaves TF32 off for matmuls by default (torch.backends.cuda.matmul.allow_tf32 is

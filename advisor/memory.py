@@ -24,19 +24,20 @@ import functools
 from dataclasses import dataclass, replace
 
 from . import activations as act
-from . import quant
+from . import quant, vocab
 from .errors import AdvisorError, check_choice, check_int, check_positive
 from .models import ModelSpec, param_count
 from .units import GIB, MIB
 
-PRECISIONS = ("fp32", "bf16", "fp16", "amp-bf16", "amp-fp16")
-OPTIMIZERS = ("adamw", "adamw-8bit", "adafactor", "sgd", "sgd-momentum")
-CHECKPOINTING = ("none", "selective", "full")
-ATTENTION = ("sdpa", "eager")
-SHARDING = ("ddp", "zero1", "zero2", "zero3")
-WEIGHT_FORMATS = quant.WEIGHT_FORMATS
-KV_DTYPES = ("fp32", "bf16", "fp16", "fp8")
-QUANT = ("nf4", "int8", "int4", "fp8")
+# choice lists: advisor.vocab (one definition for every module and the site)
+PRECISIONS = vocab.PRECISIONS
+OPTIMIZERS = vocab.OPTIMIZERS
+CHECKPOINTING = vocab.CHECKPOINTING
+ATTENTION = vocab.ATTENTION
+SHARDING = vocab.SHARDING
+WEIGHT_FORMATS = vocab.WEIGHT_FORMATS  # inference weights
+KV_DTYPES = vocab.KV_DTYPES
+QUANT = vocab.QLORA_BASE_FORMATS  # TrainingSetup.quant: the QLoRA base
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 COMPONENTS = (

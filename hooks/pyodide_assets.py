@@ -244,11 +244,15 @@ def prerender() -> dict:
 
 
 def _catalog_lists() -> dict:
-    """What the forms' drop-downs list: models and accelerators (id, name)."""
+    """What the forms' drop-downs list: models and accelerators (id, name) and the choices of
+    every select field (advisor.vocab)."""
+    from advisor import vocab
+
     cat = state.current().catalog
     return {
         "models": [[m.id, m.display_name] for m in cat.models],
         "gpus": [[g.id, g.name] for g in cat.gpus],
+        "options": vocab.form_choices(),
     }
 
 

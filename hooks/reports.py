@@ -26,6 +26,7 @@ if str(ROOT) not in sys.path:  # mkdocs loads this file by path; the package is 
 from mkdocs.exceptions import PluginError  # noqa: E402
 from mkdocs.plugins import event_priority  # noqa: E402
 
+from advisor import vocab  # noqa: E402
 from advisor.errors import AdvisorError  # noqa: E402
 from advisor.profile import load_profile  # noqa: E402
 from advisor.report import build_report, render_fragment, render_html, tr  # noqa: E402
@@ -112,8 +113,8 @@ FIELDS = (
     ("prepared_for", "text", None),
     ("workload", "text", None),
     ("model", "model", None),
-    ("task", "select", ("serving", "fine-tuning", "training")),
-    ("method", "select", ("lora", "qlora")),
+    ("task", "select", vocab.PROFILE_TASKS),
+    ("method", "select", vocab.FINE_TUNING_METHODS),
     ("dataset_tokens", "int", None),
     ("epochs", "int", None),
     ("seq", "int", None),
@@ -127,9 +128,9 @@ FIELDS = (
     ("horizon_months", "int", None),
     ("power_kw", "num", None),
     ("rack_units", "int", None),
-    ("acquire", "select", ("either", "rent", "own")),
-    ("currency", "select", ("USD", "AZN", "EUR")),
-    ("language", "select", ("az", "en")),
+    ("acquire", "select", vocab.ACQUIRE),
+    ("currency", "select", vocab.CURRENCIES),
+    ("language", "select", vocab.LANGUAGES),
 )
 
 

@@ -1,22 +1,10 @@
 // The calculators' HTML: one renderer for the browser (calc.mjs) and for the build-time
 // prerender (scripts/calc_prerender.mjs under Node). Pure functions of (kind, state, result,
-// strings S, catalog lists L); no DOM access, every value escaped.
+// strings S, lists L: catalog models and gpus, and `options`, the select fields' choices as
+// [value, label key] from advisor.vocab.form_choices()); no DOM access, every value escaped.
 const GIB = 2 ** 30;
 const esc = (v) =>
   String(v ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
-
-export const OPTIONS = {
-  task: ["inference", "train", "lora", "qlora"],
-  precision: ["amp-bf16", "amp-fp16", "bf16", "fp16", "fp32"],
-  weights: ["bf16", "fp16", "fp32", "fp8", "int8", "int4", "nf4", "gptq", "awq"],
-  kv_dtype: ["bf16", "fp16", "fp32", "fp8"],
-  optimizer: ["adamw", "adamw-8bit", "adafactor", "sgd", "sgd-momentum"],
-  checkpointing: ["none", "selective", "full"],
-  sharding: ["ddp", "zero1", "zero2", "zero3"],
-  phase: ["decode", "prefill", "train"],
-  currency: ["USD", "AZN", "EUR"],
-  acquire: ["either", "rent", "own"],
-};
 
 // Fields per calculator: [name, kind] with kind "model" | "gpu" | "select" | "number" | "text" | "config".
 export const FORMS = {
@@ -120,7 +108,7 @@ function field(kind, name, type, state, S, L) {
     const list = type === "model" ? L.models : L.gpus;
     input = `<select id="${id}" name="${name}">${list.map(([i, n]) => `<option value="${esc(i)}"${i === v ? " selected" : ""}>${esc(n)}</option>`).join("")}</select>`;
   } else if (type === "select") {
-    input = `<select id="${id}" name="${name}">${OPTIONS[name].map((o) => `<option value="${o}"${o === v ? " selected" : ""}>${esc(tr(S, "calc.o." + o, o))}</option>`).join("")}</select>`;
+    input = `<select id="${id}" name="${name}">${L.options[name].map(([o, key]) => `<option value="${esc(o)}"${o === v ? " selected" : ""}>${esc(tr(S, key, o))}</option>`).join("")}</select>`;
   } else if (type === "config") {
     input = `<textarea id="${id}" name="${name}" rows="2" spellcheck="false" placeholder="${esc(tr(S, "calc.config_hint", "config.json"))}">${esc(v)}</textarea>`;
   } else {
