@@ -307,10 +307,10 @@ def batch_vs_vram() -> MappingProxyType:
         l40s=max_batch_train(key, "l40s", seq),
         h100=max_batch_train(key, "h100", seq),
         h200=max_batch_train(key, "h200", seq),
-        rtx4090_gib=gpu("rtx4090").memory_gib,
-        l40s_gib=gpu("l40s").memory_gib,
-        h100_gib=gpu("h100").memory_gib,
-        h200_gib=gpu("h200").memory_gib,
+        rtx4090_gib=gpu("rtx4090").memory_gb,
+        l40s_gib=gpu("l40s").memory_gb,
+        h100_gib=gpu("h100").memory_gb,
+        h200_gib=gpu("h200").memory_gb,
     )
 
 
@@ -529,7 +529,7 @@ def serve_70b_users() -> MappingProxyType:
             h100s=h100 or 0,
             h200s=h200 or 0,
         )
-    return _frozen(users=users, context=ctx, h100_gib=gpu("h100").memory_gib, **rows)
+    return _frozen(users=users, context=ctx, h100_gib=gpu("h100").memory_gb, **rows)
 
 
 @lru_cache(maxsize=1)
@@ -560,7 +560,6 @@ def card(key: str) -> MappingProxyType:
         tier=g.tier,
         memory_bytes=g.memory_bytes,
         memory_gb=g.memory_gb,
-        memory_gib=g.memory_gib,
         memory_type=g.memory_type,
         bandwidth_gbps=g.memory_bandwidth_gbps,
         bf16_tflops=tf.get("bf16", 0.0),
