@@ -769,6 +769,7 @@ CSS = """
 .ar tr{break-inside:avoid}
 .ar a[href^="http"]::after{content:" (" attr(href) ")";font-size:.85em;color:var(--ar-mute);overflow-wrap:anywhere}
 .ar .ar-src a[href^="http"]::after{content:""}
+.ar .ar-src{font-size:.72em}
 .ar th{background:#eee!important;-webkit-print-color-adjust:exact;print-color-adjust:exact}
 }
 """
