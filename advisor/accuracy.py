@@ -1,6 +1,6 @@
 """How accurate the time model is, as measured: the error band every time or throughput figure
 carries, read from the published-measurement validation (bench/throughput_validation.py ->
-bench_results/validation/throughput.json).
+bench_results/validation/throughput-summary.json).
 
 A band is the median and the worst |predicted / measured - 1| over the validation entries of a
 kind (training, serving, decode, prefill) that the model can express; a figure printed with
@@ -14,8 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 KINDS = ("training", "serving", "decode", "prefill")
-DEFAULT_PATH = (
-    Path(__file__).resolve().parent.parent / "bench_results" / "validation" / "throughput.json"
+SUMMARY = "throughput-summary.json"
+# an installed wheel carries the summary as advisor/validation_data/ (pyproject.toml); a
+# checkout reads it from bench_results/validation/ (written by bench/throughput_validation.py)
+DEFAULT_PATHS = (
+    Path(__file__).resolve().parent / "validation_data" / SUMMARY,
+    Path(__file__).resolve().parent.parent / "bench_results" / "validation" / SUMMARY,
 )
 
 
@@ -54,18 +58,18 @@ _bands: dict[str, Band] | None = None
 
 
 def bands(path: str | Path | None = None) -> dict[str, Band]:
-    """The bands of the committed validation (cached); {} when the file is absent (e.g. an
-    installed wheel without the repository: the browser gets them through `set_bands`)."""
+    """The bands of the committed validation summary (cached); {} when no summary is found."""
     global _bands
     if path is None and _bands is not None:
         return _bands
-    p = Path(path) if path is not None else DEFAULT_PATH
-    try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        got: dict[str, Band] = {}
-    else:
+    got: dict[str, Band] = {}
+    for p in [Path(path)] if path is not None else DEFAULT_PATHS:
+        try:
+            doc = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
         got = bands_from_summary(doc.get("summary") if isinstance(doc, dict) else None)
+        break
     if path is None:
         _bands = got
     return got

@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from . import numfmt
 from .errors import AdvisorError
+from .markup import Html
 
 SCHEMA_VERSION = 1
 WORKLOADS = ("train-step", "matmul", "bandwidth", "dataloader", "max-batch", "allreduce", "ddp")
@@ -345,19 +347,8 @@ def measured_efficiencies(results, gpu_ids: dict | None = None) -> tuple:
 
 
 def _fmt(v: float, lang: str) -> str:
-    if v == 0:
-        text = "0"
-    elif float(v).is_integer() and abs(v) < 1e15:
-        text = f"{int(v):,}"
-    elif abs(v) >= 100:
-        text = f"{v:,.0f}"
-    elif abs(v) >= 1:
-        text = f"{v:,.2f}"
-    else:
-        text = f"{v:.3g}"
-    if lang == "az":
-        text = text.replace(",", "\u2009").replace(".", ",").replace("\u2009", ".")
-    return text
+    """A measured figure for the bench tables and charts (advisor.numfmt.measured)."""
+    return numfmt.measured(v, lang)
 
 
 def bar_svg(items, title: str, unit: str, lang: str = "en", width: int = 640) -> str:
@@ -388,7 +379,7 @@ def bar_svg(items, title: str, unit: str, lang: str = "en", width: int = 640) ->
             f"{esc(_fmt(v, lang))}</text>"
         )
     parts.append("</svg>")
-    return "".join(parts)
+    return Html("".join(parts))
 
 
 def paired_bar_svg(
@@ -432,7 +423,7 @@ def paired_bar_svg(
                 f'fill="currentColor">{esc(_fmt(v, lang))}</text>'
             )
     parts.append("</svg>")
-    return "".join(parts)
+    return Html("".join(parts))
 
 
 def line_svg(
@@ -462,7 +453,7 @@ def line_svg(
         for x, y in zip(xs, ys, strict=True)
     )
     esc = html.escape
-    return (
+    return Html(
         f'<svg xmlns="http://www.w3.org/2000/svg" role="img" viewBox="0 0 {width} {height}" '
         f'width="100%" style="max-width:{width}px" class="bench-chart">'
         f"<title>{esc(title)}</title>"

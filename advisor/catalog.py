@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import yamlsafe
-from .errors import AdvisorError, shown, unknown_name
+from .errors import AdvisorError, check_http_url, shown, unknown_name
 from .files import check_depth, is_folder, read_text
 from .hardware import GPU, check_keys, gpu_from_dict
 from .models import ModelSpec, from_hf_config
@@ -101,6 +101,7 @@ def model_preset_from_dict(doc: dict, source: str) -> ModelPreset:
             f"{source}: field 'source' needs 'url' and 'read' (date)",
             field=f"{source}:source",
         )
+    check_http_url(f"{source}:source.url", src["url"])
     try:
         spec = from_hf_config(doc["config"], name=doc["id"], display_name=doc["display_name"])
     except AdvisorError as exc:

@@ -33,11 +33,12 @@ import functools
 import math
 from dataclasses import asdict, dataclass, field, replace
 
+from . import vocab
 from .errors import AdvisorError, check_int, check_non_negative, check_positive
 from .models import ModelSpec, active_param_count, embedding_params
 
 BOUNDS = ("compute", "memory_bandwidth", "interconnect", "vram_capacity")
-TASKS = ("train", "lora", "qlora")
+TASKS = vocab.TRAINING_TASKS
 
 # Which dense peak (GPU.peak_tflops key) a precision runs its matrix multiplies at.
 # fp32: PyTorch leaves TF32 off for matmuls by default (torch.backends.cuda.matmul.allow_tf32 is
@@ -280,15 +281,9 @@ def _total_params(spec: ModelSpec) -> int:
 
 @functools.lru_cache(maxsize=4096)
 def _layer_spans(spec: ModelSpec, seq: int) -> tuple[int, ...]:
-    """Keys each query attends to in the widest case, per layer: `seq`, or the sliding window on
-    sliding layers (Mistral: all layers; Gemma 2: every other layer is global)."""
-    spans = []
-    for i in range(spec.num_layers):
-        sliding = spec.sliding_window is not None and (
-            spec.sliding_window_pattern <= 1 or (i + 1) % spec.sliding_window_pattern != 0
-        )
-        spans.append(min(seq, spec.sliding_window) if sliding else seq)
-    return tuple(spans)
+    """Keys each query attends to in the widest case, per layer: `ModelSpec.layer_spans`
+    (cached here: the compute paths call it per token count)."""
+    return spec.layer_spans(seq)
 
 
 def attention_flops_per_token_train(spec: ModelSpec, seq: int) -> float:

@@ -28,12 +28,12 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-from . import limits
+from . import limits, vocab
 from .errors import AdvisorError, check_choice, check_int, check_non_negative, check_positive
 
 HOURS_PER_MONTH = 8760 / 12
-PRICINGS = ("on_demand", "spot", "reserved")
-CURRENCIES = ("USD", "AZN", "EUR")
+PRICINGS = vocab.PRICINGS
+CURRENCIES = vocab.CURRENCIES
 DEFAULT_PUE = 1.58  # Uptime Institute Global Data Center Survey 2023: industry average
 
 

@@ -210,3 +210,25 @@ def check_choice(field: str, value, choices: Iterable[str]) -> str:
     if value not in choices:
         raise unknown_name(field, value, choices)
     return value
+
+
+_URL_FORBIDDEN = frozenset(' \t\r\n<>"`\\')
+
+
+def check_http_url(field: str, value) -> str:
+    """Return `value` if it is an absolute http(s) URL with a host and no characters that could
+    leave an HTML attribute or a Markdown link (space, quotes, angle brackets, backslash);
+    otherwise an error naming `field`. `javascript:`, `data:` and relative URLs are refused, so a
+    catalog or profile link can only ever point to a web page."""
+    from urllib.parse import urlsplit
+
+    ok = isinstance(value, str) and len(value) <= 2048 and not (_URL_FORBIDDEN & set(value))
+    if ok:
+        parts = urlsplit(value)
+        ok = parts.scheme in ("http", "https") and bool(parts.netloc) and value.isprintable()
+    if not ok:
+        shown = value[:80] if isinstance(value, str) else value
+        raise AdvisorError(
+            "field.url", f"{field}: expected an http(s) URL, got {shown!r}", field=field
+        )
+    return value

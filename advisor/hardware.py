@@ -10,8 +10,9 @@ Conventions (units in the names):
   HGX B200 "180 GB" reports 179 GiB. A document may give `memory_bytes` (e.g. a measured
   `torch.cuda.mem_get_info` total) to override.
 - `memory_bandwidth_gbps` is GB/s (10^9 bytes/s), as datasheets print it.
-- `peak_tflops` holds DENSE tensor (matrix) throughput per precision; `fp32` is the non-tensor
-  (shader / vector) rate; `int8` is in TOPS. NVIDIA datasheets print 2:4-structured-sparse
+- `peak_tflops` holds DENSE tensor (matrix) throughput per floating-point precision; `fp32` is
+  the non-tensor (shader / vector) rate. `peak_tops` holds the integer rates (`int8`) in TOPS
+  (10^12 integer operations per second). NVIDIA datasheets print 2:4-structured-sparse
   figures; the schema rejects an entry marked `sparse: true` and checks any stated sparse figure
   (`datasheet_sparse_tflops`) is twice the stored dense one. GeForce cards run FP16/BF16 tensor
   ops with FP32 accumulate (what PyTorch's cuBLAS calls use) at half the FP16-accumulate rate
@@ -33,10 +34,19 @@ import re
 from dataclasses import dataclass, field
 
 from . import limits
-from .errors import AdvisorError, check_choice, check_int, check_positive, shown, unknown_name
+from .errors import (
+    AdvisorError,
+    check_choice,
+    check_http_url,
+    check_int,
+    check_positive,
+    shown,
+    unknown_name,
+)
 from .units import GB, GIB
 
-PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4")
+PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8", "fp4")  # peak_tflops keys
+INT_PRECISIONS = ("int8",)  # peak_tops keys
 TIERS = ("datacenter", "workstation", "consumer")
 VENDORS = ("nvidia", "amd", "intel")
 MEMORY_TYPES = ("HBM2", "HBM2e", "HBM3", "HBM3e", "GDDR6", "GDDR6X", "GDDR7")
@@ -72,6 +82,7 @@ FIGURE_FIELDS = (
     "memory_type",
     "memory_bandwidth_gbps",
     "peak_tflops",
+    "peak_tops",
     "tdp_w",
     "interconnect",
     "interconnect_gbps",
@@ -123,6 +134,9 @@ OPTIONAL = (
     "sources",
     "notes",
     "datasheet_sparse_tflops",
+    "peak_tops",
+    "datasheet_sparse_tops",
+    "interconnect_direction",
 )
 
 
@@ -206,10 +220,10 @@ def source_from_dict(src: str, fld: str, doc) -> Source:
         raise _err(src, fld, "catalog.source", "expected a mapping {url, read, checked}")
     check_keys(src, doc, ("url", "read", "checked", "note"), prefix=f"{fld}.")
     url = doc.get("url")
-    if not isinstance(url, str) or not url.startswith(("https://", "http://")):
-        raise _err(
-            src, f"{fld}.url", "catalog.source", f"expected an http(s) URL, got {shown(url)}"
-        )
+    try:
+        check_http_url(f"{fld}.url", url)
+    except AdvisorError as exc:
+        raise _err(src, f"{fld}.url", "catalog.source", exc.message.split(": ", 1)[1]) from None
     read = check_iso_date(src, f"{fld}.read", doc.get("read"))
     checked = doc.get("checked")
     if checked not in CHECKED:
@@ -237,7 +251,7 @@ class GPU:
     memory_bytes: int
     memory_type: str
     memory_bandwidth_gbps: float
-    peak_tflops: dict = field(hash=False)  # precision -> dense TFLOPS (int8: TOPS)
+    peak_tflops: dict = field(hash=False)  # floating-point precision -> dense TFLOPS
     tdp_w: float
     interconnect: str
     interconnect_gbps: float
@@ -251,22 +265,25 @@ class GPU:
     architecture: str | None = None
     sources: dict = field(default_factory=dict, hash=False, compare=False)  # field -> Source
     doc: dict = field(default_factory=dict, hash=False, compare=False)
+    peak_tops: dict = field(default_factory=dict, hash=False)  # integer precision -> dense TOPS
     # advisor.efficiency.Achievable, attached by advisor.catalog (catalog/efficiency/)
     achievable: object = field(default=None, hash=False, compare=False, repr=False)
-
-    @property
-    def memory_gib(self) -> float:
-        return self.memory_bytes / GIB
 
     @property
     def memory_bandwidth_bytes_per_s(self) -> float:
         return self.memory_bandwidth_gbps * GB
 
     def peak_flops(self, precision: str) -> float:
-        """Dense peak in FLOP/s (int8: OP/s) for `precision`; unknown_name if not listed."""
+        """Dense peak in FLOP/s for `precision`; unknown_name if not listed."""
         if precision not in self.peak_tflops:
             raise unknown_name("precision", precision, list(self.peak_tflops))
         return self.peak_tflops[precision] * 1e12
+
+    def peak_ops(self, precision: str) -> float:
+        """Dense integer peak in OP/s (`peak_tops`, e.g. int8); unknown_name if not listed."""
+        if precision not in self.peak_tops:
+            raise unknown_name("precision", precision, list(self.peak_tops))
+        return self.peak_tops[precision] * 1e12
 
     def ridge_point(self, precision: str = "bf16") -> float:
         """Roofline ridge point in FLOP/byte: dense peak FLOP/s ÷ memory bandwidth bytes/s.
@@ -296,10 +313,10 @@ class GPU:
             "architecture": self.architecture,
             "memory_gb": self.memory_gb,
             "memory_bytes": self.memory_bytes,
-            "memory_gib": self.memory_gib,
             "memory_type": self.memory_type,
             "memory_bandwidth_gbps": self.memory_bandwidth_gbps,
             "peak_tflops": dict(self.peak_tflops),
+            "peak_tops": dict(self.peak_tops),
             "ridge_point_flop_per_byte": {p: self.ridge_point(p) for p in self.peak_tflops},
             "tdp_w": self.tdp_w,
             "interconnect": self.interconnect,
@@ -327,7 +344,23 @@ def _choice(src: str, doc: dict, key: str, choices) -> str:
     return _wrap(src, check_choice, key, doc.get(key), choices)
 
 
-def _peaks(src: str, doc: dict) -> dict[str, float]:
+def _peaks(src: str, doc: dict) -> tuple[dict[str, float], dict[str, float]]:
+    """(peak_tflops, peak_tops): floating-point TFLOPS (required) and integer TOPS."""
+    tops_raw = doc.get("peak_tops", {})
+    if not isinstance(tops_raw, dict):
+        raise _err(src, "peak_tops", "catalog.not_mapping", "expected a mapping precision: TOPS")
+    tops: dict[str, float] = {}
+    for prec, value in tops_raw.items():
+        fld = f"peak_tops.{prec}"
+        if prec not in INT_PRECISIONS:
+            raise _err(
+                src,
+                fld,
+                "name.unknown",
+                f"unknown precision {prec!r}; allowed: {', '.join(INT_PRECISIONS)}",
+                name=prec,
+            )
+        tops[prec] = _wrap(src, check_positive, fld, value, maximum=_MAX_TFLOPS)
     raw = doc.get("peak_tflops")
     if not isinstance(raw, dict) or not raw:
         raise _err(
@@ -336,6 +369,14 @@ def _peaks(src: str, doc: dict) -> dict[str, float]:
     out: dict[str, float] = {}
     for prec, value in raw.items():
         fld = f"peak_tflops.{prec}"
+        if prec in INT_PRECISIONS:
+            raise _err(
+                src,
+                fld,
+                "gpu.int_in_tflops",
+                f"{prec} throughput is in TOPS, not TFLOPS: give it under peak_tops",
+                name=prec,
+            )
         if prec not in PRECISIONS:
             raise _err(
                 src,
@@ -362,34 +403,41 @@ def _peaks(src: str, doc: dict) -> dict[str, float]:
                 )
             value = value.get("value")
         out[prec] = _wrap(src, check_positive, fld, value, maximum=_MAX_TFLOPS)
+    both = {**out, **tops}
+    name = {**{p: f"peak_tflops.{p}" for p in out}, **{p: f"peak_tops.{p}" for p in tops}}
     for hi, lo in _ORDER:
-        if hi in out and lo in out and out[hi] < out[lo]:
+        if hi in both and lo in both and both[hi] < both[lo]:
             raise _err(
                 src,
-                f"peak_tflops.{hi}",
+                name[hi],
                 "gpu.precision_order",
-                f"{out[hi]} is below peak_tflops.{lo} {out[lo]}: a lower precision cannot be slower",
+                f"{both[hi]} is below {name[lo]} {both[lo]}: a lower precision cannot be slower",
             )
-    sparse = doc.get("datasheet_sparse_tflops")
-    if sparse is not None:
+    for key, dense, dense_key in (
+        ("datasheet_sparse_tflops", out, "peak_tflops"),
+        ("datasheet_sparse_tops", tops, "peak_tops"),
+    ):
+        sparse = doc.get(key)
+        if sparse is None:
+            continue
         if not isinstance(sparse, dict):
-            raise _err(src, "datasheet_sparse_tflops", "catalog.not_mapping", "expected a mapping")
+            raise _err(src, key, "catalog.not_mapping", "expected a mapping")
         for prec, s in sparse.items():
-            fld = f"datasheet_sparse_tflops.{prec}"
+            fld = f"{key}.{prec}"
             s = _wrap(src, check_positive, fld, s, maximum=2 * _MAX_TFLOPS)
-            if prec not in out:
+            if prec not in dense:
                 raise _err(
-                    src, fld, "gpu.sparse_without_dense", "no dense peak_tflops entry for it"
+                    src, fld, "gpu.sparse_without_dense", f"no dense {dense_key} entry for it"
                 )
-            if abs(2 * out[prec] - s) > 0.02 * s:
+            if abs(2 * dense[prec] - s) > 0.02 * s:
                 raise _err(
                     src,
-                    f"peak_tflops.{prec}",
+                    f"{dense_key}.{prec}",
                     "gpu.sparse_as_dense",
-                    f"dense {out[prec]} should be half the datasheet's 2:4-sparse {s} "
+                    f"dense {dense[prec]} should be half the datasheet's 2:4-sparse {s} "
                     f"(expected about {s / 2:g})",
                 )
-    return out
+    return out, tops
 
 
 def _bandwidth(src: str, value) -> float:
@@ -437,7 +485,7 @@ def gpu_from_dict(doc, source_name: str) -> GPU:
                 "gpu.memory_mismatch",
                 f"{memory_bytes} is not within 90 %-101 % of memory_gb {memory_gb}",
             )
-    peaks = _peaks(src, doc)
+    peaks, tops = _peaks(src, doc)
     price = doc.get("price_usd")
     price_date = doc.get("price_date")
     price_kind = doc.get("price_kind")
@@ -472,13 +520,19 @@ def gpu_from_dict(doc, source_name: str) -> GPU:
             raise _err(src, f"sources.{key}", "name.unknown", f"{key!r} is not a figure field")
         if base == "peak_tflops" and "." in key and key.split(".", 1)[1] not in peaks:
             raise _err(src, f"sources.{key}", "name.unknown", "no such peak_tflops entry")
+        if base == "peak_tops" and "." in key and key.split(".", 1)[1] not in tops:
+            raise _err(src, f"sources.{key}", "name.unknown", "no such peak_tops entry")
         sources[key] = source_from_dict(src, f"sources.{key}", value)
     for fld in FIGURE_FIELDS:
         if fld == "price_usd" and price is None:
             continue
+        if fld == "peak_tops" and not tops:
+            continue
         if fld not in sources:
             per_prec = all(f"peak_tflops.{p}" in sources for p in peaks)
             if fld == "peak_tflops" and per_prec:
+                continue
+            if fld == "peak_tops" and all(f"peak_tops.{p}" in sources for p in tops):
                 continue
             if default_src is None:
                 raise _err(
@@ -504,6 +558,7 @@ def gpu_from_dict(doc, source_name: str) -> GPU:
         memory_type=_choice(src, doc, "memory_type", MEMORY_TYPES),
         memory_bandwidth_gbps=float(_bandwidth(src, doc["memory_bandwidth_gbps"])),
         peak_tflops=peaks,
+        peak_tops=tops,
         tdp_w=float(_wrap(src, check_positive, "tdp_w", doc["tdp_w"], maximum=5000)),
         interconnect=_choice(src, doc, "interconnect", INTERCONNECTS),
         interconnect_gbps=float(

@@ -24,19 +24,20 @@ import functools
 from dataclasses import dataclass, replace
 
 from . import activations as act
-from . import quant
+from . import quant, vocab
 from .errors import AdvisorError, check_choice, check_int, check_positive
 from .models import ModelSpec, param_count
 from .units import GIB, MIB
 
-PRECISIONS = ("fp32", "bf16", "fp16", "amp-bf16", "amp-fp16")
-OPTIMIZERS = ("adamw", "adamw-8bit", "adafactor", "sgd", "sgd-momentum")
-CHECKPOINTING = ("none", "selective", "full")
-ATTENTION = ("sdpa", "eager")
-SHARDING = ("ddp", "zero1", "zero2", "zero3")
-WEIGHT_FORMATS = quant.WEIGHT_FORMATS
-KV_DTYPES = ("fp32", "bf16", "fp16", "fp8")
-QUANT = ("nf4", "int8", "int4", "fp8")
+# choice lists: advisor.vocab (one definition for every module and the site)
+PRECISIONS = vocab.PRECISIONS
+OPTIMIZERS = vocab.OPTIMIZERS
+CHECKPOINTING = vocab.CHECKPOINTING
+ATTENTION = vocab.ATTENTION
+SHARDING = vocab.SHARDING
+WEIGHT_FORMATS = vocab.WEIGHT_FORMATS  # inference weights
+KV_DTYPES = vocab.KV_DTYPES
+QUANT = vocab.QLORA_BASE_FORMATS  # TrainingSetup.quant: the QLoRA base
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 COMPONENTS = (
@@ -584,19 +585,12 @@ def kv_cache_bytes_per_token(spec: ModelSpec, kv_dtype: str = "bf16") -> int:
 
 def kv_cache_bytes(spec: ModelSpec, tokens: int, kv_dtype: str = "bf16") -> int:
     """KV cache for `tokens` tokens of one sequence: sliding-window layers keep at most the
-    window (Mistral 7B v0.1, Jiang et al. 2023 arXiv:2310.06825 'rolling buffer cache'; Gemma 2
-    alternates local and global layers, every `sliding_window_pattern`-th layer global)."""
+    window (Mistral 7B v0.1, Jiang et al. 2023 arXiv:2310.06825 'rolling buffer cache'); which
+    layers slide is `ModelSpec.is_sliding` (Gemma 2 alternating, Qwen2 `max_window_layers`)."""
     if not spec.causal:
         return 0
     per_layer_token = 2 * spec.kv_dim * _DTYPE_BYTES[kv_dtype]
-    total = 0
-    for layer in range(spec.num_layers):
-        sliding = spec.sliding_window is not None and (
-            spec.sliding_window_pattern <= 1 or (layer + 1) % spec.sliding_window_pattern != 0
-        )
-        n = min(tokens, spec.sliding_window) if sliding else tokens
-        total += n * per_layer_token
-    return total
+    return sum(spec.layer_spans(tokens)) * per_layer_token
 
 
 def inference_weight_bytes(spec: ModelSpec, weights: str) -> tuple[int, int]:
@@ -623,7 +617,7 @@ def inference_memory(setup: InferenceSetup) -> MemoryEstimate:
     comps["logits"] = s.batch * spec.vocab_size * (act._act_dt(dtype) + 4) // tp
     peak = sum(comps.values())
     assumptions = [quant.FORMATS[s.weights].source]
-    if spec.sliding_window:
+    if spec.num_sliding_layers:
         assumptions.append(f"sliding-window layers keep at most {spec.sliding_window} tokens")
     return _finish(comps, peak, tp > 1, tuple(assumptions))
 

@@ -128,18 +128,38 @@ class ModelSpec:
             return "MHA"
         return "MQA" if self.num_kv_heads == 1 else "GQA"
 
-    @property
-    def num_sliding_layers(self) -> int:
-        """Layers that attend over `sliding_window` tokens only (0 when there is no window).
+    def is_sliding(self, layer: int) -> bool:
+        """Whether decoder layer `layer` (0-based) attends over `sliding_window` tokens only.
 
-        Mistral v0.1 / Phi-3: every layer; Gemma 2: layers i with (i + 1) % 2 != 0
-        (`Gemma2Config.layer_types`); Qwen2 with `use_sliding_window`: layers i >= max_window_layers.
+        The one rule every module uses (memory.kv_cache_bytes, compute._layer_spans,
+        num_sliding_layers), as transformers builds `config.layer_types`:
+        - no window: no layer slides;
+        - Gemma 2 (`sliding_window_pattern` p > 1): layer i slides when (i + 1) % p != 0
+          (`Gemma2Config.layer_types`, every p-th layer global);
+        - Qwen2 with `use_sliding_window`: layer i slides when i >= `max_window_layers`
+          (`first_sliding_layer` here; huggingface/transformers
+          src/transformers/models/qwen2/configuration_qwen2.py, `Qwen2Config.__post_init__`:
+          `"sliding_attention" if self.sliding_window is not None and i >= self.max_window_layers`);
+        - Mistral v0.1 / Phi-3 (`first_sliding_layer` 0, pattern 1): every layer.
         """
         if self.sliding_window is None:
-            return 0
-        if self.sliding_window_pattern > 1:
-            return self.num_layers - self.num_layers // self.sliding_window_pattern
-        return self.num_layers - min(self.first_sliding_layer, self.num_layers)
+            return False
+        if self.sliding_window_pattern > 1 and (layer + 1) % self.sliding_window_pattern == 0:
+            return False
+        return layer >= self.first_sliding_layer
+
+    def layer_spans(self, seq: int) -> tuple[int, ...]:
+        """Tokens each layer keeps (KV cache) or attends over (widest query) for a `seq`-token
+        sequence: `min(seq, sliding_window)` on sliding layers (`is_sliding`), else `seq`."""
+        window = self.sliding_window
+        return tuple(
+            min(seq, window) if self.is_sliding(i) else seq for i in range(self.num_layers)
+        )
+
+    @property
+    def num_sliding_layers(self) -> int:
+        """Layers that attend over `sliding_window` tokens only (0 when there is no window)."""
+        return sum(self.is_sliding(i) for i in range(self.num_layers))
 
     def to_dict(self) -> dict:
         d = asdict(self)

@@ -45,14 +45,14 @@ import math
 import re
 from dataclasses import dataclass
 
-from . import yamlsafe
+from . import vocab, yamlsafe
 from .errors import AdvisorError, suggest
 
-TASKS = ("training", "fine-tuning", "serving")
-METHODS = ("lora", "qlora")
-ACQUIRE = ("rent", "own", "either")
-CURRENCIES = ("USD", "AZN", "EUR")
-LANGUAGES = ("az", "en")
+TASKS = vocab.PROFILE_TASKS
+METHODS = vocab.FINE_TUNING_METHODS
+ACQUIRE = vocab.ACQUIRE
+CURRENCIES = vocab.CURRENCIES
+LANGUAGES = vocab.LANGUAGES
 WEIGHTS = ("bf16", "fp16", "fp8", "int8", "int4", "nf4", "gptq", "awq")
 _ISO = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
@@ -121,12 +121,8 @@ class Workload:
 
     @property
     def advisor_task(self) -> str:
-        """The task name advisor.recommend uses."""
-        if self.task == "serving":
-            return "inference"
-        if self.task == "fine-tuning":
-            return self.method or "lora"
-        return "train"
+        """The task name advisor.recommend uses (`vocab.task_from_profile`)."""
+        return vocab.task_from_profile(self.task, self.method)
 
     @property
     def per_user_tokens_per_s(self) -> float | None:

@@ -24,15 +24,15 @@ import functools
 import math
 from dataclasses import dataclass, field, fields
 
-from . import compute, cost, limits
+from . import compute, cost, limits, vocab
 from . import memory as mem
 from .errors import AdvisorError, check_choice, check_int, check_positive
 from .hardware import TIERS
 from .models import ModelSpec
 from .units import GIB
 
-TASKS = ("inference", "train", "lora", "qlora")
-ACQUIRE = ("rent", "own", "either")
+TASKS = vocab.TASKS
+ACQUIRE = vocab.ACQUIRE
 COUNTS = (1, 2, 4, 8)
 # US average retail electricity price to commercial customers, 2023: 12.7 cents/kWh (U.S. EIA,
 # Electric Power Monthly, Table 5.3); used when the workload gives none.
@@ -53,7 +53,9 @@ class Workload:
     batch: int = 1
     seq: int = 2048
     precision: str | None = None  # training precision; None: amp-bf16 (qlora: bf16)
-    quant: str | None = None  # inference weight format (bf16 default) / qlora base (nf4)
+    # QLoRA base format (vocab.QLORA_BASE_FORMATS; None: nf4). For task "inference" it is still
+    # read as the weight format when `weights` is unset (its old, second meaning).
+    quant: str | None = None
     kv_dtype: str = "bf16"
     optimizer: str = "adamw"
     checkpointing: str = "none"
@@ -72,6 +74,7 @@ class Workload:
     server_usd_per_gpu: float = 0.0
     pue: float = cost.DEFAULT_PUE
     tiers: tuple[str, ...] = ()  # empty: all tiers
+    weights: str | None = None  # inference weight format (vocab.WEIGHT_FORMATS; None: bf16)
 
     def validated(self) -> Workload:
         if not isinstance(self.model, ModelSpec):
@@ -83,6 +86,8 @@ class Workload:
             check_choice("precision", self.precision, mem.PRECISIONS)
         if self.quant is not None:
             check_choice("quant", self.quant, (*mem.WEIGHT_FORMATS, *mem.QUANT))
+        if self.weights is not None:
+            check_choice("weights", self.weights, vocab.WEIGHT_FORMATS)
         check_choice("kv_dtype", self.kv_dtype, mem.KV_DTYPES)
         check_choice("optimizer", self.optimizer, mem.OPTIMIZERS)
         check_choice("checkpointing", self.checkpointing, mem.CHECKPOINTING)
@@ -126,6 +131,17 @@ class Workload:
                 field="dataset_tokens",
             )
         return self
+
+    @property
+    def inference_weights(self) -> str:
+        """The stored format of the served weights."""
+        legacy = self.quant if self.task == "inference" else None
+        return self.weights or legacy or "bf16"
+
+    @property
+    def qlora_base(self) -> str:
+        """The quantised base of a QLoRA fine-tune."""
+        return (self.quant if self.task == "qlora" else None) or "nf4"
 
     @property
     def train_precision(self) -> str:
@@ -194,7 +210,7 @@ def _training_setup(w: Workload, count: int, sharding: str, tp: int):
     if w.task in ("lora", "qlora"):
         kwargs["lora_rank"] = w.lora_rank
     if w.task == "qlora":
-        kwargs["quant"] = w.quant or "nf4"
+        kwargs["quant"] = w.qlora_base
     return mem.TrainingSetup(**kwargs)
 
 
@@ -203,7 +219,7 @@ def _inference_setup(w: Workload, tp: int):
         model=w.model,
         batch=w.batch,
         seq=w.seq,
-        weights=w.quant or "bf16",
+        weights=w.inference_weights,
         kv_dtype=w.kv_dtype,
         tensor_parallel=tp,
     )
@@ -309,7 +325,7 @@ def decode_rate(w: Workload, gpu, tensor_parallel: int, efficiency=compute.DEFAU
         gpu,
         batch=w.batch,
         context=w.seq,
-        weights=w.quant or "bf16",
+        weights=w.inference_weights,
         kv_dtype=w.kv_dtype,
         tensor_parallel=tensor_parallel,
         efficiency=efficiency,

@@ -23,15 +23,15 @@ import tempfile
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
-from . import compute, cost, limits, memory, recommend
+from . import compute, cost, limits, memory, recommend, vocab
 from .catalog import Catalog, load_catalog
 from .errors import AdvisorError, check_choice, check_int, clip, parse_number, shown
 from .files import MAX_FILE_BYTES
 from .models import from_config_json
 
-TASKS = ("inference", "train", "lora", "qlora")
-INFER_WEIGHTS = ("bf16", "fp16", "fp32", "fp8", "int8", "int4", "nf4", "gptq", "awq")
-ROOFLINE_PHASES = ("decode", "prefill", "train")
+TASKS = vocab.TASKS
+INFER_WEIGHTS = vocab.WEIGHT_FORMATS
+ROOFLINE_PHASES = vocab.ROOFLINE_PHASES
 MAX_BATCH = 65_536
 MAX_SEQ = 16_777_216
 MAX_GPUS = 1024

@@ -38,6 +38,8 @@ from advisor.parallel import Layout
 ROOT = Path(__file__).resolve().parent.parent
 PUBLISHED = ROOT / "bench" / "published"
 OUT = ROOT / "bench_results" / "validation" / "throughput.json"
+# the summary alone (error bands by kind), small enough to ship in the advisor wheel
+SUMMARY_OUT = OUT.with_name("throughput-summary.json")
 SCHEMA_VERSION = 1
 TARGET_MEDIAN = 0.15
 TARGET_WORST = 0.40
@@ -635,6 +637,7 @@ def write(doc: dict, path: Path = OUT) -> None:
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1, ensure_ascii=False, default=str)
         f.write("\n")
+    os.chmod(tmp, 0o644)
     os.replace(tmp, path)
 
 
@@ -651,6 +654,16 @@ def main(argv=None) -> int:
         print(json.dumps(best.to_dict(), indent=1))
     doc = build()
     write(doc, args.out)
+    if args.out == OUT:
+        write(
+            {
+                "schema_version": SCHEMA_VERSION,
+                "what": "summary of bench_results/validation/throughput.json",
+                "generated_utc": doc["generated_utc"],
+                "summary": doc["summary"],
+            },
+            SUMMARY_OUT,
+        )
     s = doc["summary"]
     if not args.quiet:
         for r in doc["entries"]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from html import escape
 
+from markupsafe import Markup
+
 W = 720  # viewBox width
 
 
@@ -24,7 +26,7 @@ def _svg(inner: list[str], height: float, title: str, desc: str, ident: str) -> 
         f'aria-labelledby="{ident}-t {ident}-d" xmlns="http://www.w3.org/2000/svg">'
         f'<title id="{ident}-t">{escape(title)}</title><desc id="{ident}-d">{escape(desc)}</desc>'
     )
-    return (
+    return Markup(
         '<figure class="advisor-figure">' + head + "".join(inner) + "</svg>"
         f"<figcaption>{escape(title)}</figcaption></figure>"
     )

@@ -61,11 +61,36 @@ def _frozen(**kw) -> MappingProxyType:
     return MappingProxyType(kw)
 
 
-@lru_cache(maxsize=1)
-def catalog():
-    from advisor.catalog import load_catalog
+_SOURCE: dict = {}  # "catalog", "root": what the build handed over (hooks.state.load)
 
-    return load_catalog(os.environ.get("ADVISOR_CATALOG") or ROOT / "catalog")
+
+def use_catalog(cat, root: Path) -> None:
+    """Compute every figure from `cat` (the build's one catalog) and files under `root`; the
+    cached figures of a previous build are dropped."""
+    reset()
+    _SOURCE.update(catalog=cat, root=root)
+
+
+def reset() -> None:
+    """Back to the default catalog (loaded on first use)."""
+    _SOURCE.clear()
+    for value in list(globals().values()):
+        if callable(value) and hasattr(value, "cache_clear"):
+            value.cache_clear()
+
+
+def root() -> Path:
+    return _SOURCE.get("root", ROOT)
+
+
+def catalog():
+    """The build's catalog; outside a build (tests of this module) `$ADVISOR_CATALOG` or the
+    repository's catalog/, loaded once."""
+    if "catalog" not in _SOURCE:
+        from advisor.catalog import load_catalog
+
+        _SOURCE["catalog"] = load_catalog(os.environ.get("ADVISOR_CATALOG") or ROOT / "catalog")
+    return _SOURCE["catalog"]
 
 
 def model(key: str):
@@ -282,10 +307,10 @@ def batch_vs_vram() -> MappingProxyType:
         l40s=max_batch_train(key, "l40s", seq),
         h100=max_batch_train(key, "h100", seq),
         h200=max_batch_train(key, "h200", seq),
-        rtx4090_gib=gpu("rtx4090").memory_gib,
-        l40s_gib=gpu("l40s").memory_gib,
-        h100_gib=gpu("h100").memory_gib,
-        h200_gib=gpu("h200").memory_gib,
+        rtx4090_gib=gpu("rtx4090").memory_gb,
+        l40s_gib=gpu("l40s").memory_gb,
+        h100_gib=gpu("h100").memory_gb,
+        h200_gib=gpu("h200").memory_gb,
     )
 
 
@@ -504,7 +529,7 @@ def serve_70b_users() -> MappingProxyType:
             h100s=h100 or 0,
             h200s=h200 or 0,
         )
-    return _frozen(users=users, context=ctx, h100_gib=gpu("h100").memory_gib, **rows)
+    return _frozen(users=users, context=ctx, h100_gib=gpu("h100").memory_gb, **rows)
 
 
 @lru_cache(maxsize=1)
@@ -535,7 +560,6 @@ def card(key: str) -> MappingProxyType:
         tier=g.tier,
         memory_bytes=g.memory_bytes,
         memory_gb=g.memory_gb,
-        memory_gib=g.memory_gib,
         memory_type=g.memory_type,
         bandwidth_gbps=g.memory_bandwidth_gbps,
         bf16_tflops=tf.get("bf16", 0.0),
@@ -833,19 +857,19 @@ def training_run() -> MappingProxyType:
 
 
 # ---------------------------------------------------------------------------------------------
-# Validation (measured by the memory engineer's suite)
+# Validation (bench_results/validation/: advisor's estimates against measured allocations)
 # ---------------------------------------------------------------------------------------------
 
-VALIDATION_FILE = ROOT / "bench_results" / "validation" / "memory.json"
+VALIDATION_FILE = Path("bench_results") / "validation" / "memory.json"  # under root()
 
 
 @lru_cache(maxsize=1)
 def validation():
     """The committed estimate-vs-measured table, or None before it exists."""
-    if not VALIDATION_FILE.is_file():
+    path = root() / VALIDATION_FILE
+    if not path.is_file():
         return None
-    doc = json.loads(VALIDATION_FILE.read_text(encoding="utf-8"))
-    return doc
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 @lru_cache(maxsize=1)

@@ -3,8 +3,8 @@ prerendered default result of every calculator.
 
 Registered in mkdocs.yml `hooks:`.
 
-- `on_post_page`: `<div class="calc-slot" data-calc="NAME"></div>` (written by the markers
-  templates/markers/calc-NAME.md.j2) becomes the whole calculator with its default result,
+- `on_post_page`: the marker `<!-- advisor:calc:NAME -->` (hooks/markers.py) becomes the whole
+  calculator with its default result,
   computed now by advisor.webapi (CPython) and rendered to HTML by the very renderer the browser
   uses (docs/assets/calc/render.mjs, run under Node by scripts/calc_prerender.mjs).
 - `on_post_build`: into site/assets/pyodide/: the runtime files of the pinned npm package
@@ -16,7 +16,8 @@ Registered in mkdocs.yml `hooks:`.
   (`loadPyodide({lockFileURL, packages: ["advisor"]})`);
   `advisor.snapshot.gz`, a Pyodide memory snapshot taken under Node after loading that wheel and
   the catalog (scripts/pyodide_snapshot.mjs; loadPyodide's `_makeSnapshot`/`_loadSnapshot`:
-  cold start in 0.4 s instead of 4 s); the validated catalog as JSON.
+  cold start in 0.4 s instead of 4 s); the validated catalog as JSON. The catalog is the build
+  state's (hooks/state.py), so `$ADVISOR_CATALOG` reaches the calculators too.
 
 Determinism: the wheel is built with SOURCE_DATE_EPOCH, the snapshot with a fixed clock and a
 seeded random source, gzip with mtime 0; every product is cached under .cache/calc/ by the
@@ -28,7 +29,6 @@ from __future__ import annotations
 import base64
 import gzip
 import hashlib
-import html
 import io
 import json
 import logging
@@ -41,8 +41,14 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from mkdocs.exceptions import PluginError
-from mkdocs.plugins import event_priority
+if str(Path(__file__).resolve().parent.parent) not in sys.path:  # mkdocs loads this by path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from mkdocs.exceptions import PluginError  # noqa: E402
+from mkdocs.plugins import event_priority  # noqa: E402
+
+from hooks import markers, state  # noqa: E402
+from hooks.templating import script_json  # noqa: E402
 
 
 def _repo() -> Path:
@@ -57,13 +63,11 @@ def _repo() -> Path:
     return here
 
 
-HERE = Path(__file__).resolve().parent.parent
 ROOT = _repo()
 PYODIDE = ROOT / "node_modules" / "pyodide"
 CACHE = ROOT / ".cache" / "calc"
 RUNTIME_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip")
 CALCS = ("vram", "budget", "picker", "roofline")
-SLOT = '<div class="calc-slot" data-calc="{name}"></div>'
 # Inlined into the <head> of calculator pages (mkdocs.yml keeps the file itself out of the site):
 # starts the Pyodide worker early and holds Material's search worker back (the file says why).
 BOOT_JS = (ROOT / "docs" / "assets" / "calc" / "boot.js").read_text(encoding="utf-8")
@@ -75,10 +79,11 @@ DEPENDENCIES = (
     ("Jinja2", ("jinja2",), ("markupsafe",)),
 )
 REPORT_TEMPLATES = ROOT / "templates" / "report"
+# the time model's measured accuracy (bench/throughput_validation.py), shipped in the wheel as
+# advisor/validation_data/ so that the browser shows the same error bands as the CLI
+ACCURACY_SUMMARY = ROOT / "bench_results" / "validation" / "throughput-summary.json"
 
 log = logging.getLogger("mkdocs.hooks.pyodide_assets")
-
-_prerendered: dict | None = None
 
 
 def _sha(*parts: bytes) -> str:
@@ -103,6 +108,7 @@ def build_wheel() -> Path:
     key = _sha(
         _tree_bytes(ROOT / "advisor", "*.py"),
         _tree_bytes(REPORT_TEMPLATES, "*"),
+        ACCURACY_SUMMARY.read_bytes(),
         (ROOT / "pyproject.toml").read_bytes(),
         (ROOT / "README.md").read_bytes(),
     )[:16]
@@ -152,6 +158,7 @@ def _check_wheel(wheel: Path) -> None:
         for p in (ROOT / "advisor").rglob("*.py")
         if "__pycache__" not in p.parts
     } | {f"advisor/report_templates/{p.name}" for p in REPORT_TEMPLATES.iterdir() if p.is_file()}
+    want.add(f"advisor/validation_data/{ACCURACY_SUMMARY.name}")
     if got != want:
         raise PluginError(
             f"advisor wheel: missing {sorted(want - got)}, unexpected {sorted(got - want)} "
@@ -319,69 +326,55 @@ def _write(path: Path, data: bytes) -> None:
 
 
 def _strings(lang: str) -> dict:
-    """The calculators' strings (keys `calc.*`) from templates/i18n/{lang}.yaml."""
-    from advisor import yamlsafe
-
-    table = yamlsafe.load_file(HERE / "templates" / "i18n" / f"{lang}.yaml")
+    """The calculators' strings (keys `calc.*`, `err.*`) of the build's translations."""
+    table = state.current().strings[lang]
     return {k: v for k, v in table.items() if k.startswith(("calc.", "err."))}
 
 
 def prerender() -> dict:
-    """{(name, lang): html} for every calculator's default state, cached per build."""
-    global _prerendered
-    if _prerendered is not None:
-        return _prerendered
+    """{(name, lang): html} for every calculator's default state, once per build."""
+    cache = state.current().cache
+    if "prerendered" in cache:
+        return cache["prerendered"]
     from advisor import webapi
 
     items = []
     for name in CALCS:
-        state = dict(webapi.DEFAULTS[name])
+        defaults = dict(webapi.DEFAULTS[name])
         result = json.loads(webapi.dumps(webapi.run(name, {})))
         if "error" in result:
             raise PluginError(f"calculator {name}: default inputs fail: {result['error']}")
         for lang in ("az", "en"):
-            items.append({"kind": name, "lang": lang, "state": state, "result": result})
+            items.append({"kind": name, "lang": lang, "state": defaults, "result": result})
     payload = {
         "items": items,
         "strings": {lang: _strings(lang) for lang in ("az", "en")},
         "catalog": _catalog_lists(),
     }
     out = json.loads(_node("calc_prerender.mjs", stdin=json.dumps(payload).encode()))
-    _prerendered = {(it["kind"], it["lang"]): h for it, h in zip(items, out, strict=True)}
-    return _prerendered
+    cache["prerendered"] = {(it["kind"], it["lang"]): h for it, h in zip(items, out, strict=True)}
+    return cache["prerendered"]
 
 
 def _catalog_lists() -> dict:
-    """What the forms' drop-downs list: models and accelerators (id, name)."""
-    from advisor import webapi
+    """What the forms' drop-downs list: models and accelerators (id, name) and the choices of
+    every select field (advisor.vocab)."""
+    from advisor import vocab
 
-    cat = webapi.get_catalog()
+    cat = state.current().catalog
     return {
         "models": [[m.id, m.display_name] for m in cat.models],
         "gpus": [[g.id, g.name] for g in cat.gpus],
+        "options": vocab.form_choices(),
     }
 
 
-def _page_lang(page) -> str:
-    locale = getattr(page.file, "locale", None) or ""
-    if str(locale).startswith("en"):
-        return "en"
-    return "en" if page.url.startswith("en/") else "az"
-
-
 def on_post_page(output, page, config):
-    if 'class="calc-slot"' not in output:
+    if not any(kind == "calc" for kind, _ in markers.found(output)):
         return output
-    lang = _page_lang(page)
+    lang = state.page_lang(page)
     pre = prerender()
-    for name in CALCS:
-        slot = SLOT.format(name=name)
-        if slot in output:
-            output = output.replace(slot, pre[(name, lang)])
-    if 'class="calc-slot"' in output:
-        raise PluginError(f"{page.file.src_path}: unknown calculator slot")
-    strings = json.dumps(_strings(lang), ensure_ascii=False, sort_keys=True)
-    lists = json.dumps(_catalog_lists(), ensure_ascii=False, sort_keys=True)
+    output = markers.replace(output, "calc", lambda name: pre[(name, lang)])
     base = "../" * page.url.count("/") if page.url else ""
     head = (
         f'<script data-base="{base}">{BOOT_JS}</script>'
@@ -392,8 +385,8 @@ def on_post_page(output, page, config):
         f'<link rel="stylesheet" href="{base}assets/calc/calc.css">'
     )
     data = (
-        f'<script type="application/json" id="calc-strings">{html.escape(strings, quote=False)}</script>'
-        f'<script type="application/json" id="calc-lists">{html.escape(lists, quote=False)}</script>'
+        f'<script type="application/json" id="calc-strings">{script_json(_strings(lang))}</script>'
+        f'<script type="application/json" id="calc-lists">{script_json(_catalog_lists())}</script>'
         f'<script type="module" src="{base}assets/calc/calc.mjs"></script>'
     )
     output = output.replace("</head>", head + "</head>", 1)
@@ -414,10 +407,11 @@ def on_post_build(config):
     for name in RUNTIME_FILES:
         _write(assets / name, (PYODIDE / name).read_bytes())
     lock = write_wheels(assets)
-    files = webapi.catalog_files(ROOT / "catalog")
+    st = state.current()
+    files = webapi.catalog_files(st.catalog_root)
     _write(
         site / "assets" / "calc" / "catalog-files.json",
         json.dumps(files, sort_keys=True, ensure_ascii=False).encode(),
     )
-    _write(site / "assets" / "calc" / "catalog.json", webapi.get_catalog().to_json().encode())
+    _write(site / "assets" / "calc" / "catalog.json", st.catalog.to_json().encode())
     _write(assets / "advisor.snapshot.gz", make_snapshot(assets, lock, files))

@@ -1,28 +1,25 @@
 """Renders every page's Markdown as a Jinja2 template, from the catalog and advisor.
 
-Registered in mkdocs.yml `hooks:`. The style follows mkdocs-material's own hooks
-(material/overrides/hooks/translations.py) and pydantic's docs/plugins/main.py: one function per
-kind of page, each returning early when the page is not its own.
+Registered in mkdocs.yml `hooks:` (the package: hooks/__init__.py). The style follows
+mkdocs-material's own hooks (material/overrides/hooks/translations.py) and pydantic's
+docs/plugins/main.py: one function per kind of page, each returning early when the page is not
+its own.
 
-Context of every page (contract "SITE" in /work/team/contracts.md):
+Context of every page:
 
 - `lang`: "az" | "en"; `page`: the mkdocs page (`page.meta` is its front matter)
-- `catalog`: `advisor.catalog.Catalog`, loaded ONCE per build (`on_config`)
-- `facts`: the module hooks/facts.py (guide engineer), imported lazily if it exists
-- `bench`: `advisor.benchresults.load_results(bench_results/)` if that module exists, else ()
+- `catalog`: `advisor.catalog.Catalog` and `bench`: the bench results, from the build state
+  (hooks/state.py, loaded ONCE per build in `on_config`)
+- `facts`: hooks/facts.py, the guide's figures
 - `t(key, **params)`: translation from templates/i18n/{az,en}.yaml; a missing key fails the build
+- `fmt`: the page's filters (hooks/templating.py: `num`, `gib`, `gb`, `pct`, `money`, `url`)
 - `memory`, `models`, `units`, `charts`, `data`: advisor modules and the site's data helpers
   (hooks/sitedata.py, hooks/charts.py) for the data pages
-- filters (per language; az: decimal comma, CLDR grouping "1.234,5"):
-  `gib(bytes, digits=1)` "12,5 GiB"; `gb(bytes, digits=1)` "13,4 GB"; `num(x, digits=0)`;
-  `pct(fraction, digits=0)` 0.125 -> "12,5 %" (az) / "12.5%" (en);
-  `money(amount_usd, currency="USD", digits=2)` (converted with catalog/currency.yaml rates)
+- `gpu` or `model` on the generated per-item pages (front matter `advisor_item`)
 
-Jinja2 loader rooted at templates/ (`{% include "partials/x.md.j2" %}`), StrictUndefined,
-`trim_blocks` and `lstrip_blocks` on (so loops can build Markdown tables line by line).
-
-Markers: a comment `<!-- advisor:NAME -->` on its own line is replaced by the template
-templates/markers/NAME.md.j2 rendered with the page's context; an unknown NAME fails the build.
+Markers (hooks/markers.py): `<!-- advisor:NAME -->` on its own line includes
+templates/markers/NAME.md.j2; `<!-- advisor:report:NAME -->` and `<!-- advisor:calc:NAME -->`
+are checked here and expanded by hooks/reports.py and hooks/pyodide_assets.py.
 
 Every failure (undefined variable, template syntax, unknown marker, missing translation, invalid
 catalog or bench data) raises `PluginError` with a message naming the page or the file.
@@ -30,29 +27,28 @@ catalog or bench data) raises `PluginError` with a message naming the page or th
 
 from __future__ import annotations
 
-import importlib.util
 import logging
-import math
-import re
 import sys
-from dataclasses import dataclass, field
-from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
-import jinja2
-from mkdocs.exceptions import PluginError
-from mkdocs.plugins import event_priority
-
 ROOT = Path(__file__).resolve().parent.parent
-TEMPLATES = ROOT / "templates"
-LANGS = ("az", "en")
-MARKER = re.compile(r"^[ \t]*<!--\s*advisor:([A-Za-z0-9_.-]+)\s*-->[ \t]*$", re.M)
+if str(ROOT) not in sys.path:  # mkdocs loads this file by path; the package is beside it
+    sys.path.insert(0, str(ROOT))
+
+import jinja2  # noqa: E402
+from mkdocs.exceptions import PluginError  # noqa: E402
+from mkdocs.plugins import event_priority  # noqa: E402
+
+from advisor import memory, models, units  # noqa: E402
+from advisor.errors import AdvisorError  # noqa: E402
+from hooks import charts, facts, generate, markers, sitedata, state  # noqa: E402
+from hooks.templating import LANGS, MissingTranslation, make_t  # noqa: E402
 
 log = logging.getLogger("mkdocs.hooks.render")
 
 
 # mkdocs-static-i18n warns that its contextual switcher link is "not compatible with
-# navigation.instant"; overrides/main.html + docs assets/site.js keep the switcher on the same
+# navigation.instant"; overrides/assets/site.js keeps the switcher on the same
 # page under instant navigation (tests/test_browser_site.py checks it), so the warning is noise
 # that would fail --strict.
 class _DropInstantWarning(logging.Filter):
@@ -62,187 +58,6 @@ class _DropInstantWarning(logging.Filter):
 
 logging.getLogger("mkdocs.plugins.mkdocs_static_i18n.reconfigure").addFilter(_DropInstantWarning())
 logging.getLogger("mkdocs.plugins.mkdocs_static_i18n").addFilter(_DropInstantWarning())
-
-
-def _import_path(name: str, path: Path):
-    """Import a module from a file path under a fresh name (no stale state between builds)."""
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def _optional_module(name: str):
-    """An advisor module another engineer is writing; None until it exists."""
-    if importlib.util.find_spec(name) is None:
-        return None
-    return importlib.import_module(name)
-
-
-# --------------------------------------------------------------------------- number formats
-
-
-def _group(int_digits: str, sep: str) -> str:
-    out = []
-    while len(int_digits) > 3:
-        out.insert(0, int_digits[-3:])
-        int_digits = int_digits[:-3]
-    out.insert(0, int_digits)
-    return sep.join(out)
-
-
-def format_number(value, digits: int, lang: str) -> str:
-    """CLDR number style: en "1,234.5", az "1.234,5" (decimal comma, dot grouping)."""
-    if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"not a number: {value!r}")
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"not a finite number: {value!r}")
-    # half up (1234.5 -> "1235"), from the shortest repr, as readers round, not half-even
-    quantum = Decimal(1).scaleb(-digits)
-    text = f"{Decimal(repr(abs(value))).quantize(quantum, rounding=ROUND_HALF_UP):f}"
-    whole, _, frac = text.partition(".")
-    dec, grp = (",", ".") if lang == "az" else (".", ",")
-    sign = "-" if value < 0 and float(text) != 0 else ""
-    return sign + _group(whole, grp) + (dec + frac if frac else "")
-
-
-def make_filters(lang: str, rates: dict | None):
-    def num(value, digits=0):
-        return format_number(value, digits, lang)
-
-    def gib(n_bytes, digits=1):
-        return f"{format_number(n_bytes / 2**30, digits, lang)}\u00a0GiB"
-
-    def gb(n_bytes, digits=1):
-        return f"{format_number(n_bytes / 10**9, digits, lang)}\u00a0GB"
-
-    def pct(fraction, digits=0):
-        text = format_number(fraction * 100, digits, lang)
-        return f"{text}\u00a0%" if lang == "az" else f"{text}%"
-
-    def money(amount_usd, currency="USD", digits=2):
-        amount = amount_usd
-        if currency != "USD":
-            prices = _optional_module("advisor.prices")
-            if prices is None or not rates:
-                raise ValueError(f"no currency rates to convert USD to {currency}")
-            amount = prices.convert(amount_usd, currency, rates)
-        text = format_number(amount, digits, lang)
-        if lang == "en":
-            symbol = {"USD": "$", "EUR": "€"}.get(currency)
-            return f"{symbol}{text}" if symbol else f"{currency}\u00a0{text}"
-        return f"{text}\u00a0{ {'USD': '$', 'EUR': '€', 'AZN': '₼'}.get(currency, currency) }"
-
-    return {"num": num, "gib": gib, "gb": gb, "pct": pct, "money": money}
-
-
-# --------------------------------------------------------------------------- build state
-
-
-@dataclass
-class BuildState:
-    """What one build (both languages) loads once: catalog, bench results, strings, facts."""
-
-    config: object
-    catalog: object
-    bench: tuple
-    strings: dict
-    facts: object
-    envs: dict  # lang -> jinja2.Environment (filters format per language)
-    cache: dict = field(default_factory=dict)
-
-
-_STATE: BuildState | None = None
-
-
-def state() -> BuildState:
-    if _STATE is None:
-        raise PluginError("hooks/render.py: build state used before on_config")
-    return _STATE
-
-
-def _load_strings(folder: Path) -> dict:
-    """templates/i18n/{lang}.yaml plus every templates/i18n/*.{lang}.yaml (one per engineer,
-    e.g. bench.az.yaml), flattened to dotted keys. A key defined twice, or in one language
-    only, fails the build naming the file(s)."""
-    from advisor import yamlsafe
-    from advisor.errors import AdvisorError
-
-    strings, origin = {}, {}
-    for lang in LANGS:
-        flat, where = {}, {}
-        paths = [folder / f"{lang}.yaml"] + sorted(folder.glob(f"*.{lang}.yaml"))
-        for path in paths:
-            rel = path.relative_to(folder.parent.parent).as_posix()
-            try:
-                doc = yamlsafe.load_file(path)
-            except (OSError, AdvisorError) as exc:
-                raise PluginError(f"{rel}: cannot read translations: {exc}") from None
-            if not isinstance(doc, dict):
-                raise PluginError(f"{rel}: expected a mapping of key: text")
-
-            def walk(prefix, node, rel=rel, flat=flat, where=where):
-                for key, value in node.items():
-                    name = f"{prefix}{key}"
-                    if isinstance(value, dict):
-                        walk(name + ".", value)
-                    elif isinstance(value, str):
-                        if name in flat:
-                            raise PluginError(f"{rel}: key {name!r} is already in {where[name]}")
-                        flat[name], where[name] = value, rel
-                    else:
-                        raise PluginError(f"{rel}: {name}: expected text, got {value!r}")
-
-            walk("", doc)
-        strings[lang], origin[lang] = flat, where
-    for lang, other in (("az", "en"), ("en", "az")):
-        only = sorted(set(strings[lang]) - set(strings[other]))
-        if only:
-            files = sorted({origin[lang][k] for k in only})
-            raise PluginError(
-                f"{', '.join(files)}: keys missing in the {other} translation: {', '.join(only[:20])}"
-            )
-    return strings
-
-
-def load_state(config) -> BuildState:
-    from advisor.catalog import load_catalog
-    from advisor.errors import AdvisorError
-
-    root = Path(config.config_file_path).resolve().parent if config.config_file_path else ROOT
-    try:
-        catalog = load_catalog(root / "catalog")
-    except AdvisorError as exc:
-        raise PluginError(f"invalid catalog data: catalog/{exc.message}") from None
-    bench = ()
-    benchresults = _optional_module("advisor.benchresults")
-    if benchresults is not None and (root / "bench_results").is_dir():
-        try:
-            bench = benchresults.load_results(root / "bench_results")
-        except AdvisorError as exc:
-            raise PluginError(f"invalid bench result: bench_results/{exc.message}") from None
-    strings = _load_strings(root / "templates" / "i18n")
-    facts = None
-    facts_path = root / "hooks" / "facts.py"
-    if facts_path.is_file():
-        try:
-            facts = _import_path("advisor_site_facts", facts_path)
-        except AdvisorError as exc:
-            raise PluginError(f"hooks/facts.py: {exc.message}") from None
-    envs = {}
-    for lang in LANGS:
-        env = jinja2.Environment(
-            loader=jinja2.FileSystemLoader(str(root / "templates")),
-            undefined=jinja2.StrictUndefined,
-            autoescape=False,
-            keep_trailing_newline=True,
-            trim_blocks=True,
-            lstrip_blocks=True,
-        )
-        env.filters.update(make_filters(lang, getattr(catalog, "currency", None)))
-        envs[lang] = env
-    return BuildState(config, catalog, bench, strings, facts, envs)
 
 
 def _pin_build_date(root: Path) -> None:
@@ -268,74 +83,36 @@ def _pin_build_date(root: Path) -> None:
 
 @event_priority(100)
 def on_config(config):
-    """Load catalog, bench results and translations once per build (both languages)."""
-    global _STATE
+    """Load the build state once per build (both languages) and write the per-item pages."""
     _pin_build_date(ROOT)
-    # mkdocs-static-i18n re-runs on_config for each language on the same config object.
-    if _STATE is None or _STATE.config is not config:
-        _STATE = load_state(config)
-    generate = _site_module("generate")
-    generate.extend(config, _STATE.catalog)
+    st = state.load(config)
+    generate.extend(config, st.catalog, st.cache)
     return config
 
 
 # --------------------------------------------------------------------------- page rendering
 
 
-def page_lang(page, config) -> str:
-    locale = getattr(page.file, "locale", None) or config.theme.get("language") or "az"
-    return "en" if str(locale).startswith("en") else "az"
-
-
-class MissingTranslation(Exception):
-    pass
-
-
-def make_t(lang: str, strings: dict):
-    table = strings[lang]
-
-    def t(key, **params):
-        if key not in table:
-            raise MissingTranslation(
-                f"missing translation key {key!r} in templates/i18n/{lang}.yaml "
-                f"(or templates/i18n/*.{lang}.yaml)"
-            )
-        text = table[key]
-        return text.format(**params) if params else text
-
-    return t
-
-
-def page_context(page, config) -> dict:
-    st = state()
-    lang = page_lang(page, config)
-    sitedata = _site_module("sitedata")
+def page_context(page) -> dict:
+    st = state.current()
+    lang = state.page_lang(page)
     ctx = {
         "lang": lang,
         "page": page,
         "meta": page.meta,
         "catalog": st.catalog,
-        "facts": st.facts,
+        "facts": facts,
         "bench": st.bench,
         "t": make_t(lang, st.strings),
         "fmt": st.envs[lang].filters,
-        "memory": _optional_module("advisor.memory"),
-        "models": importlib.import_module("advisor.models"),
-        "units": importlib.import_module("advisor.units"),
-        "charts": _site_module("charts"),
-        "data": sitedata.SiteData(st.catalog, lang, st.cache) if sitedata else None,
+        "memory": memory,
+        "models": models,
+        "units": units,
+        "charts": charts,
+        "data": sitedata.SiteData(st.catalog, lang, st.cache),
     }
     ctx.update(item_context(page, st.catalog))
     return ctx
-
-
-def _site_module(name: str):
-    """hooks/charts.py, sitedata.py, generate.py: helpers, imported once per process."""
-    key = f"advisor_site_{name}"
-    if key in sys.modules:
-        return sys.modules[key]
-    path = Path(__file__).resolve().parent / f"{name}.py"
-    return _import_path(key, path) if path.is_file() else None
 
 
 def item_context(page, catalog) -> dict:
@@ -351,24 +128,41 @@ def item_context(page, catalog) -> dict:
     raise PluginError(f"{page.file.src_path}: unknown advisor_item kind {kind!r}")
 
 
+def _known(env: jinja2.Environment) -> dict:
+    """Names each marker kind accepts: templates/markers/*.md.j2, examples/*.yaml, calculators."""
+    from hooks import pyodide_assets, reports
+
+    templates = sorted(
+        t[len("markers/") : -len(".md.j2")]
+        for t in env.list_templates()
+        if t.startswith("markers/") and t.endswith(".md.j2")
+    )
+    return {
+        None: templates,
+        "report": reports.marker_names(state.current().root),
+        "calc": list(pyodide_assets.CALCS),
+    }
+
+
 def expand_markers(markdown: str, src: str, env: jinja2.Environment) -> str:
-    """`<!-- advisor:NAME -->` -> `{% include "markers/NAME.md.j2" %}`; unknown NAME fails."""
-
-    def swap(m):
-        name = m.group(1)
-        template = f"markers/{name}.md.j2"
-        if template not in env.list_templates():
-            known = sorted(
-                t[len("markers/") : -len(".md.j2")]
-                for t in env.list_templates()
-                if t.startswith("markers/") and t.endswith(".md.j2")
-            )
-            raise PluginError(
-                f"{src}: unknown marker 'advisor:{name}' (known: {', '.join(known) or 'none'})"
-            )
-        return f'{{% include "{template}" %}}'
-
-    return MARKER.sub(swap, markdown)
+    """Check every marker of the page; `<!-- advisor:NAME -->` ->
+    `{% include "markers/NAME.md.j2" %}` (the other kinds are expanded later by their hooks)."""
+    found = markers.found(markdown)
+    if found:
+        known = _known(env)
+        for kind, name in found:
+            if kind not in known:
+                raise PluginError(
+                    f"{src}: unknown marker kind 'advisor:{kind}:' (known: "
+                    f"{', '.join(k for k in known if k)})"
+                )
+            if name not in known[kind]:
+                label = f"{kind}:{name}" if kind else name
+                raise PluginError(
+                    f"{src}: unknown marker 'advisor:{label}' "
+                    f"(known: {', '.join(known[kind]) or 'none'})"
+                )
+    return markers.replace(markdown, None, lambda name: f'{{% include "markers/{name}.md.j2" %}}')
 
 
 def _template_line(exc: BaseException) -> str:
@@ -386,16 +180,14 @@ def _template_line(exc: BaseException) -> str:
     return f" (line {lineno})" if name == "<template>" else f" ({Path(name).name} line {lineno})"
 
 
-def render_page(markdown: str, page, config) -> str:
-    from advisor.errors import AdvisorError
-
-    st = state()
+def render_page(markdown: str, page) -> str:
+    st = state.current()
     src = f"docs/{page.file.src_path}"
-    env = st.envs[page_lang(page, config)]
+    env = st.envs[state.page_lang(page)]
     try:
         source = expand_markers(markdown, src, env)
         template = env.from_string(source)
-        return template.render(page_context(page, config))
+        return template.render(page_context(page))
     except jinja2.TemplateSyntaxError as exc:
         where = f"{exc.name} line {exc.lineno}" if exc.name else f"line {exc.lineno}"
         raise PluginError(f"{src}: template syntax error ({where}): {exc.message}") from None
@@ -418,7 +210,7 @@ def render_page(markdown: str, page, config) -> str:
 @event_priority(100)
 def on_page_markdown(markdown, page, config, files):
     """Every page is a template (before other plugins see its Markdown)."""
-    return render_page(markdown, page, config)
+    return render_page(markdown, page)
 
 
 @event_priority(-200)  # after mkdocs-static-i18n (-100) built every language

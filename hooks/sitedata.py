@@ -12,9 +12,11 @@ computed once.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 from dataclasses import dataclass
+
+from advisor import memory
+from advisor.errors import AdvisorError
+from advisor.hardware import GPU
 
 TIERS = ("datacenter", "workstation", "consumer")
 INFER_CONTEXT = 4096  # tokens per sequence for the "fits for inference" tables
@@ -35,12 +37,6 @@ TRAINING_SETTINGS = (
 )
 
 
-def _memory():
-    if importlib.util.find_spec("advisor.memory") is None:
-        return None
-    return importlib.import_module("advisor.memory")
-
-
 @dataclass(frozen=True)
 class Fit:
     """One model x setting on one accelerator: the largest batch (and context) that fit."""
@@ -56,7 +52,7 @@ class SiteData:
         self.catalog = catalog
         self.lang = lang
         self.cache = cache
-        self.memory = _memory()
+        self.memory = memory
         self.infer_context = INFER_CONTEXT
         self.train_seq = TRAIN_SEQ
         self.lora_rank = LORA_RANK
@@ -92,19 +88,12 @@ class SiteData:
         return min((o.on_demand_usd_per_gpu_hour for o in offers), default=None)
 
     @staticmethod
-    def sources(item) -> list[tuple[str, str, str, str]]:
+    def sources(gpu: GPU) -> list[tuple[str, str, str, str]]:
         """[(fields, url, read date, how checked)] of a GPU (`GPU.sources`: field -> Source),
-        one row per distinct source, fields joined by ", "; or of a plain `source` mapping."""
+        one row per distinct source, fields joined by ", "."""
         groups: dict = {}
-        srcs = getattr(item, "sources", None)
-        if isinstance(srcs, dict) and srcs:
-            for fld, s in sorted(srcs.items()):
-                groups.setdefault((s.url, s.read, s.checked), []).append(fld)
-        else:
-            doc = item if isinstance(item, dict) else getattr(item, "doc", {})
-            s = doc.get("source") or {}
-            if s.get("url"):
-                groups[(s["url"], str(s.get("read", "")), str(s.get("checked", "")))] = ["*"]
+        for fld, s in sorted(gpu.sources.items()):
+            groups.setdefault((s.url, s.read, s.checked), []).append(fld)
         return [(", ".join(f), url, read, checked) for (url, read, checked), f in groups.items()]
 
     @staticmethod
@@ -138,7 +127,6 @@ class SiteData:
 
     def estimate(self, model, setting: str):
         """MemoryEstimate at batch 1 (None if advisor does not model the combination)."""
-        from advisor.errors import AdvisorError
 
         def run():
             setup = self.setup(model, setting)
@@ -159,7 +147,6 @@ class SiteData:
 
     def fit(self, model, gpu, setting: str) -> Fit:
         """Largest batch at the page's context on one `gpu`; max context at batch 1."""
-        from advisor.errors import AdvisorError
 
         def run():
             setup = self.setup(model, setting)

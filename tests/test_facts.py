@@ -28,7 +28,7 @@ def _load(name: str, path: Path):
 
 facts = _load("guide_facts_under_test", ROOT / "hooks" / "facts.py")
 
-SKIP = {"catalog", "model", "gpu", "finite", "validation"}
+SKIP = {"catalog", "model", "gpu", "finite", "validation", "root", "use_catalog", "reset"}
 
 
 def _zero_arg_facts():
@@ -120,11 +120,12 @@ ANCHOR = re.compile(r"\{ #([a-z0-9-]+) \}")
 
 def _expected_values(lang: str) -> list[str]:
     """Render faq.md with every `{{ expr }}` wrapped in markers; return the formatted values."""
-    render = _load("guide_render_under_test", ROOT / "hooks" / "render.py")
+    from hooks import templating
+
     src = (ROOT / "docs" / lang / "faq.md").read_text(encoding="utf-8")
     marked = EXPR.sub(lambda m: '{{ "\\x02" ~ (' + m.group(1) + ') ~ "\\x03" }}', src)
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(render.make_filters(lang, facts.catalog().currency))
+    env.filters.update(templating.make_filters(lang, facts.catalog().currency))
     text = env.from_string(marked).render(lang=lang, facts=facts)
     return re.findall("\x02(.*?)\x03", text, re.S)
 

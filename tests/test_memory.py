@@ -202,6 +202,45 @@ def test_sliding_window_caps_kv():
     assert memory.kv_cache_bytes(g2, 1000) == per_layer_tok * (64 + 1000)
 
 
+# Qwen2-7B's shape (huggingface Qwen/Qwen2-7B config.json) with sliding windows switched on for
+# the upper half: transformers' Qwen2Config makes layers i >= max_window_layers slide.
+QWEN2_SWA = dict(
+    model_type="qwen2",
+    vocab_size=152064,
+    hidden_size=3584,
+    intermediate_size=18944,
+    num_hidden_layers=28,
+    num_attention_heads=28,
+    num_key_value_heads=4,
+    max_position_embeddings=32768,
+    use_sliding_window=True,
+    sliding_window=4096,
+    max_window_layers=14,
+)
+
+
+def test_qwen2_max_window_layers_one_rule_in_spec_memory_and_compute():
+    from advisor import compute
+
+    spec = from_hf_config(QWEN2_SWA, name="qwen2-swa")
+    assert spec.num_sliding_layers == 14
+    assert [spec.is_sliding(i) for i in (0, 13, 14, 27)] == [False, False, True, True]
+    seq = 32768
+    spans = spec.layer_spans(seq)
+    assert spans == (seq,) * 14 + (4096,) * 14
+    per_layer_token = 2 * spec.kv_dim * 2  # K and V, bf16
+    kv = memory.kv_cache_bytes(spec, seq)
+    assert kv == per_layer_token * (14 * seq + 14 * 4096)
+    # all 28 layers capped at the window (the old rule) is 4.5x too low
+    assert kv / (per_layer_token * 28 * 4096) == pytest.approx(4.5)
+    assert compute.kv_read_bytes(spec, seq) == kv
+    assert compute._layer_spans(spec, seq) == spans
+    # without the flag the window is not used at all
+    off = from_hf_config(dict(QWEN2_SWA, use_sliding_window=False), name="qwen2")
+    assert off.num_sliding_layers == 0
+    assert memory.kv_cache_bytes(off, seq) == per_layer_token * 28 * seq
+
+
 def test_serving_capacity(l8b):
     cap = memory.serving_capacity(l8b, 80 * GB, context=8192)
     assert cap.reserved_bytes == int(80 * GB * 0.9)

@@ -5,7 +5,6 @@ escaping, invalid profiles, the publisher from configuration, atomic writing, th
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import math
 import re
 from html.parser import HTMLParser
@@ -100,8 +99,12 @@ def test_number_formats_follow_the_site():
     assert report.fmt_num(1234.5, 1, "az") == "1.234,5"
     assert report.fmt_num(1234.5, 1, "en") == "1,234.5"
     assert report.fmt_money(1500.0, "EUR", "en") == "€1,500"
-    assert report.fmt_money(1500.0, "AZN", "az") == "1.500\u00a0AZN"
+    assert report.fmt_money(1500.0, "AZN", "az") == "1.500\u00a0₼"
     assert report.fmt_pct(0.125, "az", 1) == "12,5\u00a0%"
+    # one rounding rule with the site (issue 15: 2.5 was "2" here, "3" on the site)
+    assert report.fmt_num(2.5, 0, "en") == "3"
+    assert report.fmt_num(1234.5, 0, "az") == "1.235"
+    assert report.fmt_money(1500.5, "USD", "en") == "$1,501"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -552,12 +555,9 @@ def test_standalone_is_self_contained_and_fragment_is_markdown_safe(example):
 
 
 def _load_hook():
-    spec = importlib.util.spec_from_file_location(
-        "reports_hook_test", ROOT / "hooks" / "reports.py"
-    )
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    from hooks import reports
+
+    return reports
 
 
 @needs_gpus
@@ -570,7 +570,7 @@ def test_site_hook_renders_marker_and_writes_standalone(tmp_path):
             locale="en", src_path="en/reports/bank-serving-70b.md", abs_dest_path=str(dest)
         )
     )
-    md = "# Bank\n\n<!-- report:bank-serving-70b -->\n"
+    md = "# Bank\n\n<!-- advisor:report:bank-serving-70b -->\n"
     out = hook.on_page_markdown(md, page, None, None)
     profile = load_profile(ROOT / "examples" / "bank-serving-70b.yaml", CATALOG)
     data = report.build_report(profile, CATALOG, lang="en")
@@ -581,7 +581,7 @@ def test_site_hook_renders_marker_and_writes_standalone(tmp_path):
     from mkdocs.exceptions import PluginError
 
     with pytest.raises(PluginError):
-        hook.on_page_markdown("<!-- report:nope -->\n", page, None, None)
+        hook.on_page_markdown("<!-- advisor:report:nope -->\n", page, None, None)
 
 
 def test_every_example_has_pages_in_both_languages():
@@ -589,7 +589,7 @@ def test_every_example_has_pages_in_both_languages():
         assert (ROOT / "examples" / f"{name}.yaml").is_file()
         for lang in ("az", "en"):
             text = (ROOT / "docs" / lang / "reports" / f"{name}.md").read_text(encoding="utf-8")
-            assert f"<!-- report:{name} -->" in text
+            assert f"<!-- advisor:report:{name} -->" in text
     for lang in ("az", "en"):
         assert (ROOT / "docs" / lang / "reports" / "index.md").is_file()
 
@@ -607,9 +607,8 @@ def test_installed_wheel_renders_with_its_own_templates(tmp_path):
     import sys
     import zipfile
 
-    spec = importlib.util.spec_from_file_location("pa", ROOT / "hooks" / "pyodide_assets.py")
-    hook = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(hook)
+    from hooks import pyodide_assets as hook
+
     with zipfile.ZipFile(hook.build_wheel()) as zf:
         zf.extractall(tmp_path)
     code = (

@@ -7,7 +7,6 @@ import filecmp
 import importlib.util
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,13 +19,7 @@ NON_PAGES = {"assets", "search", "en"}
 
 
 def _hook(name: str):
-    spec = importlib.util.spec_from_file_location(
-        f"test_hook_{name}", ROOT / "hooks" / f"{name}.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module(f"hooks.{name}")
 
 
 def pages(root: Path) -> set[str]:
@@ -133,8 +126,8 @@ def test_search_index_has_folded_azerbaijani(built_site):
 
 
 def test_number_formats():
-    render = _hook("render")
-    az, en = render.make_filters("az", None), render.make_filters("en", None)
+    templating = _hook("templating")
+    az, en = templating.make_filters("az", None), templating.make_filters("en", None)
     assert az["gib"](12.5 * 2**30) == "12,5\u00a0GiB"
     assert en["gib"](12.5 * 2**30) == "12.5\u00a0GiB"
     assert az["num"](1234567.891, 2) == "1.234.567,89"
@@ -186,8 +179,29 @@ def _append(rel: str, text: str):
             ["catalog/models/broken.yaml", "source"],
         ),
         (_append("docs/en/prices.md", "\n[gone](no-such-page.md)\n"), ["no-such-page.md"]),
+        (
+            lambda p: (p / "catalog/models/gpt2-124m.yaml").write_text(
+                re.sub(
+                    r"^(\s+url:).*$",
+                    r"\1 javascript:alert(1)",
+                    (p / "catalog/models/gpt2-124m.yaml").read_text(encoding="utf-8"),
+                    count=1,
+                    flags=re.M,
+                ),
+                encoding="utf-8",
+            ),
+            ["catalog/models/gpt2-124m.yaml", "source.url", "http(s)"],
+        ),
     ],
-    ids=["undefined", "marker", "translation", "one-language-key", "catalog", "broken-link"],
+    ids=[
+        "undefined",
+        "marker",
+        "translation",
+        "one-language-key",
+        "catalog",
+        "broken-link",
+        "catalog-url",
+    ],
 )
 def test_strict_failures_name_the_file(tmp_path, edit, expected):
     from mkdocs.exceptions import MkDocsException

@@ -290,10 +290,20 @@ def _tokens(args) -> int:
     obj = {"tokens": t.to_dict(), "decode": rate.to_dict() if rate else None}
     lines = []
     if rate:
+        from .. import accuracy
+
+        eff = rate.efficiency
+        how = (
+            f"bandwidth efficiency {eff.decode_bandwidth:.0%} ({eff.source})"
+            if eff.decode_bandwidth is not None
+            else "kernel-level model"
+        )
+        band = accuracy.band("decode")
+        if band:
+            how += f"; measured accuracy median ±{band.median_abs_error:.0%} on {band.n} runs"
         lines.append(
             f"decode: {rate.tokens_per_s:,.0f} tokens/s ({rate.tokens_per_s_per_sequence:,.1f} per "
-            f"sequence), {rate.roofline.bound}-bound, bandwidth efficiency "
-            f"{rate.efficiency.decode_bandwidth:.0%} ({rate.efficiency.source})"
+            f"sequence), {rate.roofline.bound}-bound, {how}"
         )
     lines.append(f"cost per 1M generated tokens at {tps:,.0f} tokens/s on {args.gpus} x {gpu.id}:")
     for provider, v in t.per_provider:

@@ -34,7 +34,7 @@ def run(args) -> int:
             g.name,
             g.tier,
             _num(g.memory_gb, "{:g}"),
-            _num(g.memory_gib),
+            _num(g.memory_bytes / 2**30),
             _num(g.memory_bandwidth_gbps, "{:g}"),
             _num(g.peak_tflops.get("bf16")),
             _num(g.peak_tflops.get("fp8")),

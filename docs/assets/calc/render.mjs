@@ -1,22 +1,10 @@
 // The calculators' HTML: one renderer for the browser (calc.mjs) and for the build-time
 // prerender (scripts/calc_prerender.mjs under Node). Pure functions of (kind, state, result,
-// strings S, catalog lists L); no DOM access, every value escaped.
+// strings S, lists L: catalog models and gpus, and `options`, the select fields' choices as
+// [value, label key] from advisor.vocab.form_choices()); no DOM access, every value escaped.
 const GIB = 2 ** 30;
 const esc = (v) =>
   String(v ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
-
-export const OPTIONS = {
-  task: ["inference", "train", "lora", "qlora"],
-  precision: ["amp-bf16", "amp-fp16", "bf16", "fp16", "fp32"],
-  weights: ["bf16", "fp16", "fp32", "fp8", "int8", "int4", "nf4", "gptq", "awq"],
-  kv_dtype: ["bf16", "fp16", "fp32", "fp8"],
-  optimizer: ["adamw", "adamw-8bit", "adafactor", "sgd", "sgd-momentum"],
-  checkpointing: ["none", "selective", "full"],
-  sharding: ["ddp", "zero1", "zero2", "zero3"],
-  phase: ["decode", "prefill", "train"],
-  currency: ["USD", "AZN", "EUR"],
-  acquire: ["either", "rent", "own"],
-};
 
 // Fields per calculator: [name, kind] with kind "model" | "gpu" | "select" | "number" | "text" | "config".
 export const FORMS = {
@@ -26,21 +14,71 @@ export const FORMS = {
   picker: [["model", "model"], ["task", "select"], ["batch", "number"], ["seq", "number"], ["acquire", "select"], ["currency", "select"], ["horizon_months", "number"], ["max_gpus", "number"], ["budget", "text"], ["target_tokens_per_s", "text"]],
 };
 
+// advisor.numfmt in JavaScript (tests/test_numfmt.py checks both against one golden table):
+// half up on the shortest decimal text (String(x), as Python's repr), az "1.234,5", en "1,234.5".
+// Own code, not Intl: identical in Node (prerender) and every browser.
+const SEPARATORS = { en: [".", ","], az: [",", "."] };
+const SYMBOLS = { en: { USD: "$", EUR: "€" }, az: { USD: "$", EUR: "€", AZN: "₼" } };
+const NBSP = "\u00a0";
+const MISSING = "—";
+
+function roundHalfUp(abs, digits) {
+  const [mant, exp = "0"] = String(abs).split("e");
+  const [ip, fp = ""] = mant.split(".");
+  let ds = ip + fp;
+  let point = ip.length + Number(exp);
+  if (point < 0) {
+    ds = "0".repeat(-point) + ds;
+    point = 0;
+  }
+  const keep = point + digits;
+  if (ds.length < keep + 1) ds += "0".repeat(keep + 1 - ds.length);
+  const d = ds.slice(0, keep).split("");
+  if (ds.charAt(keep) >= "5") {
+    let i = d.length - 1;
+    while (i >= 0 && d[i] === "9") d[i--] = "0";
+    if (i >= 0) d[i] = String(Number(d[i]) + 1);
+    else {
+      d.unshift("1");
+      point += 1;
+    }
+  }
+  const whole = d.slice(0, point).join("").replace(/^0+(?=\d)/, "") || "0";
+  return [whole, d.slice(point).join("")];
+}
+
+export function formatNumber(x, lang, digits = 0, trim = false) {
+  if (x === null || x === undefined || typeof x !== "number" || !Number.isFinite(x)) return MISSING;
+  const [dec, grp] = SEPARATORS[lang];
+  let [whole, frac] = roundHalfUp(Math.abs(x), digits);
+  const negative = x < 0 && /[1-9]/.test(whole + frac);
+  if (trim) frac = frac.replace(/0+$/, "");
+  whole = whole.replace(/\B(?=(\d{3})+(?!\d))/g, grp);
+  return (negative ? "-" : "") + whole + (frac ? dec + frac : "");
+}
+
+export function formatMoney(amount, currency, lang, digits = 2) {
+  if (typeof amount !== "number" || !Number.isFinite(amount)) return MISSING;
+  const text = formatNumber(Math.abs(amount), lang, digits);
+  const sign = amount < 0 && text !== formatNumber(0, lang, digits) ? "-" : "";
+  const symbol = SYMBOLS[lang][currency];
+  if (lang === "en") return symbol ? `${sign}${symbol}${text}` : `${sign}${currency}${NBSP}${text}`;
+  return `${sign}${text}${NBSP}${symbol || currency}`;
+}
+
+export function formatPercent(fraction, lang, digits = 0) {
+  if (typeof fraction !== "number" || !Number.isFinite(fraction)) return MISSING;
+  const text = formatNumber(fraction * 100, lang, digits);
+  return lang === "az" ? `${text}${NBSP}%` : `${text}%`;
+}
+
 export function fmt(x, S, digits = 1) {
-  // Own formatting (not Intl): identical in Node (prerender) and every browser.
-  // az: 1.234,5 (decimal comma, dot grouping); en: 1,234.5.
-  if (x === null || x === undefined || Number.isNaN(Number(x))) return "–";
-  const v = Number(x);
-  if (!Number.isFinite(v)) return "∞";
-  let [int, frac = ""] = Math.abs(v).toFixed(digits).split(".");
-  frac = frac.replace(/0+$/, "");
-  const az = S.lang === "az";
-  int = int.replace(/\B(?=(\d{3})+(?!\d))/g, az ? "." : ",");
-  const sign = v < 0 && (Number(int.replace(/\D/g, "")) > 0 || frac) ? "-" : "";
-  return sign + int + (frac ? (az ? "," : ".") + frac : "");
+  if (x !== null && x !== undefined && typeof x !== "number") x = Number(x);
+  if (x === Infinity) return "∞";
+  return formatNumber(x, S.lang === "az" ? "az" : "en", digits, true);
 }
 export const gib = (b, S) => `${fmt(b / GIB, S, 2)} GiB`;
-const money = (v, cur, S) => `${fmt(v, S, 0)} ${cur}`;
+const money = (v, cur, S) => formatMoney(v, cur, S.lang === "az" ? "az" : "en", 0);
 const tr = (S, key, fallback) => S[key] ?? fallback ?? key;
 
 // advisor.recommend's plan labels in words: single, replicasN, tpN, tpAxB, ddp, zero3.
@@ -70,7 +108,7 @@ function field(kind, name, type, state, S, L) {
     const list = type === "model" ? L.models : L.gpus;
     input = `<select id="${id}" name="${name}">${list.map(([i, n]) => `<option value="${esc(i)}"${i === v ? " selected" : ""}>${esc(n)}</option>`).join("")}</select>`;
   } else if (type === "select") {
-    input = `<select id="${id}" name="${name}">${OPTIONS[name].map((o) => `<option value="${o}"${o === v ? " selected" : ""}>${esc(tr(S, "calc.o." + o, o))}</option>`).join("")}</select>`;
+    input = `<select id="${id}" name="${name}">${L.options[name].map(([o, key]) => `<option value="${esc(o)}"${o === v ? " selected" : ""}>${esc(tr(S, key, o))}</option>`).join("")}</select>`;
   } else if (type === "config") {
     input = `<textarea id="${id}" name="${name}" rows="2" spellcheck="false" placeholder="${esc(tr(S, "calc.config_hint", "config.json"))}">${esc(v)}</textarea>`;
   } else {
@@ -157,8 +195,8 @@ function renderBudget(r, S) {
   const rows = [
     [tr(S, "calc.own_total", "Own: total over the horizon"), money(t.own_total, cur, S)],
     [tr(S, "calc.cloud_total", "Rent: total over the horizon"), money(t.cloud_total, cur, S)],
-    [tr(S, "calc.break_even_month", "Break-even month"), t.break_even_month ?? "–"],
-    [tr(S, "calc.break_even_util", "Break-even utilisation"), t.break_even_utilisation == null ? "–" : `${fmt(t.break_even_utilisation * 100, S, 0)} %`],
+    [tr(S, "calc.break_even_month", "Break-even month"), t.break_even_month ?? MISSING],
+    [tr(S, "calc.break_even_util", "Break-even utilisation"), formatPercent(t.break_even_utilisation, S.lang === "az" ? "az" : "en", 0)],
     [tr(S, "calc.cloud_price", "Cloud price per GPU-hour (USD)"), fmt(r.cloud_usd_per_gpu_hour, S, 2)],
   ];
   // No price for a workload that does not fit (or an encoder's tokens): the reason instead.
@@ -175,7 +213,7 @@ function reasonText(x, S) {
 }
 
 function renderPicker(r, S) {
-  const rows = r.recommended.map((x) => [x.rank, x.gpu_name, x.count, shardingText(x.sharding, S), x.cost == null ? "–" : money(x.cost, x.currency, S), x.mode ? tr(S, "calc.o." + x.mode, x.mode) : "–", x.tokens_per_s == null ? "–" : fmt(x.tokens_per_s, S, 0)]);
+  const rows = r.recommended.map((x) => [x.rank, x.gpu_name, x.count, shardingText(x.sharding, S), x.cost == null ? MISSING : money(x.cost, x.currency, S), x.mode ? tr(S, "calc.o." + x.mode, x.mode) : MISSING, x.tokens_per_s == null ? MISSING : fmt(x.tokens_per_s, S, 0)]);
   const rej = r.rejected.map((x) => [x.gpu_name, x.count, x.reasons.map((y) => reasonText(y, S)).join("; ")]);
   return `<p class="calc-headline">${esc(r.model.display_name)} · ${esc(tr(S, "calc.o." + r.task, r.task))} · <strong data-out="best">${esc(r.recommended[0] ? `${r.recommended[0].count} × ${r.recommended[0].gpu_name}` : tr(S, "calc.none", "none fits"))}</strong></p>${table(["#", tr(S, "calc.gpu", "Accelerator"), tr(S, "calc.count", "Count"), tr(S, "calc.sharding", "Sharding"), tr(S, "calc.cost", "Cost"), tr(S, "calc.mode", "Rent/own"), tr(S, "calc.tokens_s", "tokens/s")], rows, "calc-main")}<details><summary>${esc(tr(S, "calc.rejected", "Rejected"))} (${r.counts.rejected})</summary>${table([tr(S, "calc.gpu", "Accelerator"), tr(S, "calc.count", "Count"), tr(S, "calc.reason", "Reason")], rej)}</details>`;
 }

@@ -1,0 +1,74 @@
+"""The words of advisor's inputs, defined once: every choice list and how the site labels it.
+
+Modules validate against these tuples (memory, recommend, webapi, profile, compute), the site's
+report form lists them (hooks/reports.py) and the calculators receive them as JSON
+(`form_choices()`, shipped by hooks/pyodide_assets.py to docs/assets/calc/render.mjs), so no
+list is copied anywhere. The first entry of each tuple is its default and comes first in a form.
+
+"task" is one vocabulary, `TASKS`. A client profile speaks the buyer's words
+(`PROFILE_TASKS` + `FINE_TUNING_METHODS`); `task_from_profile` is the explicit mapping.
+Weight formats have two names because they are two things: `weights` is the stored format of
+the weights served for inference (`WEIGHT_FORMATS`); `quant` is the frozen, quantised base of a
+QLoRA fine-tune (`QLORA_BASE_FORMATS`, Dettmers et al. 2023, arXiv:2305.14314).
+"""
+
+from __future__ import annotations
+
+# the workload's task (advisor.recommend, advisor.webapi, the calculators)
+TASKS = ("inference", "train", "lora", "qlora")
+TRAINING_TASKS = TASKS[1:]  # advisor.compute's training-time estimates
+# a client profile (advisor.profile): the buyer's words, with the fine-tuning method
+PROFILE_TASKS = ("serving", "fine-tuning", "training")
+FINE_TUNING_METHODS = ("lora", "qlora")
+ROOFLINE_PHASES = ("decode", "prefill", "train")
+
+PRECISIONS = ("amp-bf16", "amp-fp16", "bf16", "fp16", "fp32")  # training compute precision
+# inference weights: advisor.quant.FORMATS (tests/test_vocab.py checks that the two agree)
+WEIGHT_FORMATS = ("bf16", "fp16", "fp32", "fp8", "int8", "int4", "nf4", "gptq", "awq")
+QLORA_BASE_FORMATS = ("nf4", "int8", "int4", "fp8")  # the quantised base of QLoRA
+KV_DTYPES = ("bf16", "fp16", "fp32", "fp8")
+OPTIMIZERS = ("adamw", "adamw-8bit", "adafactor", "sgd", "sgd-momentum")
+CHECKPOINTING = ("none", "selective", "full")
+ATTENTION = ("sdpa", "eager")
+SHARDING = ("ddp", "zero1", "zero2", "zero3")
+ACQUIRE = ("either", "rent", "own")
+PRICINGS = ("on_demand", "spot", "reserved")
+CURRENCIES = ("USD", "AZN", "EUR")
+LANGUAGES = ("az", "en")
+
+# The calculators' select fields: field name -> choices.
+FORM_FIELDS = {
+    "task": TASKS,
+    "precision": PRECISIONS,
+    "weights": WEIGHT_FORMATS,
+    "kv_dtype": KV_DTYPES,
+    "optimizer": OPTIMIZERS,
+    "checkpointing": CHECKPOINTING,
+    "sharding": SHARDING,
+    "phase": ROOFLINE_PHASES,
+    "currency": CURRENCIES,
+    "acquire": ACQUIRE,
+}
+# The translation key that labels a choice in the calculators (templates/i18n: calc.o.*).
+LABEL_KEY = "calc.o.{}"
+
+
+def label_key(value: str) -> str:
+    return LABEL_KEY.format(value)
+
+
+def form_choices() -> dict[str, list[list[str]]]:
+    """{field: [[value, label key], ...]} for the calculators' forms (JSON for the page)."""
+    return {name: [[v, label_key(v)] for v in values] for name, values in FORM_FIELDS.items()}
+
+
+def task_from_profile(task: str, method: str | None = None) -> str:
+    """A profile's (task, method) in `TASKS`: serving -> inference, training -> train,
+    fine-tuning -> its method (lora | qlora; lora when unset)."""
+    if task == "serving":
+        return "inference"
+    if task == "training":
+        return "train"
+    if task == "fine-tuning":
+        return method if method in FINE_TUNING_METHODS else "lora"
+    raise ValueError(f"task: expected one of {PROFILE_TASKS}, got {task!r}")

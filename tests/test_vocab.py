@@ -1,0 +1,75 @@
+"""advisor.vocab: one definition of every choice list, used by the modules and shipped to the page
+(no list copied into render.mjs or hooks/reports.py); `task` mapped explicitly where a layer
+speaks other words; `weights` (inference) and `quant` (QLoRA base) as two names."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from conftest import ROOT
+
+from advisor import compute, cost, memory, profile, quant, recommend, vocab, webapi
+from advisor.catalog import load_catalog
+
+CAT = load_catalog(ROOT / "catalog")
+
+
+def test_modules_validate_against_the_vocabulary():
+    assert recommend.TASKS is vocab.TASKS and webapi.TASKS is vocab.TASKS
+    assert compute.TASKS == vocab.TASKS[1:] == vocab.TRAINING_TASKS
+    assert memory.PRECISIONS is vocab.PRECISIONS and memory.SHARDING is vocab.SHARDING
+    assert memory.QUANT is vocab.QLORA_BASE_FORMATS
+    assert webapi.INFER_WEIGHTS is vocab.WEIGHT_FORMATS
+    assert set(vocab.WEIGHT_FORMATS) == set(quant.FORMATS) == set(quant.WEIGHT_FORMATS)
+    assert cost.CURRENCIES is vocab.CURRENCIES and profile.ACQUIRE is vocab.ACQUIRE
+
+
+def test_profile_tasks_map_explicitly():
+    assert [vocab.task_from_profile(t, m) for t, m in [
+        ("serving", None), ("training", None), ("fine-tuning", "qlora"), ("fine-tuning", None),
+    ]] == ["inference", "train", "qlora", "lora"]  # fmt: skip
+    with pytest.raises(ValueError):
+        vocab.task_from_profile("train")
+
+
+def test_no_choice_list_copied_into_the_page_code_or_the_report_form():
+    js = (ROOT / "docs/assets/calc/render.mjs").read_text(encoding="utf-8")
+    form = (ROOT / "hooks/reports.py").read_text(encoding="utf-8")
+    for word in ("adamw-8bit", "amp-fp16", "zero2", "selective", "gptq"):
+        assert word not in js, word
+    for word in ('"fine-tuning"', '"qlora"', '"AZN"', '"either"'):
+        assert word not in form, word
+
+
+def test_words_that_need_translating_have_labels_in_both_languages():
+    from hooks.templating import load_strings
+
+    strings = load_strings(ROOT / "templates" / "i18n")
+    for name in ("task", "phase", "checkpointing", "acquire"):
+        for value, key in vocab.form_choices()[name]:
+            assert key == f"calc.o.{value}"
+            assert key in strings["az"] and key in strings["en"], key
+
+
+def test_weights_and_qlora_base_are_two_names():
+    spec = CAT.model("llama-3.1-8b").spec
+    new = recommend.Workload(model=spec, task="inference", weights="int4")
+    old = recommend.Workload(model=spec, task="inference", quant="int4")  # the old name
+    assert new.inference_weights == old.inference_weights == "int4"
+    assert recommend.ranked_rows(new, CAT) == recommend.ranked_rows(old, CAT)
+    q = recommend.Workload(model=spec, task="qlora", quant="int8", weights="awq")
+    assert (
+        q.qlora_base == "int8" and recommend.Workload(model=spec, task="qlora").qlora_base == "nf4"
+    )
+    with pytest.raises(Exception, match="weights"):
+        recommend.Workload(model=spec, weights="int3").validated()
+
+
+def test_the_prerendered_forms_list_the_vocabulary(built_site):
+    page = (built_site / "en/calculators/vram/index.html").read_text(encoding="utf-8")
+    for field in ("precision", "optimizer", "sharding", "weights"):
+        select = re.search(rf'<select id="[^"]*" name="{field}">(.*?)</select>', page, re.S)
+        assert select, field
+        values = re.findall(r'<option value="([^"]*)"', select.group(1))
+        assert tuple(values) == vocab.FORM_FIELDS[field], field
