@@ -102,7 +102,7 @@ def achievable_from_dict(doc, source_name: str, gpu) -> Achievable:
     bw_fraction = None
     if doc.get("bandwidth_gb_per_s") is not None:
         v = check_positive("bandwidth_gb_per_s", doc["bandwidth_gb_per_s"])
-        stated = float(gpu.memory_bandwidth_gbps)
+        stated = float(gpu.memory_bandwidth_gb_per_s)
         if v > stated * 1.02:
             raise fail("bandwidth_gb_per_s", f"{v} GB/s is above the datasheet {stated}")
         bw_fraction = min(1.0, v / stated)
@@ -173,9 +173,9 @@ def calibrated(base: Achievable, gpu, results) -> Achievable:
             out = replace(out, matmul_fraction=mm, source=f"measured: bench_results/{r.file}")
         elif r.workload == "bandwidth":
             v = r.value("fraction_of_datasheet_bandwidth")
-            best = r.value("device_copy_best_gbps")
+            best = r.value("device_copy_best_gb_per_s")
             if not v and best:
-                v = best / float(gpu.memory_bandwidth_gbps)
+                v = best / float(gpu.memory_bandwidth_gb_per_s)
             if v and 0 < v <= 1.02:
                 out = replace(
                     out, bandwidth_fraction=min(1.0, v), source=f"measured: bench_results/{r.file}"

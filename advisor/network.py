@@ -116,7 +116,7 @@ def intra_node_fabric(gpu) -> Fabric:
     the document says `interconnect_direction: unidirectional`. Latency: NVLink/xGMI rings
     take about 5 us a step, PCIe through the host about 10 us (assumed from nccl-tests
     small-message times, see catalog/networks/README in the guide's methodology)."""
-    stated = float(gpu.interconnect_gbps or 0)
+    stated = float(gpu.interconnect_gb_per_s or 0)
     doc = gpu.doc or {}
     per_dir = stated if doc.get("interconnect_direction") == "unidirectional" else stated / 2
     pcie = str(gpu.interconnect).startswith("pcie")

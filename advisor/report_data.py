@@ -188,8 +188,8 @@ def _src(url, read, what) -> dict:
 
 def _gpu_sources(g, precision_key: str) -> list[dict]:
     out = []
-    fields = ["memory_gb", "memory_bandwidth_gbps", f"peak_tflops.{precision_key}", "tdp_w"]
-    fields.append("interconnect_gbps")
+    fields = ["memory_gib", "memory_bandwidth_gb_per_s", f"peak_tflops.{precision_key}", "tdp_w"]
+    fields.append("interconnect_gb_per_s")
     if getattr(g, "price_usd", None):
         fields.append("price_usd")
     finder = getattr(g, "source", None)
@@ -239,7 +239,7 @@ def _diagnosis(r, w: rec.Workload, setup, est, gpu) -> dict:
         "memory_time_s": rl.memory_time_s,
         "comm_time_s": rl.comm_time_s,
         "peak_tflops": rl.peak_tflops,
-        "bandwidth_gbps": rl.bandwidth_gbps,
+        "bandwidth_gb_per_s": rl.bandwidth_gb_per_s,
         "tokens_per_s": tokens_per_s,
         "data_feed_bytes_per_s": feed,
         **extra,

@@ -15,7 +15,7 @@ NBSP = "\u00a0"
 
 
 def _what(items: list[str]) -> str:
-    """'H100: memory_gb', 'H100: tdp_w', 'H200: tdp_w' -> 'H100: memory_gb, tdp_w; H200: tdp_w'."""
+    """'H100: memory_gib', 'H100: tdp_w', 'H200: tdp_w' -> 'H100: memory_gib, tdp_w; H200: tdp_w'."""
     groups: dict[str, list[str]] = {}
     for item in items:
         subject, sep, fld = item.partition(": ")

@@ -71,7 +71,7 @@ class Device:
         return cls(
             matmul_flops=peak * a.matmul(peak_key) * stack.gemm_efficiency,
             peak16_flops=p16,
-            bandwidth=float(gpu.memory_bandwidth_gbps) * 1e9 * a.bandwidth_fraction,
+            bandwidth=float(gpu.memory_bandwidth_gb_per_s) * 1e9 * a.bandwidth_fraction,
             kernel_s=stack.kernel_us * 1e-6,
             attention_fwd=stack.attention_fwd,
             attention_bwd=stack.attention_bwd,

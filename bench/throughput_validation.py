@@ -197,7 +197,7 @@ def predict_matmul(e, cat, notes):
 
 def predict_bandwidth(e, cat, notes):
     gpu = _gpu(cat, e["workload"], notes)
-    return float(gpu.memory_bandwidth_gbps) * eff.achievable_of(gpu).bandwidth_fraction
+    return float(gpu.memory_bandwidth_gb_per_s) * eff.achievable_of(gpu).bandwidth_fraction
 
 
 def predict_decode(e, cat, notes):
@@ -225,7 +225,7 @@ def predict_decode(e, cat, notes):
             # gpt-fast counts prompt processing in its tokens/s (generate.py)
             return out / (p.prefill_s + out * p.decode_step_s)
         return p.tokens_per_s
-    if e["metric"] == "bandwidth_gbps":
+    if e["metric"] == "bandwidth_gb_per_s":
         wb = compute.decode_weight_bytes(spec, weights, batch)
         return wb / p.decode_step_s / 1e9
     raise NotExpressible(f"metric {e['metric']} for decode")
@@ -449,7 +449,7 @@ PREDICT = {
 def role(e: dict) -> str:
     if e["id"] in CALIBRATION:
         return "calibration"
-    if e["id"].endswith("-bw") and e["metric"] == "bandwidth_gbps":
+    if e["id"].endswith("-bw") and e["metric"] == "bandwidth_gb_per_s":
         return "derived"
     return "validation"
 

@@ -298,7 +298,7 @@ def _copy(src: str, dst: str):
 
 
 CATALOG_REPROS = [
-    ("bandwidth 3.35 (TB/s slip)", _sub("gpus/h100-sxm.yaml", r"^memory_bandwidth_gbps: .*$", "memory_bandwidth_gbps: 3.35"), "TB/s"),
+    ("bandwidth 3.35 (TB/s slip)", _sub("gpus/h100-sxm.yaml", r"^memory_bandwidth_gb_per_s: .*$", "memory_bandwidth_gb_per_s: 3.35"), "TB/s"),
     ("launch_date 2022-02-31", _sub("gpus/h100-sxm.yaml", r"^launch_date: .*$", "launch_date: 2022-02-31"), "launch_date"),
     ("price_date 2099-12-31", _sub("gpus/h100-sxm.yaml", r"^price_date: .*$", "price_date: 2099-12-31"), "price_date"),
     ("typo key tdp_watts", _sub("gpus/h100-sxm.yaml", r"^tdp_w:", "tdp_watts:"), "tdp_w"),

@@ -117,7 +117,7 @@ def test_decode_is_bandwidth_bound_and_quantised_weights_decode_faster():
     }
     assert rates["bf16"] < rates["int8"] < rates["int4"]
     # batch 1 bf16: within the bandwidth roofline (16 GB of weights at 3.35 TB/s)
-    ceiling = H100.memory_bandwidth_gbps * 1e9 / (2 * 8.03e9)
+    ceiling = H100.memory_bandwidth_gb_per_s * 1e9 / (2 * 8.03e9)
     assert 0.5 * ceiling < rates["bf16"] < ceiling
 
 
