@@ -209,7 +209,7 @@ def peak_flops(gpu, precision: str) -> float:
 
 def bandwidth_bytes_per_s(gpu) -> float:
     """Datasheet memory bandwidth in bytes/s (GB/s * 10^9)."""
-    return float(gpu.memory_bandwidth_gbps) * 1e9
+    return float(gpu.memory_bandwidth_gb_per_s) * 1e9
 
 
 def link_bytes_per_s(gpu) -> float:
@@ -219,7 +219,7 @@ def link_bytes_per_s(gpu) -> float:
     likewise (Gen5: 128 GB/s = 64 each way); nccl-tests' bus bandwidth is unidirectional
     (doc/PERFORMANCE.md). A catalog entry may say `interconnect_direction: unidirectional`
     in its document to opt out of the halving."""
-    stated = float(getattr(gpu, "interconnect_gbps", 0) or 0)
+    stated = float(getattr(gpu, "interconnect_gb_per_s", 0) or 0)
     doc = getattr(gpu, "doc", None) or {}
     direction = doc.get("interconnect_direction", "bidirectional")
     per_dir = stated if direction == "unidirectional" else stated / 2
@@ -467,7 +467,7 @@ class Roofline:
     ridge_point: float
     bound: str  # one of BOUNDS
     peak_tflops: float
-    bandwidth_gbps: float
+    bandwidth_gb_per_s: float
     attainable_tflops: float  # min(peak, intensity * bandwidth)
     compute_time_s: float  # flops / (peak * efficiency)
     memory_time_s: float  # bytes / (bandwidth * efficiency)
@@ -514,7 +514,7 @@ def roofline(
         ridge_point=peak / bw,
         bound=bound,
         peak_tflops=peak / 1e12,
-        bandwidth_gbps=bw / 1e9,
+        bandwidth_gb_per_s=bw / 1e9,
         attainable_tflops=attainable / 1e12,
         compute_time_s=t_c,
         memory_time_s=t_m,

@@ -2,14 +2,14 @@
 
 Conventions (units in the names):
 
-- `memory_gb` is the capacity as the vendor states it ("80 GB"). DRAM is sized in binary units
+- `memory_gib` is the capacity as the vendor states it ("80 GB"). DRAM is sized in binary units
   and vendors follow JEDEC's usage of the prefix for memory capacity (JEDEC JESD100B.01,
   https://www.jedec.org/standards-documents/dictionary/terms/gigabyte-gb: "giga (G) as a prefix
   to units of semiconductor storage capacity = 2^30"), so `memory_bytes` defaults to
-  `memory_gb * 2**30`. nvidia-smi agrees to within 1 %: an H100 80 GB reports 81559 MiB, an
+  `memory_gib * 2**30`. nvidia-smi agrees to within 1 %: an H100 80 GB reports 81559 MiB, an
   HGX B200 "180 GB" reports 179 GiB. A document may give `memory_bytes` (e.g. a measured
   `torch.cuda.mem_get_info` total) to override.
-- `memory_bandwidth_gbps` is GB/s (10^9 bytes/s), as datasheets print it.
+- `memory_bandwidth_gb_per_s` is GB/s (10^9 bytes/s), as datasheets print it.
 - `peak_tflops` holds DENSE tensor (matrix) throughput per floating-point precision; `fp32` is
   the non-tensor (shader / vector) rate. `peak_tops` holds the integer rates (`int8`) in TOPS
   (10^12 integer operations per second). NVIDIA datasheets print 2:4-structured-sparse
@@ -17,7 +17,7 @@ Conventions (units in the names):
   (`datasheet_sparse_tflops`) is twice the stored dense one. GeForce cards run FP16/BF16 tensor
   ops with FP32 accumulate (what PyTorch's cuBLAS calls use) at half the FP16-accumulate rate
   (NVIDIA Ada whitepaper, Appendix A); the catalog stores the FP32-accumulate rate.
-- `interconnect_gbps` is the GPU's bidirectional aggregate as the vendor states it (NVLink 4:
+- `interconnect_gb_per_s` is the GPU's bidirectional aggregate as the vendor states it (NVLink 4:
   900 GB/s; PCIe 4.0 x16: 64 GB/s).
 
 Every figure carries a source `{url, read, checked}`: a document-level `source` is the default and
@@ -75,14 +75,14 @@ CHECKED = ("stored-copy", "recalled", "derived", "measured")
 
 # Figures that need a source (price_usd only when it is not null).
 FIGURE_FIELDS = (
-    "memory_gb",
+    "memory_gib",
     "memory_type",
-    "memory_bandwidth_gbps",
+    "memory_bandwidth_gb_per_s",
     "peak_tflops",
     "peak_tops",
     "tdp_w",
     "interconnect",
-    "interconnect_gbps",
+    "interconnect_gb_per_s",
     "pcie_gen",
     "launch_date",
     "price_usd",
@@ -92,13 +92,13 @@ REQUIRED = (
     "name",
     "vendor",
     "tier",
-    "memory_gb",
+    "memory_gib",
     "memory_type",
-    "memory_bandwidth_gbps",
+    "memory_bandwidth_gb_per_s",
     "peak_tflops",
     "tdp_w",
     "interconnect",
-    "interconnect_gbps",
+    "interconnect_gb_per_s",
     "pcie_gen",
     "form_factor",
     "launch_date",
@@ -192,14 +192,14 @@ class GPU:
     name: str
     vendor: str
     tier: str
-    memory_gb: float
+    memory_gib: float
     memory_bytes: int
     memory_type: str
-    memory_bandwidth_gbps: float
+    memory_bandwidth_gb_per_s: float
     peak_tflops: dict = field(hash=False)  # floating-point precision -> dense TFLOPS
     tdp_w: float
     interconnect: str
-    interconnect_gbps: float
+    interconnect_gb_per_s: float
     pcie_gen: int
     form_factor: str
     launch_date: str
@@ -214,7 +214,7 @@ class GPU:
 
     @property
     def memory_bandwidth_bytes_per_s(self) -> float:
-        return self.memory_bandwidth_gbps * GB
+        return self.memory_bandwidth_gb_per_s * GB
 
     def peak_flops(self, precision: str) -> float:
         """Dense peak in FLOP/s for `precision`; unknown_name if not listed."""
@@ -254,16 +254,16 @@ class GPU:
             "vendor": self.vendor,
             "tier": self.tier,
             "architecture": self.architecture,
-            "memory_gb": self.memory_gb,
+            "memory_gib": self.memory_gib,
             "memory_bytes": self.memory_bytes,
             "memory_type": self.memory_type,
-            "memory_bandwidth_gbps": self.memory_bandwidth_gbps,
+            "memory_bandwidth_gb_per_s": self.memory_bandwidth_gb_per_s,
             "peak_tflops": dict(self.peak_tflops),
             "peak_tops": dict(self.peak_tops),
             "ridge_point_flop_per_byte": {p: self.ridge_point(p) for p in self.peak_tflops},
             "tdp_w": self.tdp_w,
             "interconnect": self.interconnect,
-            "interconnect_gbps": self.interconnect_gbps,
+            "interconnect_gb_per_s": self.interconnect_gb_per_s,
             "pcie_gen": self.pcie_gen,
             "form_factor": self.form_factor,
             "launch_date": self.launch_date,
@@ -387,7 +387,7 @@ def gpu_from_dict(doc, source_name: str) -> GPU:
     """Validate one `catalog/gpus/*.yaml` document into a `GPU`.
 
     Errors are `AdvisorError`s whose message starts with the file and the field, e.g.
-    ``gpus/h100-sxm.yaml: memory_bandwidth_gbps: must be greater than 0, got -1``.
+    ``gpus/h100-sxm.yaml: memory_bandwidth_gb_per_s: must be greater than 0, got -1``.
     """
     src = source_name
     if not isinstance(doc, dict):
@@ -400,18 +400,18 @@ def gpu_from_dict(doc, source_name: str) -> GPU:
         raise _err(src, "id", "field.id", f"ids are lower-case letters, digits, '.', '-': {gid!r}")
     vendor = _choice(src, doc, "vendor", VENDORS)
     tier = _choice(src, doc, "tier", TIERS)
-    memory_gb = float(_wrap(src, check_positive, "memory_gb", doc["memory_gb"], maximum=4096))
+    memory_gib = float(_wrap(src, check_positive, "memory_gib", doc["memory_gib"], maximum=4096))
     memory_bytes = doc.get("memory_bytes")
     if memory_bytes is None:
-        memory_bytes = round(memory_gb * GIB)
+        memory_bytes = round(memory_gib * GIB)
     else:
         memory_bytes = _wrap(src, check_int, "memory_bytes", memory_bytes, minimum=1)
-        if not 0.9 * memory_gb * GB <= memory_bytes <= 1.01 * memory_gb * GIB:
+        if not 0.9 * memory_gib * GB <= memory_bytes <= 1.01 * memory_gib * GIB:
             raise _err(
                 src,
                 "memory_bytes",
                 "gpu.memory_mismatch",
-                f"{memory_bytes} is not within 90 %-101 % of memory_gb {memory_gb}",
+                f"{memory_bytes} is not within 90 %-101 % of memory_gib {memory_gib}",
             )
     peaks, tops = _peaks(src, doc)
     price = doc.get("price_usd")
@@ -473,15 +473,15 @@ def gpu_from_dict(doc, source_name: str) -> GPU:
         name=_text(src, doc, "name"),
         vendor=vendor,
         tier=tier,
-        memory_gb=memory_gb,
+        memory_gib=memory_gib,
         memory_bytes=int(memory_bytes),
         memory_type=_choice(src, doc, "memory_type", MEMORY_TYPES),
-        memory_bandwidth_gbps=float(
+        memory_bandwidth_gb_per_s=float(
             _wrap(
                 src,
                 check_positive,
-                "memory_bandwidth_gbps",
-                doc["memory_bandwidth_gbps"],
+                "memory_bandwidth_gb_per_s",
+                doc["memory_bandwidth_gb_per_s"],
                 maximum=100_000,
             )
         ),
@@ -489,9 +489,13 @@ def gpu_from_dict(doc, source_name: str) -> GPU:
         peak_tops=tops,
         tdp_w=float(_wrap(src, check_positive, "tdp_w", doc["tdp_w"], maximum=5000)),
         interconnect=_choice(src, doc, "interconnect", INTERCONNECTS),
-        interconnect_gbps=float(
+        interconnect_gb_per_s=float(
             _wrap(
-                src, check_positive, "interconnect_gbps", doc["interconnect_gbps"], maximum=20_000
+                src,
+                check_positive,
+                "interconnect_gb_per_s",
+                doc["interconnect_gb_per_s"],
+                maximum=20_000,
             )
         ),
         pcie_gen=pcie_gen,

@@ -300,8 +300,8 @@ def _src(url, read, what) -> dict:
 
 def _gpu_sources(g, precision_key: str) -> list[dict]:
     out = []
-    fields = ["memory_gb", "memory_bandwidth_gbps", f"peak_tflops.{precision_key}", "tdp_w"]
-    fields.append("interconnect_gbps")
+    fields = ["memory_gib", "memory_bandwidth_gb_per_s", f"peak_tflops.{precision_key}", "tdp_w"]
+    fields.append("interconnect_gb_per_s")
     if getattr(g, "price_usd", None):
         fields.append("price_usd")
     finder = getattr(g, "source", None)
@@ -351,7 +351,7 @@ def _diagnosis(r, w: rec.Workload, setup, est, gpu) -> dict:
         "memory_time_s": rl.memory_time_s,
         "comm_time_s": rl.comm_time_s,
         "peak_tflops": rl.peak_tflops,
-        "bandwidth_gbps": rl.bandwidth_gbps,
+        "bandwidth_gb_per_s": rl.bandwidth_gb_per_s,
         "tokens_per_s": tokens_per_s,
         "data_feed_bytes_per_s": feed,
         **extra,
@@ -676,7 +676,7 @@ def build_report(profile: Profile, catalog, *, lang: str | None = None) -> dict:
 
 
 def _what(items: list[str]) -> str:
-    """'H100: memory_gb', 'H100: tdp_w', 'H200: tdp_w' -> 'H100: memory_gb, tdp_w; H200: tdp_w'."""
+    """'H100: memory_gib', 'H100: tdp_w', 'H200: tdp_w' -> 'H100: memory_gib, tdp_w; H200: tdp_w'."""
     groups: dict[str, list[str]] = {}
     for item in items:
         subject, sep, fld = item.partition(": ")

@@ -111,20 +111,20 @@ def run_allreduce(a) -> dict:
     for r in part["rows"]:
         t = r["max_rank_median_s"]
         algbw = r["bytes"] / t / 1e9
-        rows.append({**r, "algbw_gbps": algbw, "busbw_gbps": algbw * busbw_factor(n)})
+        rows.append({**r, "algbw_gb_per_s": algbw, "busbw_gb_per_s": algbw * busbw_factor(n)})
         samples[f"allreduce:{r['bytes']}"] = r["samples_s"]
     for row in rows:
         row.pop("samples_s")
-    best = max(rows, key=lambda r: r["busbw_gbps"])
+    best = max(rows, key=lambda r: r["busbw_gb_per_s"])
     d = [
         derived(
-            "busbw_gbps",
-            best["busbw_gbps"],
+            "busbw_gb_per_s",
+            best["busbw_gb_per_s"],
             "GB/s",
             f"max over sizes of (bytes / t) * 2(n-1)/n with n = {n}, t = slowest rank's median "
             f"(nccl-tests PERFORMANCE.md); best at {best['bytes']} bytes",
         ),
-        derived("algbw_gbps", best["algbw_gbps"], "GB/s", "bytes / t at the same size"),
+        derived("algbw_gb_per_s", best["algbw_gb_per_s"], "GB/s", "bytes / t at the same size"),
         derived(
             "small_message_latency_s",
             min(r["max_rank_median_s"] for r in rows),

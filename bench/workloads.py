@@ -417,7 +417,7 @@ def run_bandwidth(a) -> dict:
         )
         d.append(
             derived(
-                f"{test}_gbps",
+                f"{test}_gb_per_s",
                 big["gbps"],
                 "GB/s",
                 f"{rule} at the largest size, {big['bytes']} bytes; GB = 1e9 bytes",
@@ -425,20 +425,20 @@ def run_bandwidth(a) -> dict:
         )
         d.append(
             derived(
-                f"{test}_best_gbps",
+                f"{test}_best_gb_per_s",
                 best["gbps"],
                 "GB/s",
                 f"max over sizes of {rule}; at {best['bytes']} bytes (may be a cache)",
             )
         )
     gpu, gpu_note = _catalog_gpu(env, a.gpu_id)
-    if gpu is not None and getattr(gpu, "memory_bandwidth_gbps", None):
+    if gpu is not None and getattr(gpu, "memory_bandwidth_gb_per_s", None):
         d.append(
             derived(
                 "fraction_of_datasheet_bandwidth",
-                d[0]["value"] / gpu.memory_bandwidth_gbps,
+                d[0]["value"] / gpu.memory_bandwidth_gb_per_s,
                 "fraction",
-                f"device_copy_gbps / catalog {gpu.id} {gpu.memory_bandwidth_gbps:g} GB/s",
+                f"device_copy_gb_per_s / catalog {gpu.id} {gpu.memory_bandwidth_gb_per_s:g} GB/s",
             )
         )
     conf = {

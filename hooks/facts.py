@@ -307,10 +307,10 @@ def batch_vs_vram() -> MappingProxyType:
         l40s=max_batch_train(key, "l40s", seq),
         h100=max_batch_train(key, "h100", seq),
         h200=max_batch_train(key, "h200", seq),
-        rtx4090_gib=gpu("rtx4090").memory_gb,
-        l40s_gib=gpu("l40s").memory_gb,
-        h100_gib=gpu("h100").memory_gb,
-        h200_gib=gpu("h200").memory_gb,
+        rtx4090_gib=gpu("rtx4090").memory_gib,
+        l40s_gib=gpu("l40s").memory_gib,
+        h100_gib=gpu("h100").memory_gib,
+        h200_gib=gpu("h200").memory_gib,
     )
 
 
@@ -529,7 +529,7 @@ def serve_70b_users() -> MappingProxyType:
             h100s=h100 or 0,
             h200s=h200 or 0,
         )
-    return _frozen(users=users, context=ctx, h100_gib=gpu("h100").memory_gb, **rows)
+    return _frozen(users=users, context=ctx, h100_gib=gpu("h100").memory_gib, **rows)
 
 
 @lru_cache(maxsize=1)
@@ -559,16 +559,16 @@ def card(key: str) -> MappingProxyType:
         vendor=g.vendor,
         tier=g.tier,
         memory_bytes=g.memory_bytes,
-        memory_gb=g.memory_gb,
+        memory_gib=g.memory_gib,
         memory_type=g.memory_type,
-        bandwidth_gbps=g.memory_bandwidth_gbps,
+        bandwidth_gb_per_s=g.memory_bandwidth_gb_per_s,
         bf16_tflops=tf.get("bf16", 0.0),
         fp8_tflops=tf.get("fp8", 0.0),
         fp4_tflops=tf.get("fp4", 0.0),
         fp32_tflops=tf.get("fp32", 0.0),
         tdp_w=g.tdp_w,
         interconnect=g.interconnect,
-        interconnect_gbps=g.interconnect_gbps,
+        interconnect_gb_per_s=g.interconnect_gb_per_s,
         price_usd=g.price_usd or 0.0,
         ridge_bf16=g.ridge_point("bf16"),
     )
@@ -584,12 +584,12 @@ def flagships() -> MappingProxyType:
         b200=b,
         mi300x=mi,
         h200_mem_x=h2["memory_bytes"] / h["memory_bytes"],
-        h200_bw_x=h2["bandwidth_gbps"] / h["bandwidth_gbps"],
+        h200_bw_x=h2["bandwidth_gb_per_s"] / h["bandwidth_gb_per_s"],
         b200_mem_x=b["memory_bytes"] / h["memory_bytes"],
-        b200_bw_x=b["bandwidth_gbps"] / h["bandwidth_gbps"],
+        b200_bw_x=b["bandwidth_gb_per_s"] / h["bandwidth_gb_per_s"],
         b200_bf16_x=b["bf16_tflops"] / h["bf16_tflops"],
         mi300x_mem_x=mi["memory_bytes"] / h["memory_bytes"],
-        mi300x_bw_x=mi["bandwidth_gbps"] / h["bandwidth_gbps"],
+        mi300x_bw_x=mi["bandwidth_gb_per_s"] / h["bandwidth_gb_per_s"],
         llama70b_bf16_bytes=weights("llama70b", "bf16")["bytes"],
     )
 
@@ -608,16 +608,16 @@ def tiers() -> MappingProxyType:
         prices = [g.price_usd for g in gs if g.price_usd]
         out[tier] = _frozen(
             count=len(gs),
-            mem_min=min(g.memory_bytes for g in gs),
-            mem_max=max(g.memory_bytes for g in gs),
-            bw_min=min(g.memory_bandwidth_gbps for g in gs),
-            bw_max=max(g.memory_bandwidth_gbps for g in gs),
-            bf16_min=min(_half(g) for g in gs),
-            bf16_max=max(_half(g) for g in gs),
-            tdp_min=min(g.tdp_w for g in gs),
-            tdp_max=max(g.tdp_w for g in gs),
-            price_min=min(prices) if prices else 0.0,
-            price_max=max(prices) if prices else 0.0,
+            memory_bytes_min=min(g.memory_bytes for g in gs),
+            memory_bytes_max=max(g.memory_bytes for g in gs),
+            bandwidth_gb_per_s_min=min(g.memory_bandwidth_gb_per_s for g in gs),
+            bandwidth_gb_per_s_max=max(g.memory_bandwidth_gb_per_s for g in gs),
+            bf16_tflops_min=min(_half(g) for g in gs),
+            bf16_tflops_max=max(_half(g) for g in gs),
+            tdp_w_min=min(g.tdp_w for g in gs),
+            tdp_w_max=max(g.tdp_w for g in gs),
+            price_usd_min=min(prices) if prices else 0.0,
+            price_usd_max=max(prices) if prices else 0.0,
         )
     return _frozen(total=len(catalog().gpus), **out)
 
@@ -636,15 +636,15 @@ def interconnect() -> MappingProxyType:
     n = 8
     moved = 2 * (n - 1) / n * grad
     return _frozen(
-        nvlink_gbps=nv["interconnect_gbps"],
-        pcie_gbps=pc["interconnect_gbps"],
-        ratio=nv["interconnect_gbps"] / pc["interconnect_gbps"],
+        nvlink_gb_per_s=nv["interconnect_gb_per_s"],
+        pcie_gb_per_s=pc["interconnect_gb_per_s"],
+        ratio=nv["interconnect_gb_per_s"] / pc["interconnect_gb_per_s"],
         gpus=n,
         grad_bytes=grad,
-        nvlink_s=moved / (nv["interconnect_gbps"] / 2 * 1e9),
-        pcie_s=moved / (pc["interconnect_gbps"] / 2 * 1e9),
-        hbm_gbps=nv["bandwidth_gbps"],
-        hbm_over_nvlink=nv["bandwidth_gbps"] / nv["interconnect_gbps"],
+        nvlink_s=moved / (nv["interconnect_gb_per_s"] / 2 * 1e9),
+        pcie_s=moved / (pc["interconnect_gb_per_s"] / 2 * 1e9),
+        hbm_gb_per_s=nv["bandwidth_gb_per_s"],
+        hbm_over_nvlink=nv["bandwidth_gb_per_s"] / nv["interconnect_gb_per_s"],
     )
 
 
@@ -673,9 +673,9 @@ def decode_bound() -> MappingProxyType:
         ridge_h100=h["ridge_bf16"],
         ridge_rtx4090=r["ridge_bf16"],
         weights_bytes=w["bytes"],
-        h100_tok_s=h["bandwidth_gbps"] * 1e9 / w["bytes"],
-        rtx4090_tok_s=r["bandwidth_gbps"] * 1e9 / w["bytes"],
-        h100_fp8_tok_s=h["bandwidth_gbps"] * 1e9 / weights("llama8b", "fp8")["bytes"],
+        h100_tok_s=h["bandwidth_gb_per_s"] * 1e9 / w["bytes"],
+        rtx4090_tok_s=r["bandwidth_gb_per_s"] * 1e9 / w["bytes"],
+        h100_fp8_tok_s=h["bandwidth_gb_per_s"] * 1e9 / weights("llama8b", "fp8")["bytes"],
         batch_to_ridge=h["ridge_bf16"] / (2 / w["bytes_per_param"]),
     )
 
@@ -779,7 +779,7 @@ def _break_even(key: str) -> MappingProxyType:
         name=c["name"],
         tier=c["tier"],
         price_usd=c["price_usd"],
-        hourly=p["median"],
+        usd_per_gpu_hour=p["median"],
         offers=p["offers"],
         hours=hours,
         years_full=hours / HOURS_PER_YEAR,
@@ -809,7 +809,7 @@ def rent_vs_buy() -> MappingProxyType:
     return _frozen(
         rows=tuple(rows),
         first=rows[0],
-        h100_hourly=ph["median"],
+        h100_usd_per_gpu_hour=ph["median"],
         h100_price_usd=card("h100")["price_usd"],
         h100_price_kind=g.price_kind or "",
         h100_price_date=g.price_date or "",
@@ -852,7 +852,7 @@ def training_run() -> MappingProxyType:
         tokens_per_s=tokens / seconds,
         tokens_per_s_per_gpu=tokens / seconds / n_gpu,
         cost_usd=hours * n_gpu * p["median"],
-        hourly=p["median"],
+        usd_per_gpu_hour=p["median"],
     )
 
 

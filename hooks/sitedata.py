@@ -216,5 +216,5 @@ class SiteData:
         for g in self.gpus_sorted():
             p = self.best_precision(g)
             if p:
-                rows.append((g, p, g.peak_tflops[p], g.memory_bandwidth_gbps, g.ridge_point(p)))
+                rows.append((g, p, g.peak_tflops[p], g.memory_bandwidth_gb_per_s, g.ridge_point(p)))
         return sorted(rows, key=lambda r: r[4])

@@ -55,7 +55,7 @@ def test_traps():
 def test_ridge_point_and_memory():
     h100 = CAT.gpu("h100-sxm")
     assert h100.ridge_point("bf16") == pytest.approx(989.4e12 / 3350e9)
-    assert h100.memory_bytes == 80 * GIB and h100.memory_gb == pytest.approx(80.0)
+    assert h100.memory_bytes == 80 * GIB and h100.memory_gib == pytest.approx(80.0)
 
 
 def test_unknown_gpu_suggests():
@@ -115,7 +115,7 @@ def _bad(**changes):
 @pytest.mark.parametrize(
     ("changes", "field"),
     [
-        ({"memory_bandwidth_gbps": -1.0}, "memory_bandwidth_gbps"),
+        ({"memory_bandwidth_gb_per_s": -1.0}, "memory_bandwidth_gb_per_s"),
         ({"tdp_w": None}, "tdp_w"),
         ({"tier": "server"}, "tier"),
         ({"vendor": "nvdia"}, "vendor"),
@@ -128,7 +128,7 @@ def _bad(**changes):
             "peak_tflops.bf16",
         ),
         ({"peak_tflops": {"fp16": {"value": 330.3, "accumulate": "fp16"}}}, "peak_tflops.fp16"),
-        ({"source": None, "sources": {}}, "sources.memory_gb"),
+        ({"source": None, "sources": {}}, "sources.memory_gib"),
         (
             {"source": {"url": "nvidia.com", "read": "2026-12-02", "checked": "recalled"}},
             "source.url",
@@ -217,11 +217,11 @@ def test_offer_with_unknown_gpu_names_file_and_field(tmp_path):
 def test_bad_yaml_file_in_tmp_catalog(tmp_path):
     (tmp_path / "gpus").mkdir()
     (tmp_path / "gpus" / "bad.yaml").write_text(
-        (ROOT / "gpus" / "l4.yaml").read_text().replace("memory_gb: 24.0", "memory_gb: 0.0")
+        (ROOT / "gpus" / "l4.yaml").read_text().replace("memory_gib: 24.0", "memory_gib: 0.0")
     )
     with pytest.raises(AdvisorError) as info:
         load_catalog(tmp_path)
-    assert str(info.value).startswith("gpus/bad.yaml: memory_gb")
+    assert str(info.value).startswith("gpus/bad.yaml: memory_gib")
 
 
 def test_int8_is_in_tops_not_tflops(tmp_path):

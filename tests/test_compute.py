@@ -19,9 +19,9 @@ def fake_gpu(**kw):
         name="Fake",
         tier="datacenter",
         peak_tflops={"bf16": 100.0, "fp16": 100.0, "fp32": 10.0},
-        memory_bandwidth_gbps=1000.0,
+        memory_bandwidth_gb_per_s=1000.0,
         memory_bytes=80 * 10**9,
-        interconnect_gbps=100.0,
+        interconnect_gb_per_s=100.0,
         tdp_w=500.0,
         price_usd=None,
         doc={},
@@ -120,7 +120,7 @@ def test_ring_allreduce_volume():
     assert compute.allreduce_bytes(1e9, 1) == 0
     assert compute.gather_bytes(1e9, 4) == pytest.approx(0.75e9)
     # stated bidirectional NVLink 900 GB/s -> 450 GB/s each way
-    assert compute.link_bytes_per_s(fake_gpu(interconnect_gbps=900.0)) == pytest.approx(450e9)
+    assert compute.link_bytes_per_s(fake_gpu(interconnect_gb_per_s=900.0)) == pytest.approx(450e9)
 
 
 def test_moe_active_parameters_and_experts_read():

@@ -227,8 +227,8 @@ def _fake_catalog():
         price_usd=None,
         memory_bytes=80 * 2**30,
         peak_tflops={"bf16": 989.0},
-        memory_bandwidth_gbps=3350.0,
-        interconnect_gbps=900.0,
+        memory_bandwidth_gb_per_s=3350.0,
+        interconnect_gb_per_s=900.0,
         doc={},
     )
     return SimpleNamespace(models=(), gpus=(gpu,), offers=OFFERS, currency={"AZN": 1.7})

@@ -93,7 +93,7 @@ def test_claims_the_prose_makes():
     db = facts.decode_bound()
     assert db["intensity"] < db["ridge_h100"], "batch-1 decode is memory-bound"
     ic = facts.interconnect()
-    assert ic["nvlink_gbps"] > ic["pcie_gbps"] and ic["pcie_s"] > ic["nvlink_s"]
+    assert ic["nvlink_gb_per_s"] > ic["pcie_gb_per_s"] and ic["pcie_s"] > ic["nvlink_s"]
     z = facts.sharding_8gpu()
     assert z["ddp"]["total_bytes"] > z["zero1"]["total_bytes"] > z["zero2"]["total_bytes"]
     assert z["zero2"]["total_bytes"] > z["zero3"]["total_bytes"]

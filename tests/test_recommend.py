@@ -16,18 +16,18 @@ from advisor.units import GIB
 MODELS = load_catalog()
 
 
-def gpu(gid, memory_gb, price=None, bf16=400.0, bw=2000.0, tier="datacenter", link=900.0):
+def gpu(gid, memory_gib, price=None, bf16=400.0, bw=2000.0, tier="datacenter", link=900.0):
     return SimpleNamespace(
         id=gid,
         name=gid.upper(),
         vendor="nvidia",
         tier=tier,
-        memory_gb=memory_gb,
-        memory_bytes=int(memory_gb * 10**9),
-        memory_bandwidth_gbps=bw,
+        memory_gib=memory_gib,
+        memory_bytes=int(memory_gib * 10**9),
+        memory_bandwidth_gb_per_s=bw,
         peak_tflops={"bf16": bf16, "fp16": bf16, "fp32": bf16 / 10} if bf16 else {"fp16": 100.0},
         tdp_w=700.0,
-        interconnect_gbps=link,
+        interconnect_gb_per_s=link,
         price_usd=price,
         doc={},
     )

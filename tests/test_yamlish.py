@@ -39,7 +39,7 @@ name: H100 SXM   # trailing comment
 id: "h100-sxm"
 memory:
   size_gb: 80
-  bandwidth_gbps: 3350.0
+  bandwidth_gb_per_s: 3350.0
 tags: [a, 'b c', {x: 1, y: "two"}]
 items:
 - key: 1

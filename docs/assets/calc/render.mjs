@@ -166,7 +166,7 @@ function renderVram(r, S) {
 function renderRoofline(r, S) {
   const W = 600, H = 260, x0 = 50, y0 = 230;
   const lx = (v) => x0 + ((Math.log10(v) + 1) / 5) * (W - x0 - 10); // 0.1 .. 10^4 FLOP/byte
-  const peak = r.peak_tflops, bw = r.bandwidth_gbps / 1000; // TB/s
+  const peak = r.peak_tflops, bw = r.bandwidth_gb_per_s / 1000; // TB/s
   const ly = (t) => y0 - ((Math.log10(Math.max(t, 1e-3)) + 1) / (Math.log10(peak * 2) + 1)) * (y0 - 10);
   const pts = [];
   for (let e = -1; e <= 4; e += 0.05) { const i = 10 ** e; pts.push(`${lx(i).toFixed(1)},${ly(Math.min(peak, i * bw)).toFixed(1)}`); }
@@ -178,7 +178,7 @@ function renderRoofline(r, S) {
     [tr(S, "calc.ridge", "Ridge point (FLOP/byte)"), fmt(r.ridge_point, S, 1)],
     [tr(S, "calc.attainable", "Attainable TFLOPS"), fmt(r.attainable_tflops, S, 1)],
     [tr(S, "calc.peak", "Peak TFLOPS"), fmt(r.peak_tflops, S, 1)],
-    [tr(S, "calc.bandwidth", "Memory bandwidth (GB/s)"), fmt(r.bandwidth_gbps, S, 0)],
+    [tr(S, "calc.bandwidth", "Memory bandwidth (GB/s)"), fmt(r.bandwidth_gb_per_s, S, 0)],
     [tr(S, "calc.step_ms", "Time (ms): compute / memory"), `${fmt(r.compute_time_s * 1e3, S, 3)} / ${fmt(r.memory_time_s * 1e3, S, 3)}`],
   ];
   return `<p class="calc-headline">${esc(r.model.display_name)} · ${esc(r.gpu.name)} · ${esc(tr(S, "calc.bound", "bound"))}: <strong data-out="bound">${esc(tr(S, "calc.b." + r.bound, r.bound))}</strong></p>${svg}${table([tr(S, "calc.quantity", "Quantity"), tr(S, "calc.value", "Value")], rows, "calc-main")}`;
