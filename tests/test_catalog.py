@@ -242,5 +242,5 @@ def test_int8_is_in_tops_not_tflops(tmp_path):
     with pytest.raises(AdvisorError) as info:
         load_catalog(tmp_path)
     msg = str(info.value)
-    old_field = "peak_tflops" + ".int8"  # spelled apart: /work/notes/rename_units.py renames it
+    old_field = "peak_tflops" + ".int8"  # spelled apart, so that the units rename leaves it
     assert msg.startswith(f"gpus/bad.yaml: {old_field}:") and "under peak_tops" in msg
