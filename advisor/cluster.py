@@ -210,6 +210,7 @@ def layouts(spec: ModelSpec, gpus: int, global_batch_seqs: int, gpus_per_node: i
                     )
 
 
+@functools.lru_cache(maxsize=2048)
 def best_at(
     spec: ModelSpec,
     gpu,
@@ -221,7 +222,8 @@ def best_at(
     checkpointing: str,
     network=None,
 ) -> tuple[Layout, training.TrainStep, int, str] | None:
-    """The fastest layout at `gpus` GPUs that fits each GPU's memory (None if none fits)."""
+    """The fastest layout at `gpus` GPUs that fits each GPU's memory (None if none fits).
+    Cached: a plan's token budget, deadline, budget and price do not change it."""
     seqs = max(1, global_batch_tokens // seq)
     modes = ("none", "selective", "full") if checkpointing == "auto" else (checkpointing,)
     best = None

@@ -26,13 +26,13 @@ from dataclasses import dataclass
 from . import efficiency as eff
 from . import memory as mem
 from . import network as net
-from . import timing
+from . import timing, vocab
 from .compute import KV_BYTES, PEAK_KEY
 from .errors import AdvisorError, check_choice, check_int, check_positive
 from .models import ModelSpec
 
 MAX_NUM_SEQS = 256
-ENGINES = ("vllm", "trtllm")
+ENGINES = vocab.SERVING_ENGINES
 MAX_NUM_BATCHED_TOKENS = 8192
 
 

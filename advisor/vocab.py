@@ -35,6 +35,8 @@ ACQUIRE = ("either", "rent", "own")
 PRICINGS = ("on_demand", "spot", "reserved")
 CURRENCIES = ("USD", "AZN", "EUR")
 LANGUAGES = ("az", "en")
+SERVING_ENGINES = ("vllm", "trtllm")  # advisor.serving: whose memory plan and step overhead
+CLUSTER_PRECISIONS = ("bf16", "fp8")  # advisor.training precisions a cluster plan offers
 
 # The calculators' select fields: field name -> choices.
 FORM_FIELDS = {
@@ -48,6 +50,8 @@ FORM_FIELDS = {
     "phase": ROOFLINE_PHASES,
     "currency": CURRENCIES,
     "acquire": ACQUIRE,
+    "engine": SERVING_ENGINES,
+    "cluster_precision": CLUSTER_PRECISIONS,
 }
 # The translation key that labels a choice in the calculators (templates/i18n: calc.o.*).
 LABEL_KEY = "calc.o.{}"

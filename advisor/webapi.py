@@ -167,11 +167,46 @@ class PickerRequest(_Request):
     )
 
 
+@dataclass(frozen=True)
+class ServingRequest(_Request):
+    model: str = _f("llama-3.1-8b", "name")
+    config: str = _f("", "text")
+    gpu: str = _f("h100-sxm", "name")
+    tensor_parallel: int = _f(1, "int", maximum=72)
+    gpus: int = _f(1, "int", maximum=MAX_GPUS)
+    input_tokens: int = _f(1024, "int", maximum=MAX_SEQ)
+    output_tokens: int = _f(256, "int", maximum=MAX_SEQ)
+    weights: str = _f("bf16", "choice", choices=INFER_WEIGHTS)
+    kv_dtype: str = _f("bf16", "choice", choices=memory.KV_DTYPES)
+    engine: str = _f("vllm", "choice", choices=vocab.SERVING_ENGINES)
+    ttft_ms: float | None = _f("", "optnum", bounds=(0.0, 3_600_000.0), exclusive_low=True)
+    tpot_ms: float | None = _f("", "optnum", bounds=(0.0, 3_600_000.0), exclusive_low=True)
+
+
+@dataclass(frozen=True)
+class ClusterRequest(_Request):
+    model: str = _f("llama-3.1-70b", "name")
+    config: str = _f("", "text")
+    gpu: str = _f("h100-sxm", "name")
+    tokens: int = _f(1_000_000_000_000, "int", maximum=limits.TOKENS[1])
+    seq: int = _f(8192, "int", maximum=1 << 20)
+    deadline_days: float | None = _f(30, "optnum", bounds=(0.0, 3650.0), exclusive_low=True)
+    budget_usd: float | None = _f("", "optnum", bounds=limits.BUDGET, exclusive_low=True)
+    price_usd_per_gpu_hour: float | None = _f(
+        "", "optnum", bounds=limits.USD_PER_GPU_HOUR, exclusive_low=True
+    )
+    network: str = _f("ib-ndr-400", "name")
+    precision: str = _f("bf16", "choice", choices=vocab.CLUSTER_PRECISIONS)
+    max_gpus: int = _f(16_384, "int", maximum=16_384)
+
+
 REQUESTS = {
     "vram": VramRequest,
     "roofline": RooflineRequest,
     "budget": BudgetRequest,
     "picker": PickerRequest,
+    "serving": ServingRequest,
+    "cluster": ClusterRequest,
 }
 DEFAULTS = {name: req.defaults() for name, req in REQUESTS.items()}
 
@@ -411,7 +446,13 @@ def roofline(params: dict) -> dict:
     out = r.to_dict()
     if math.isinf(out["intensity_flop_per_byte"]):
         out["intensity_flop_per_byte"] = None
-    out.update(model=_model_info(spec), gpu=_gpu_info(g), phase=phase, total_bytes=est.total_bytes)
+    out.update(
+        model=_model_info(spec),
+        gpu=_gpu_info(g),
+        phase=phase,
+        total_bytes=est.total_bytes,
+        accuracy=_bands({"decode": "decode", "prefill": "prefill"}.get(phase, "training")),
+    )
     return out
 
 
@@ -551,6 +592,7 @@ def budget(params: dict) -> dict:
                 per_million_tokens=cost.cost_per_million_tokens(dr.tokens_per_s, hourly) * rate,
             )
         out["inference"] = inference
+        out["accuracy"] = _bands("training", "decode")
     return out
 
 
@@ -585,12 +627,101 @@ def picker(params: dict) -> dict:
         "recommended": [recommend.row_dict(r) for r in ok[:10]],
         "rejected": [recommend.row_dict(r) for r in rejected[:15]],
         "counts": {"ok": len(ok), "rejected": len(rejected)},
+        "accuracy": _bands("decode" if req.task == "inference" else "training"),
     }
 
 
 # ---------------------------------------------------------------------------------------------
 # Dispatch
 # ---------------------------------------------------------------------------------------------
+
+
+def _bands(*kinds: str) -> dict:
+    """The time model's measured error bands (advisor.accuracy) for the kinds a result shows."""
+    from . import accuracy
+
+    return {k: accuracy.band_dict(k) for k in kinds if accuracy.band(k)}
+
+
+def serving(params: dict) -> dict:
+    """Serving under continuous batching (advisor.serving.plan): the throughput-latency curve
+    from concurrency 1 to the largest the KV cache allows, and the best point within the
+    optional TTFT / TPOT limits."""
+    from . import serving as srv
+
+    req = ServingRequest.from_params(params)
+    spec = _model(req)
+    g = _gpu(req.gpu)
+    if req.gpus % req.tensor_parallel:
+        raise AdvisorError(
+            "gpus.tp_divides",
+            f"gpus: {req.gpus} is not a multiple of tensor_parallel {req.tensor_parallel}",
+            field="gpus",
+            gpus=req.gpus,
+            tensor_parallel=req.tensor_parallel,
+        )
+    plan = srv.plan(
+        spec,
+        g,
+        input_tokens=req.input_tokens,
+        output_tokens=req.output_tokens,
+        weights=req.weights,
+        kv_dtype=req.kv_dtype,
+        tensor_parallel=req.tensor_parallel,
+        gpus=req.gpus,
+        engine=req.engine,
+    )
+    if not plan.points:
+        raise AdvisorError(
+            "serving.no_room",
+            f"gpu: the weights of {spec.name} leave no room for one request's KV cache on "
+            f"{req.tensor_parallel} x {g.id}",
+            field="gpu",
+            gpu=g.id,
+        )
+    best = plan.best_under(
+        req.ttft_ms / 1e3 if req.ttft_ms else None, req.tpot_ms / 1e3 if req.tpot_ms else None
+    )
+    out = plan.to_dict()
+    out.update(
+        model=_model_info(spec),
+        gpu=_gpu_info(g),
+        best=best.to_dict() if best else None,
+        limits={"ttft_ms": req.ttft_ms, "tpot_ms": req.tpot_ms},
+        accuracy=_bands("serving", "decode", "prefill"),
+    )
+    return out
+
+
+def cluster(params: dict) -> dict:
+    """A cluster plan for a training run (advisor.cluster.plan): the best layout at each GPU
+    count up to the choice, the chosen nodes x GPUs and TP x PP x DP layout, its time, cost and
+    energy; the price is the catalog's cheapest on-demand offer unless one is given."""
+    from . import cluster as cl
+
+    req = ClusterRequest.from_params(params)
+    spec = _model(req)
+    g = _gpu(req.gpu)
+    cat = get_catalog()
+    price = req.price_usd_per_gpu_hour
+    if price is None:
+        offer = _cheapest_offer(g.id)
+        price = offer.on_demand_usd_per_gpu_hour if offer else None
+    p = cl.plan(
+        spec,
+        g,
+        tokens=req.tokens,
+        seq=req.seq,
+        deadline_hours=req.deadline_days * 24 if req.deadline_days else None,
+        budget_usd=req.budget_usd,
+        price_usd_per_gpu_hour=price,
+        network=cat.network(req.network),
+        precision=req.precision,
+        max_gpus=req.max_gpus,
+    )
+    out = p.to_dict()
+    out.update(model=_model_info(spec), gpu=_gpu_info(g), accuracy=_bands("training"))
+    return out
 
 
 def report(params: dict) -> dict:
@@ -631,6 +762,8 @@ FUNCTIONS = {
     "roofline": roofline,
     "budget": budget,
     "picker": picker,
+    "serving": serving,
+    "cluster": cluster,
     "report": report,
 }
 

@@ -373,3 +373,27 @@ def test_recommend_cluster_plans_cheapest_first():
         "recommend", "--model", "llama-3.1-8b", "--cluster", "--no-bench"
     )  # inference: --cluster does not apply
     assert r.returncode == 2 and "cluster" in r.stderr
+
+
+def test_webapi_serving_and_cluster():
+    from advisor import webapi
+
+    s = webapi.run("serving", {})
+    assert s["points"] and s["accuracy"]["serving"]["n"] > 0
+    assert s["max_concurrency"] >= s["points"][-1]["concurrency"]
+    tight = webapi.run("serving", {"tpot_ms": s["points"][1]["tpot_s"] * 1e3})
+    assert tight["best"]["tpot_s"] <= s["points"][1]["tpot_s"] + 1e-12
+    c = webapi.run("cluster", {"tokens": "2e12", "deadline_days": 30})
+    assert c["chosen"]["meets_deadline"] and c["chosen"]["gpus"] > 8
+    assert c["accuracy"]["training"]["median_abs_error"] > 0
+    for name, params, field in (
+        ("serving", {"model": "bert-base-uncased"}, "model"),
+        ("serving", {"model": "llama-3.1-405b", "gpu": "rtx-4090"}, "gpu"),
+        ("serving", {"gpus": 3, "tensor_parallel": 2}, "gpus"),
+        ("cluster", {"tokens": "abc"}, "tokens"),
+        ("cluster", {"network": "tin-cans"}, "network"),
+        ("cluster", {"deadline_days": -1}, "deadline_days"),
+    ):
+        r = webapi.run(name, params)
+        assert r["error"]["field"] == field, (name, params, r)
+    assert json.loads(webapi.call("cluster", "{}"))["chosen"]
