@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import yamlish
-from .errors import AdvisorError, shown, unknown_name
+from .errors import AdvisorError, shown, unknown_name, yaml_error
 from .files import check_depth, is_folder, read_text
 from .hardware import GPU, check_keys, gpu_from_dict
 from .models import ModelSpec, from_hf_config
@@ -48,6 +48,10 @@ def read_document(path: Path, name: str):
         raise AdvisorError(
             "file.too_deep", f"{name}: nested too deeply", field=name, file=name
         ) from None
+    except AdvisorError:
+        raise
+    except ValueError as exc:  # the YAML reader's own failure on malformed text
+        raise yaml_error(name, exc) from None
     check_depth(doc, name)
     return doc
 

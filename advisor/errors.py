@@ -210,3 +210,12 @@ def check_choice(field: str, value, choices: Iterable[str]) -> str:
     if value not in choices:
         raise unknown_name(field, value, choices)
     return value
+
+
+def yaml_error(field: str, exc: Exception) -> AdvisorError:
+    """A YAML parser's own failure (not yet an AdvisorError, e.g. on "\\uZZZZ") as the named
+    ``yaml.invalid`` error for `field`."""
+    detail = clip(str(exc) or exc.__class__.__name__, 120)
+    return AdvisorError(
+        "yaml.invalid", f"{field}: not valid YAML ({detail})", field=field, detail=detail
+    )

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from . import compute, cost, limits, memory, recommend
 from .catalog import Catalog, load_catalog
-from .errors import AdvisorError, check_choice, check_int, clip, parse_number, shown
+from .errors import AdvisorError, check_choice, check_int, clip, parse_number, shown, yaml_error
 from .files import MAX_FILE_BYTES
 from .models import from_config_json
 
@@ -623,7 +623,12 @@ def report(params: dict) -> dict:
     publisher = params.get("publisher")
     if publisher is not None and not isinstance(publisher, dict):
         raise AdvisorError("field.not_object", "publisher: expected an object", field="publisher")
-    return web_report({**params, "lang": lang or None, "publisher": publisher}, get_catalog())
+    try:
+        return web_report({**params, "lang": lang or None, "publisher": publisher}, get_catalog())
+    except AdvisorError:
+        raise
+    except ValueError as exc:  # the YAML reader's own failure on malformed text (e.g. "\uZZZZ")
+        raise yaml_error("profile", exc) from None
 
 
 FUNCTIONS = {

@@ -71,26 +71,31 @@ def count(field: str, minimum: int = 1, maximum: int = 1_000_000):
 # --- model, accelerator, measured results --------------------------------------------------
 
 
-def add_model_args(p, *, batch: int | None = 1, seq: int | None = 2048, required=False) -> None:
-    """--model / --config (one of them), --batch, --seq."""
+MODEL_DEFAULTS = {"batch": 1, "seq": 2048}
+
+
+def add_model_args(p, *, required: bool = False) -> None:
+    """--model / --config (one of them), --batch, --seq. With `required`, all three must be
+    given; otherwise --batch and --seq stay None on the parser (so that a command can tell a
+    given option from a default) and `fill_defaults(args, MODEL_DEFAULTS)` sets them."""
     src = p.add_mutually_exclusive_group(required=required)
     src.add_argument("--model", help="catalog model id (python -m advisor models)")
     src.add_argument("--config", metavar="FILE", help="a Hugging Face config.json")
-    need = batch is None
-    p.add_argument(
-        "--batch",
-        type=count("batch", maximum=1_000_000),
-        default=batch,
-        required=need,
-        help="sequences per GPU" + ("" if need else f" (default {batch})"),
-    )
-    p.add_argument(
-        "--seq",
-        type=count("seq", maximum=16_777_216),
-        default=seq,
-        required=need,
-        help="context length in tokens" + ("" if need else f" (default {seq})"),
-    )
+    for name, maximum in (("batch", 1_000_000), ("seq", 16_777_216)):
+        what = "sequences per GPU" if name == "batch" else "context length in tokens"
+        p.add_argument(
+            f"--{name}",
+            type=count(name, maximum=maximum),
+            required=required,
+            help=what + ("" if required else f" (default {MODEL_DEFAULTS[name]})"),
+        )
+
+
+def fill_defaults(args, defaults: dict) -> None:
+    """Set each option that was not given (None) to its default, after `reject_inapplicable`."""
+    for key, value in defaults.items():
+        if getattr(args, key, None) is None:
+            setattr(args, key, value)
 
 
 def read_config(path) -> object:

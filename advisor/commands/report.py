@@ -16,7 +16,7 @@ import unicodedata
 from pathlib import Path
 
 from ..catalog import load_catalog
-from ..errors import AdvisorError
+from ..errors import AdvisorError, yaml_error
 from ..files import read_text
 from ._common import error_line
 
@@ -94,6 +94,8 @@ def _run(args) -> int:
                 print(error_line(item["message"]), file=sys.stderr)
             return 2
         raise
+    except ValueError as exc:  # the YAML reader's own failure on malformed text
+        raise yaml_error("profile", exc) from None
     publisher = load_publisher_file(_publisher_path(args))
     data = build_report(profile, catalog, lang=args.lang)
     text = render_html(data, publisher)
