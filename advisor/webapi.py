@@ -387,6 +387,9 @@ def roofline(params: dict) -> dict:
         req.precision,
     )
     if phase == "decode":
+        from .models import require_causal
+
+        require_causal(spec)  # an encoder has no decode step
         flops = compute.decode_flops(spec, seq, batch)
         nbytes = compute.decode_weight_bytes(spec, weights, batch) + compute.kv_read_bytes(
             spec, seq, batch
@@ -627,6 +630,8 @@ def report(params: dict) -> dict:
         return web_report({**params, "lang": lang or None, "publisher": publisher}, get_catalog())
     except AdvisorError:
         raise
+    except RecursionError:
+        raise AdvisorError("file.too_deep", "profile: nested too deeply", field="profile") from None
     except ValueError as exc:  # the YAML reader's own failure on malformed text (e.g. "\uZZZZ")
         raise yaml_error("profile", exc) from None
 

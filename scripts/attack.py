@@ -235,6 +235,12 @@ def reproductions(tmp: Path) -> list:
     c(["report", "/dev/zero", "--out", str(tmp / "out")], _exit2("larger"))
     c(["report", str(big), "--out", str(tmp / "out")], _exit2("larger"))
     c(["report", str(tmp / "dir.yaml"), "--out", str(tmp / "out")], _exit2("profile"))
+    (tmp / "uzzzz.yaml").write_text('organisation: "\\uZZZZ"\n')
+    (tmp / "deep.yaml").write_text("a: " + "[" * 50_000 + "]" * 50_000 + "\n")
+    (tmp / "latin1.yaml").write_bytes("organisation: Bakü\n".encode("latin-1"))
+    for f in ("uzzzz.yaml", "deep.yaml", "latin1.yaml"):
+        c(["report", str(tmp / f), "--out", str(tmp / "out")], _exit2("profile"))
+    a("report", {"profile": 'organisation: "\\uZZZZ"', "publisher": {"name": "x"}}, _api_error())
     c(["--catalog", "/nonexistent", "gpus"], _exit2("catalog"))
     c(["recommend", *m, "--task", "train", "--precision", "fp64"], _exit2("precision"))
     c(["recommend", *m, "--task", "train", "--optimizer", "lion"], _exit2("optimizer"))
@@ -285,7 +291,7 @@ def reproductions(tmp: Path) -> list:
 def _sub(path: str, pattern: str, repl: str):
     def mutate(root: Path):
         p = root / path
-        p.write_text(re.sub(pattern, repl, p.read_text(), count=1, flags=re.M))
+        p.write_text(re.sub(pattern, lambda _: repl, p.read_text(), count=1, flags=re.M))
 
     return mutate
 
@@ -305,6 +311,10 @@ CATALOG_REPROS = [
     ("a *.yml file", _copy("gpus/h100-sxm.yaml", "gpus/h100-copy.yml"), ".yml"),
     ("duplicate id", _copy("gpus/h100-sxm.yaml", "gpus/zz-copy.yaml"), "gpus/h100-sxm.yaml"),
     ("price_usd 1e300", _sub("gpus/h100-sxm.yaml", r"^price_usd: .*$", "price_usd: 1e300"), "price_usd"),
+    ("a folder named *.yaml", lambda root: (root / "gpus" / "zz.yaml").mkdir(), "gpus/zz.yaml"),
+    ('YAML "\\uZZZZ"', _sub("gpus/h100-sxm.yaml", r"^name: .*$", 'name: "\\uZZZZ"'), "gpus/h100-sxm.yaml"),
+    ("latin-1 file", lambda root: (root / "gpus" / "t4.yaml").write_bytes("name: Bakü\n".encode("latin-1")), "UTF-8"),
+    ("deep nesting", lambda root: (root / "gpus" / "t4.yaml").write_text("a: " + "[" * 5000 + "]" * 5000), "gpus/t4.yaml"),
 ]  # fmt: skip
 
 

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
 from .. import limits
-from ..errors import AdvisorError, check_int, parse_number, shown, unknown_name
+from ..errors import AdvisorError, check_int, echo, parse_number, shown, unknown_name
 from ..files import is_folder, read_text
 
 ERROR_LINE_CHARS = 300  # an error is one line on stderr, never a 100 kB echo
@@ -28,6 +29,8 @@ class Parser(argparse.ArgumentParser):
     """argparse with one-line errors (exit 2) instead of the usage block; sub-parsers inherit it."""
 
     def error(self, message: str):  # noqa: D401 - argparse's hook
+        # argparse quotes the offending value ("invalid choice: '...'"): cut it like ours
+        message = re.sub(r"'([^']*)'", lambda m: repr(echo(m.group(1))), message)
         print(error_line(f"{self.prog.split()[-1]}: {message}"), file=sys.stderr)
         raise SystemExit(2)
 

@@ -94,6 +94,8 @@ def _run(args) -> int:
                 print(error_line(item["message"]), file=sys.stderr)
             return 2
         raise
+    except RecursionError:
+        raise AdvisorError("file.too_deep", "profile: nested too deeply", field="profile") from None
     except ValueError as exc:  # the YAML reader's own failure on malformed text
         raise yaml_error("profile", exc) from None
     publisher = load_publisher_file(_publisher_path(args))
