@@ -19,6 +19,7 @@ import functools
 import json
 import math
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -26,7 +27,7 @@ from pathlib import Path
 from . import compute, cost, limits, memory, recommend
 from .catalog import Catalog, load_catalog
 from .errors import AdvisorError, check_choice, check_int, clip, parse_number, shown, yaml_error
-from .files import MAX_FILE_BYTES
+from .files import MAX_FILE_BYTES, read_text
 from .models import from_config_json
 
 TASKS = ("inference", "train", "lora", "qlora")
@@ -193,13 +194,31 @@ def catalog_files(root: str | os.PathLike) -> dict[str, str]:
     `load_catalog_files` rebuilds the catalog with the very same loader)."""
     root = Path(root)
     return {
-        p.relative_to(root).as_posix(): p.read_text(encoding="utf-8")
+        p.relative_to(root).as_posix(): read_text(p, p.relative_to(root).as_posix())
         for p in sorted(root.rglob("*.yaml"))
+        if p.is_file()
     }
+
+
+_CATALOG_FILE = re.compile(r"(?:(?:models|gpus|clouds)/)?[A-Za-z0-9][A-Za-z0-9._-]*\.yaml")
 
 
 def load_catalog_files(files: dict[str, str]) -> Catalog:
     """Write `files` (from `catalog_files`) to a temporary folder and load it with load_catalog."""
+    if not isinstance(files, dict):
+        raise AdvisorError("field.not_object", "catalog files: expected an object", field="files")
+    for rel, text in files.items():
+        # only catalog/-shaped names: a key such as "../../x.yaml" must not write outside tmp
+        if not isinstance(rel, str) or not _CATALOG_FILE.fullmatch(rel) or ".." in rel:
+            raise AdvisorError(
+                "catalog.bad_name",
+                f"catalog files: {shown(rel)} is not a catalog file name",
+                field="files",
+            )
+        if not isinstance(text, str) or len(text) > MAX_FILE_BYTES:
+            raise AdvisorError(
+                "catalog.bad_file", f"{rel}: expected YAML text of at most 1 MB", field=rel
+            )
     with tempfile.TemporaryDirectory() as tmp:
         for rel, text in files.items():
             path = Path(tmp, rel)
