@@ -106,7 +106,14 @@ def read_config(path) -> object:
     from ..models import from_config_json
 
     text = read_text(path, "config")
-    return from_config_json(text, name=Path(path).stem)
+    try:
+        return from_config_json(text, name=Path(path).stem)
+    except AdvisorError as exc:  # name the file as well as the field
+        name = echo(str(path), 120)
+        rest = exc.message.removeprefix("config.json: ")
+        exc.message = f"{name}: {rest}"
+        exc.args = (exc.message,)
+        raise
 
 
 def model_from_args(args, catalog):
