@@ -6,8 +6,14 @@ numbers or strings, choices as strings) and returns a plain JSON-able dict. Bad 
 raises: it returns ``{"error": AdvisorError.to_dict()}`` so the page can show the translated
 message (its ``key`` and ``params``) next to the offending ``field``.
 
+Each calculator reads its form through one frozen request type (`VramRequest`,
+`RooflineRequest`, `BudgetRequest`, `PickerRequest`) whose field defaults are the calculator's
+only defaults (`DEFAULTS`, the prerendered first paint): a field left out of a direct call and of
+`run()` takes the same value. Field defaults that are "" mean "not given" (e.g. budget's
+`price_usd`: the catalog price).
+
 `call(name, params_json)` is the one function the Web Worker calls: JSON text in, JSON text out,
-so that every runtime returns byte-identical results.
+so that every runtime returns byte-identical results. `run` and `call` never raise.
 
 The formulas live in advisor.memory, advisor.compute, advisor.cost and advisor.recommend (their
 docstrings cite the sources); this module only validates, dispatches and shapes the output.
