@@ -30,6 +30,7 @@ from advisor.cli import main  # noqa: E402
 from advisor.errors import AdvisorError  # noqa: E402
 from advisor.models import from_config_json  # noqa: E402
 
+CATALOG_FILE = re.compile(r"(?:(?:models|gpus|clouds)/[\w.-]+|currency)\.yaml")
 BAD_NUMBER = re.compile(r"\b(?:nan|inf)\b|\d{40,}")  # Python's text for NaN / infinity
 
 
@@ -528,9 +529,12 @@ def main_(argv=None) -> int:
                 load_catalog(root)
                 problem = None
             except AdvisorError as exc:
-                problem = None if ":" in exc.message and "/" in exc.message + what else None
-                if not any(part in exc.message for part in (what.split(":")[0], "currency.yaml")):
-                    problem = f"error does not name the file: {exc.message[:160]}"
+                # the mutated file, or the one whose reference it broke (an offer's gpu id)
+                problem = (
+                    None
+                    if CATALOG_FILE.search(exc.message)
+                    else (f"error does not name a catalog file: {exc.message[:160]}")
+                )
             except BaseException as exc:  # noqa: BLE001
                 problem = f"raised {exc.__class__.__name__}: {exc}"
             t.check("random-catalog", what, problem)
