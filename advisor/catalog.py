@@ -8,6 +8,7 @@ Every error names the file and the field.
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +17,7 @@ from . import yamlish
 from .errors import AdvisorError, shown, unknown_name, yaml_error
 from .files import check_depth, is_folder, read_text
 from .hardware import GPU, check_keys, gpu_from_dict
+from .limits import check_range
 from .models import ModelSpec, from_hf_config
 from .prices import CloudOffer, CurrencyRates, currency_from_dict, offers_from_dict
 
@@ -56,6 +58,27 @@ def read_document(path: Path, name: str):
     return doc
 
 
+def _plausible_numbers(source: str, obj, path: str, limit: float = 1e15) -> None:
+    """Every number in a model's config within +-`limit` (rope_theta, the largest real figure,
+    is ~1e7; sizes are checked one by one by advisor.models): a 1e300 would reach the pages."""
+    stack = [(obj, path)]
+    while stack:
+        x, where = stack.pop()
+        if isinstance(x, dict):
+            stack.extend((v, f"{where}.{k}") for k, v in x.items())
+        elif isinstance(x, list):
+            stack.extend((v, f"{where}[{i}]") for i, v in enumerate(x))
+        elif isinstance(x, (int, float)) and not isinstance(x, bool):
+            finite = math.isfinite(x) if isinstance(x, float) else True
+            if not finite or abs(x) > limit:
+                raise AdvisorError(
+                    "field.too_large",
+                    f"{source}: {where}: {shown(x)} is not a plausible figure (at most {limit:g})",
+                    field=f"{source}:{where}",
+                    maximum=limit,
+                )
+
+
 def _yaml_files(folder: Path) -> list[Path]:
     """The folder's `*.yaml` files. Any `*.yml` (or other YAML-looking) file is refused: it would
     otherwise be silently left out of the catalog."""
@@ -92,11 +115,21 @@ def model_preset_from_dict(doc: dict, source: str) -> ModelPreset:
                 "catalog.missing", f"{source}: missing field {key!r}", field=f"{source}:{key}"
             )
     check_keys(source, doc, MODEL_KEYS)
-    for key in ("id", "display_name"):
-        if not isinstance(doc[key], str) or not doc[key].strip():
+    for key in ("id", "display_name", "family_note", "license", "published_params_source"):
+        if (key in doc or key in ("id", "display_name")) and (
+            not isinstance(doc[key], str) or not doc[key].strip()
+        ):
             raise AdvisorError(
                 "field.not_text", f"{source}: {key}: expected text", field=f"{source}:{key}"
             )
+    if "published_params" in doc:
+        try:
+            check_range("published_params", doc["published_params"], (1e4, 1e14))
+        except AdvisorError as exc:
+            raise AdvisorError(
+                exc.key, f"{source}: {exc.message}", field=f"{source}:published_params"
+            ) from None
+    _plausible_numbers(source, doc.get("config"), "config")
     src = doc["source"]
     if not isinstance(src, dict) or not src.get("url") or not src.get("read"):
         raise AdvisorError(

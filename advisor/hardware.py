@@ -178,6 +178,14 @@ def check_iso_date(src: str, fld: str, value, *, not_after: str | None = None) -
     return value
 
 
+def check_optional_text(src: str, doc: dict, keys, prefix: str = "") -> None:
+    """Free-text fields (notes) are text when present: a number there would reach the pages."""
+    for key in keys:
+        v = doc.get(key)
+        if v is not None and not isinstance(v, str):
+            raise _err(src, f"{prefix}{key}", "field.not_text", f"expected text, got {shown(v)}")
+
+
 def check_keys(src: str, doc: dict, allowed, prefix: str = "") -> None:
     """Refuse keys the schema does not know (a typo such as `tdp_watts` would otherwise be
     ignored and its figure lost), naming close matches."""
@@ -414,6 +422,7 @@ def gpu_from_dict(doc, source_name: str) -> GPU:
     if not isinstance(doc, dict):
         raise AdvisorError("catalog.not_mapping", f"{src}: expected a mapping", field=src, file=src)
     check_keys(src, doc, (*REQUIRED, *OPTIONAL))  # first: a typo names its close match
+    check_optional_text(src, doc, ("notes",))
     for key in REQUIRED:
         if key not in doc:
             raise _err(src, key, "catalog.missing", "missing required field")

@@ -526,8 +526,7 @@ def main_(argv=None) -> int:
             shutil.copytree(ROOT / "catalog", root)
             what = random_catalog_mutation(rng, root)
             try:
-                load_catalog(root)
-                problem = None
+                problem = json_problem(load_catalog(root).to_json())  # a valid load is finite
             except AdvisorError as exc:
                 # the mutated file, or the one whose reference it broke (an offer's gpu id)
                 problem = (
