@@ -16,7 +16,7 @@ from pathlib import Path
 from . import yamlish
 from .errors import AdvisorError, shown, unknown_name, yaml_error
 from .files import check_depth, is_folder, read_text
-from .hardware import GPU, check_keys, gpu_from_dict
+from .hardware import GPU, check_iso_date, check_keys, gpu_from_dict
 from .limits import check_range
 from .models import ModelSpec, from_hf_config
 from .prices import CloudOffer, CurrencyRates, currency_from_dict, offers_from_dict
@@ -137,6 +137,11 @@ def model_preset_from_dict(doc: dict, source: str) -> ModelPreset:
             f"{source}: field 'source' needs 'url' and 'read' (date)",
             field=f"{source}:source",
         )
+    if not isinstance(src["url"], str):
+        raise AdvisorError(
+            "catalog.source", f"{source}: source.url: expected a URL", field=f"{source}:source.url"
+        )
+    check_iso_date(source, "source.read", src["read"])
     try:
         spec = from_hf_config(doc["config"], name=doc["id"], display_name=doc["display_name"])
     except AdvisorError as exc:
