@@ -184,6 +184,12 @@ def _is_num(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
+# Derived figures that advisor uses as efficiencies (advisor.compute.Efficiency): fractions of
+# a datasheet peak. MFU cannot exceed 1; a bandwidth reading may beat the datasheet a little
+# (rounded datasheet figures, caches) but not by 50 %.
+_FRACTIONS = {"mfu": (1e-3, 1.0), "fraction_of_datasheet_bandwidth": (1e-3, 1.5)}
+
+
 def result_from_dict(doc, source: str) -> BenchResult:
     """Validate one result document; errors name `source`."""
     if not isinstance(doc, dict):
@@ -222,6 +228,15 @@ def result_from_dict(doc, source: str) -> BenchResult:
                 raise _fail(source, f"derived[{i}] ({d['name']}): null value needs a reason")
         elif not _is_num(v):
             raise _fail(source, f"derived[{i}] ({d['name']}): value must be a number")
+        elif (
+            d["name"] in _FRACTIONS
+            and not _FRACTIONS[d["name"]][0] <= v <= _FRACTIONS[d["name"]][1]
+        ):
+            lo, hi = _FRACTIONS[d["name"]]
+            raise _fail(
+                source,
+                f"derived[{i}] ({d['name']}): {v:.3g} is outside the plausible {lo:g}-{hi:g}",
+            )
         derived.append(
             Derived(
                 d["name"], None if v is None else float(v), d["unit"], d["formula"], d.get("reason")
@@ -327,11 +342,15 @@ def measured_efficiencies(results, gpu_ids: dict | None = None) -> tuple:
             continue
         mfu = r.value("mfu") if r.workload == "train-step" else None
         bw = r.value("fraction_of_datasheet_bandwidth") if r.workload == "bandwidth" else None
+        note = ""
+        if bw is not None and bw > 1.0:  # an efficiency is at most the datasheet (_FRACTIONS)
+            note = f" (measured {bw:.2f} of the datasheet bandwidth, used as 1.00)"
+            bw = 1.0
         if mfu or bw:
             out.append(
                 SimpleNamespace(
                     gpu_id=gpu,
-                    source=f"bench_results/{r.file}",
+                    source=f"bench_results/{r.file}{note}",
                     train_mfu=mfu,
                     prefill_mfu=None,
                     decode_bandwidth=bw,

@@ -8,14 +8,16 @@ Every error names the file and the field.
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import yamlsafe
-from .errors import AdvisorError, check_http_url, shown, unknown_name
+from .errors import AdvisorError, check_http_url, shown, unknown_name, yaml_error
 from .files import check_depth, is_folder, read_text
-from .hardware import GPU, check_keys, gpu_from_dict
+from .hardware import GPU, check_iso_date, check_keys, gpu_from_dict
+from .limits import check_range
 from .models import ModelSpec, from_hf_config
 from .network import fabric_from_dict
 from .prices import CloudOffer, CurrencyRates, currency_from_dict, offers_from_dict
@@ -49,8 +51,33 @@ def read_document(path: Path, name: str):
         raise AdvisorError(
             "file.too_deep", f"{name}: nested too deeply", field=name, file=name
         ) from None
+    except AdvisorError:
+        raise
+    except ValueError as exc:  # the YAML reader's own failure on malformed text
+        raise yaml_error(name, exc) from None
     check_depth(doc, name)
     return doc
+
+
+def _plausible_numbers(source: str, obj, path: str, limit: float = 1e15) -> None:
+    """Every number in a model's config within +-`limit` (rope_theta, the largest real figure,
+    is ~1e7; sizes are checked one by one by advisor.models): a 1e300 would reach the pages."""
+    stack = [(obj, path)]
+    while stack:
+        x, where = stack.pop()
+        if isinstance(x, dict):
+            stack.extend((v, f"{where}.{k}") for k, v in x.items())
+        elif isinstance(x, list):
+            stack.extend((v, f"{where}[{i}]") for i, v in enumerate(x))
+        elif isinstance(x, (int, float)) and not isinstance(x, bool):
+            finite = math.isfinite(x) if isinstance(x, float) else True
+            if not finite or abs(x) > limit:
+                raise AdvisorError(
+                    "field.too_large",
+                    f"{source}: {where}: {shown(x)} is not a plausible figure (at most {limit:g})",
+                    field=f"{source}:{where}",
+                    maximum=limit,
+                )
 
 
 def _yaml_files(folder: Path) -> list[Path]:
@@ -89,11 +116,21 @@ def model_preset_from_dict(doc: dict, source: str) -> ModelPreset:
                 "catalog.missing", f"{source}: missing field {key!r}", field=f"{source}:{key}"
             )
     check_keys(source, doc, MODEL_KEYS)
-    for key in ("id", "display_name"):
-        if not isinstance(doc[key], str) or not doc[key].strip():
+    for key in ("id", "display_name", "family_note", "license", "published_params_source"):
+        if (key in doc or key in ("id", "display_name")) and (
+            not isinstance(doc[key], str) or not doc[key].strip()
+        ):
             raise AdvisorError(
                 "field.not_text", f"{source}: {key}: expected text", field=f"{source}:{key}"
             )
+    if "published_params" in doc:
+        try:
+            check_range("published_params", doc["published_params"], (1e4, 1e14))
+        except AdvisorError as exc:
+            raise AdvisorError(
+                exc.key, f"{source}: {exc.message}", field=f"{source}:published_params"
+            ) from None
+    _plausible_numbers(source, doc.get("config"), "config")
     src = doc["source"]
     if not isinstance(src, dict) or not src.get("url") or not src.get("read"):
         raise AdvisorError(
@@ -102,6 +139,7 @@ def model_preset_from_dict(doc: dict, source: str) -> ModelPreset:
             field=f"{source}:source",
         )
     check_http_url(f"{source}:source.url", src["url"])
+    check_iso_date(source, "source.read", src["read"])
     try:
         spec = from_hf_config(doc["config"], name=doc["id"], display_name=doc["display_name"])
     except AdvisorError as exc:

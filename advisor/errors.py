@@ -53,6 +53,11 @@ def shown(value, n: int = SHOWN_CHARS) -> str:
 _LONG_DIGITS = re.compile(r"[0-9]{16,}")  # a 300-digit input is echoed by its first digits
 
 
+def echo(text: str, n: int = SHOWN_CHARS) -> str:
+    """Text typed by a reader, cut for a message: long digit runs shortened, at most `n` chars."""
+    return clip(_LONG_DIGITS.sub(lambda m: m.group(0)[:6] + "...", str(text)), n)
+
+
 def clip(text: str, n: int = SHOWN_CHARS) -> str:
     """Plain text cut to `n` characters with "..." (for details such as a parser's message)."""
     text = " ".join(str(text).split())
@@ -98,7 +103,7 @@ def unknown_name(field: str, name: str, choices: Iterable[str]) -> AdvisorError:
         "name.unknown",
         f"{field}: unknown name {shown(name)}{tail}",
         field=field,
-        name=shown(name, 200)[1:-1] if len(name) > 200 or _LONG_DIGITS.search(name) else name,
+        name=name if len(name) <= SHOWN_CHARS and not _LONG_DIGITS.search(name) else echo(name),
         suggestions=hints,
     )
 
@@ -232,3 +237,12 @@ def check_http_url(field: str, value) -> str:
             "field.url", f"{field}: expected an http(s) URL, got {shown!r}", field=field
         )
     return value
+
+
+def yaml_error(field: str, exc: Exception) -> AdvisorError:
+    """A YAML parser's own failure (not yet an AdvisorError, e.g. on "\\uZZZZ") as the named
+    ``yaml.invalid`` error for `field`."""
+    detail = clip(str(exc) or exc.__class__.__name__, 120)
+    return AdvisorError(
+        "yaml.invalid", f"{field}: not valid YAML ({detail})", field=field, detail=detail
+    )

@@ -123,7 +123,7 @@ _ID = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
 _MAX_TFLOPS = 100_000.0  # 100 PFLOPS dense per chip: far above any product, catches unit slips
 # Memory bandwidth in GB/s: the slowest card in scope (RTX 3060 12GB) has 360, the fastest
 # (B200) 8000; below 50 is a TB/s figure typed into the GB/s field (3.35 for an H100 SXM).
-BANDWIDTH_GBPS = (50.0, 100_000.0)
+BANDWIDTH_GB_PER_S = (50.0, 100_000.0)
 OPTIONAL = (
     "memory_bytes",
     "price_usd",
@@ -190,6 +190,14 @@ def check_iso_date(src: str, fld: str, value, *, not_after: str | None = None) -
             read=not_after,
         )
     return value
+
+
+def check_optional_text(src: str, doc: dict, keys, prefix: str = "") -> None:
+    """Free-text fields (notes) are text when present: a number there would reach the pages."""
+    for key in keys:
+        v = doc.get(key)
+        if v is not None and not isinstance(v, str):
+            raise _err(src, f"{prefix}{key}", "field.not_text", f"expected text, got {shown(v)}")
 
 
 def check_keys(src: str, doc: dict, allowed, prefix: str = "") -> None:
@@ -441,15 +449,17 @@ def _peaks(src: str, doc: dict) -> tuple[dict[str, float], dict[str, float]]:
 
 
 def _bandwidth(src: str, value) -> float:
-    v = _wrap(src, check_positive, "memory_bandwidth_gb_per_s", value, maximum=BANDWIDTH_GBPS[1])
-    if v < BANDWIDTH_GBPS[0]:
+    v = _wrap(
+        src, check_positive, "memory_bandwidth_gb_per_s", value, maximum=BANDWIDTH_GB_PER_S[1]
+    )
+    if v < BANDWIDTH_GB_PER_S[0]:
         raise _err(
             src,
             "memory_bandwidth_gb_per_s",
             "gpu.bandwidth_unit",
-            f"{v:g} GB/s is below {BANDWIDTH_GBPS[0]:g}: is it TB/s? (GB/s = TB/s x 1000)",
+            f"{v:g} GB/s is below {BANDWIDTH_GB_PER_S[0]:g}: is it TB/s? (GB/s = TB/s x 1000)",
             value=v,
-            minimum=BANDWIDTH_GBPS[0],
+            minimum=BANDWIDTH_GB_PER_S[0],
         )
     return v
 
@@ -464,6 +474,7 @@ def gpu_from_dict(doc, source_name: str) -> GPU:
     if not isinstance(doc, dict):
         raise AdvisorError("catalog.not_mapping", f"{src}: expected a mapping", field=src, file=src)
     check_keys(src, doc, (*REQUIRED, *OPTIONAL))  # first: a typo names its close match
+    check_optional_text(src, doc, ("notes",))
     for key in REQUIRED:
         if key not in doc:
             raise _err(src, key, "catalog.missing", "missing required field")

@@ -514,7 +514,8 @@ def _check_value_types(cfg: dict) -> None:
         if v is None or isinstance(v, bool) or not isinstance(v, (int, float)):
             raise AdvisorError(
                 "field.not_number",
-                f"config.{key}: expected a dropout probability 0-1, got {shown(v)}",
+                f"config.{key}: expected a dropout probability 0-1, got "
+                + ("null" if v is None else shown(v)),
                 field=f"config.{key}",
                 value=shown(v),
             )

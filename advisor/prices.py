@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from . import limits
 from .errors import AdvisorError, check_choice, check_int, check_positive, unknown_name
-from .hardware import _err, _wrap, check_iso_date, check_keys, source_from_dict
+from .hardware import _err, _wrap, check_iso_date, check_keys, check_optional_text, source_from_dict
 
 RESERVED_KINDS = ("commitment", "capacity-block")
 PROVIDER_KEYS = ("provider", "name", "offers", "source", "note", "notes")
@@ -104,6 +104,7 @@ def offers_from_dict(doc, source_name: str) -> tuple[CloudOffer, ...]:
         if key not in doc:
             raise _err(src, key, "catalog.missing", "missing required field")
     check_keys(src, doc, PROVIDER_KEYS)
+    check_optional_text(src, doc, ("name", "note", "notes"))
     provider = doc["provider"]
     if not isinstance(provider, str) or not provider:
         raise _err(src, "provider", "field.not_text", "expected text")
@@ -121,6 +122,7 @@ def offers_from_dict(doc, source_name: str) -> tuple[CloudOffer, ...]:
             if key not in o:
                 raise _err(src, f"offers[{i}].{key}", "catalog.missing", "missing required field")
         check_keys(src, o, OFFER_KEYS, prefix=f"offers[{i}].")
+        check_optional_text(src, o, ("note", "notes"), prefix=f"offers[{i}].")
         n = _wrap(p, check_int, "gpus_per_instance", o["gpus_per_instance"], minimum=1, maximum=64)
         od, derived = _price(p, "on_demand", o, n, True)
         spot, d2 = _price(p, "spot", o, n, False)
@@ -239,6 +241,7 @@ def currency_from_dict(doc, source_name: str = "currency.yaml") -> CurrencyRates
         if not isinstance(r, dict):
             raise _err(src, fld, "catalog.not_mapping", "expected {per_usd, source}")
         check_keys(src, r, ("per_usd", "note", "source"), prefix=f"{fld}.")
+        check_optional_text(src, r, ("note",), prefix=f"{fld}.")
         v = _wrap(src, check_positive, f"{fld}.per_usd", r.get("per_usd"), maximum=1e6)
         s = source_from_dict(src, f"{fld}.source", r.get("source"))
         check_iso_date(src, f"{fld}.source.read", s.read)

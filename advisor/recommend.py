@@ -319,7 +319,11 @@ def _own_cost(price_usd, count, tdp_w, electricity, server_usd, pue, util, horiz
 
 def decode_rate(w: Workload, gpu, tensor_parallel: int, efficiency=compute.DEFAULT_EFFICIENCY):
     """The workload's decode rate on `gpu` at a tensor-parallel degree, per replica
-    (advisor.compute.decode_tokens_per_s with the workload's batch, context and formats)."""
+    (advisor.compute.decode_tokens_per_s with the workload's batch, context and formats). An
+    encoder has none (``model.not_causal``)."""
+    from .models import require_causal
+
+    require_causal(w.model)
     return compute.decode_tokens_per_s(
         w.model,
         gpu,

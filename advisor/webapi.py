@@ -6,8 +6,14 @@ numbers or strings, choices as strings) and returns a plain JSON-able dict. Bad 
 raises: it returns ``{"error": AdvisorError.to_dict()}`` so the page can show the translated
 message (its ``key`` and ``params``) next to the offending ``field``.
 
+Each calculator reads its form through one frozen request type (`VramRequest`,
+`RooflineRequest`, `BudgetRequest`, `PickerRequest`) whose field defaults are the calculator's
+only defaults (`DEFAULTS`, the prerendered first paint): a field left out of a direct call and of
+`run()` takes the same value. Field defaults that are "" mean "not given" (e.g. budget's
+`price_usd`: the catalog price).
+
 `call(name, params_json)` is the one function the Web Worker calls: JSON text in, JSON text out,
-so that every runtime returns byte-identical results.
+so that every runtime returns byte-identical results. `run` and `call` never raise.
 
 The formulas live in advisor.memory, advisor.compute, advisor.cost and advisor.recommend (their
 docstrings cite the sources); this module only validates, dispatches and shapes the output.
@@ -19,14 +25,15 @@ import functools
 import json
 import math
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from . import compute, cost, limits, memory, recommend, vocab
 from .catalog import Catalog, load_catalog
-from .errors import AdvisorError, check_choice, check_int, clip, parse_number, shown
-from .files import MAX_FILE_BYTES
+from .errors import AdvisorError, check_choice, check_int, clip, parse_number, shown, yaml_error
+from .files import MAX_FILE_BYTES, read_text
 from .models import from_config_json
 
 TASKS = vocab.TASKS
@@ -228,13 +235,33 @@ def catalog_files(root: str | os.PathLike) -> dict[str, str]:
     `load_catalog_files` rebuilds the catalog with the very same loader)."""
     root = Path(root)
     return {
-        p.relative_to(root).as_posix(): p.read_text(encoding="utf-8")
+        p.relative_to(root).as_posix(): read_text(p, p.relative_to(root).as_posix())
         for p in sorted(root.rglob("*.yaml"))
+        if p.is_file()
     }
+
+
+_CATALOG_FILE = re.compile(
+    r"(?:(?:models|gpus|clouds|efficiency|networks)/)?[A-Za-z0-9][A-Za-z0-9._-]*\.yaml"
+)
 
 
 def load_catalog_files(files: dict[str, str]) -> Catalog:
     """Write `files` (from `catalog_files`) to a temporary folder and load it with load_catalog."""
+    if not isinstance(files, dict):
+        raise AdvisorError("field.not_object", "catalog files: expected an object", field="files")
+    for rel, text in files.items():
+        # only catalog/-shaped names: a key such as "../../x.yaml" must not write outside tmp
+        if not isinstance(rel, str) or not _CATALOG_FILE.fullmatch(rel) or ".." in rel:
+            raise AdvisorError(
+                "catalog.bad_name",
+                f"catalog files: {shown(rel)} is not a catalog file name",
+                field="files",
+            )
+        if not isinstance(text, str) or len(text) > MAX_FILE_BYTES:
+            raise AdvisorError(
+                "catalog.bad_file", f"{rel}: expected YAML text of at most 1 MB", field=rel
+            )
     with tempfile.TemporaryDirectory() as tmp:
         for rel, text in files.items():
             path = Path(tmp, rel)
@@ -422,6 +449,9 @@ def roofline(params: dict) -> dict:
         req.precision,
     )
     if phase == "decode":
+        from .models import require_causal
+
+        require_causal(spec)  # an encoder has no decode step
         flops = compute.decode_flops(spec, seq, batch)
         nbytes = compute.decode_weight_bytes(spec, weights, batch) + compute.kv_read_bytes(
             spec, seq, batch
@@ -754,7 +784,14 @@ def report(params: dict) -> dict:
     publisher = params.get("publisher")
     if publisher is not None and not isinstance(publisher, dict):
         raise AdvisorError("field.not_object", "publisher: expected an object", field="publisher")
-    return web_report({**params, "lang": lang or None, "publisher": publisher}, get_catalog())
+    try:
+        return web_report({**params, "lang": lang or None, "publisher": publisher}, get_catalog())
+    except AdvisorError:
+        raise
+    except RecursionError:
+        raise AdvisorError("file.too_deep", "profile: nested too deeply", field="profile") from None
+    except ValueError as exc:  # the YAML reader's own failure on malformed text (e.g. "\uZZZZ")
+        raise yaml_error("profile", exc) from None
 
 
 FUNCTIONS = {

@@ -67,6 +67,37 @@ ROOT = _repo()
 PYODIDE = ROOT / "node_modules" / "pyodide"
 CACHE = ROOT / ".cache" / "calc"
 RUNTIME_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip")
+
+# Pyodide 314.0.8 restores a memory snapshot into the wasm memory as instantiated (its
+# INITIAL_MEMORY setting is not used: the module defines its own memory), so a snapshot whose
+# heap grew while it was made (more than ~30 MiB of Python objects) fails with "RangeError:
+# offset is out of bounds". The fix: grow the memory to the snapshot's size first, with the
+# module's own `growMemory`. Applied to pyodide.mjs as copied into the site; the build fails
+# if the pinned file does not contain the expected code (e.g. after a version change).
+SNAPSHOT_RESTORE = (
+    "function Ae(e,t,n){let i=e.API,s;return t&&(s=i.restoreSnapshot(t)),"
+    "i.finalizeBootstrap(s,n._snapshotDeserializer)}"
+)
+SNAPSHOT_RESTORE_FIXED = (
+    "function Ae(e,t,n){let i=e.API,s;return t&&(e.HEAP8.length<t.length&&e.growMemory(t.length),"
+    "s=i.restoreSnapshot(t)),i.finalizeBootstrap(s,n._snapshotDeserializer)}"
+)
+
+
+def runtime_file(name: str) -> bytes:
+    """A Pyodide runtime file as the site serves it (pyodide.mjs with SNAPSHOT_RESTORE_FIXED)."""
+    data = (PYODIDE / name).read_bytes()
+    if name != "pyodide.mjs":
+        return data
+    text = data.decode("utf-8")
+    if text.count(SNAPSHOT_RESTORE) != 1:
+        raise PluginError(
+            "pyodide.mjs: the snapshot-restore code to patch was not found (Pyodide version "
+            "changed?); see SNAPSHOT_RESTORE in hooks/pyodide_assets.py"
+        )
+    return text.replace(SNAPSHOT_RESTORE, SNAPSHOT_RESTORE_FIXED).encode("utf-8")
+
+
 CALCS = ("vram", "budget", "picker", "roofline")
 # Inlined into the <head> of calculator pages (mkdocs.yml keeps the file itself out of the site):
 # starts the Pyodide worker early and holds Material's search worker back (the file says why).
@@ -405,7 +436,7 @@ def on_post_build(config):
     site = Path(config.site_dir)
     assets = site / "assets" / "pyodide"
     for name in RUNTIME_FILES:
-        _write(assets / name, (PYODIDE / name).read_bytes())
+        _write(assets / name, runtime_file(name))
     lock = write_wheels(assets)
     st = state.current()
     files = webapi.catalog_files(st.catalog_root)

@@ -208,4 +208,4 @@ def test_cli_show_and_errors(capsys, tmp_path):
     bad.write_text('{"model_type": "llama"')
     assert cli.main(["models", "show", "--config", str(bad)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: config.json: not valid JSON") and "Traceback" not in err
+    assert err.startswith(f"error: {bad}: not valid JSON") and "Traceback" not in err

@@ -40,7 +40,7 @@ def assets(tmp_path_factory):
     hook = _hook()
     out = tmp_path_factory.mktemp("pyodide")
     for name in hook.RUNTIME_FILES:
-        shutil.copyfile(hook.PYODIDE / name, out / name)
+        (out / name).write_bytes(hook.runtime_file(name))
     lock = hook.write_wheels(out)
     files = webapi.catalog_files(ROOT / "catalog")
     (out / "advisor.snapshot.gz").write_bytes(hook.make_snapshot(out, lock, files))

@@ -184,3 +184,35 @@ def test_catalog_files_round_trip(tmp_path):
         assert [m.id for m in cat.models] == [m.id for m in CAT.models]
     finally:
         webapi.set_catalog(CAT)
+
+
+def test_catalog_files_refuse_names_outside_the_catalog(tmp_path):
+    from advisor.errors import AdvisorError
+
+    for rel in ("../../x.yaml", "/etc/x.yaml", "gpus/../../x.yaml", "gpus/x.yml"):
+        with pytest.raises(AdvisorError) as info:
+            webapi.load_catalog_files({rel: "id: x\n"})
+        assert info.value.key == "catalog.bad_name"
+    assert not (tmp_path.parent / "x.yaml").exists()
+
+
+@pytest.mark.parametrize(
+    "text,key",
+    [("١٢", "field.not_number"), ("１２", "field.not_number"), ("1_000", "field.not_number"),
+     ("inf", "field.not_finite"), ("0x10", "field.not_number"), ("", "field.required")],
+)  # fmt: skip
+def test_form_numbers_are_ascii_decimals(text, key):
+    err = webapi.run("vram", {"batch": text})["error"]
+    assert err["key"] == key and err["field"] == "batch"
+    assert webapi.run("vram", {"batch": " 2 "})["total_bytes"] > 0
+    assert webapi.run("budget", {"utilisation": "0,5"})["tco"]["utilisation"] == 0.5
+
+
+def test_budget_gives_no_price_for_what_does_not_fit_nor_for_an_encoder():
+    r = webapi.run("budget", {"gpu": "rtx-4090", "gpus": 1, "model": "llama-3.1-70b"})
+    assert r["training"]["fits"] is False and r["training"]["cloud_cost"] is None
+    assert r["training"]["reason"]["key"] == "budget.does_not_fit"
+    assert r["inference"]["per_million_tokens"] is None
+    b = webapi.run("budget", {"model": "bert-base-uncased", "seq": 512})
+    assert b["inference"]["reason"]["key"] == "model.not_causal"
+    assert b["training"]["cloud_cost"] is not None  # an encoder still trains

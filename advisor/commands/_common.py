@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
 from .. import limits
-from ..errors import AdvisorError, check_int, parse_number, shown, unknown_name
+from ..errors import AdvisorError, check_int, echo, parse_number, shown, unknown_name
 from ..files import is_folder, read_text
 
 ERROR_LINE_CHARS = 300  # an error is one line on stderr, never a 100 kB echo
@@ -28,6 +29,8 @@ class Parser(argparse.ArgumentParser):
     """argparse with one-line errors (exit 2) instead of the usage block; sub-parsers inherit it."""
 
     def error(self, message: str):  # noqa: D401 - argparse's hook
+        # argparse quotes the offending value ("invalid choice: '...'"): cut it like ours
+        message = re.sub(r"'([^']*)'", lambda m: repr(echo(m.group(1))), message)
         print(error_line(f"{self.prog.split()[-1]}: {message}"), file=sys.stderr)
         raise SystemExit(2)
 
@@ -71,26 +74,31 @@ def count(field: str, minimum: int = 1, maximum: int = 1_000_000):
 # --- model, accelerator, measured results --------------------------------------------------
 
 
-def add_model_args(p, *, batch: int | None = 1, seq: int | None = 2048, required=False) -> None:
-    """--model / --config (one of them), --batch, --seq."""
+MODEL_DEFAULTS = {"batch": 1, "seq": 2048}
+
+
+def add_model_args(p, *, required: bool = False) -> None:
+    """--model / --config (one of them), --batch, --seq. With `required`, all three must be
+    given; otherwise --batch and --seq stay None on the parser (so that a command can tell a
+    given option from a default) and `fill_defaults(args, MODEL_DEFAULTS)` sets them."""
     src = p.add_mutually_exclusive_group(required=required)
     src.add_argument("--model", help="catalog model id (python -m advisor models)")
     src.add_argument("--config", metavar="FILE", help="a Hugging Face config.json")
-    need = batch is None
-    p.add_argument(
-        "--batch",
-        type=count("batch", maximum=1_000_000),
-        default=batch,
-        required=need,
-        help="sequences per GPU" + ("" if need else f" (default {batch})"),
-    )
-    p.add_argument(
-        "--seq",
-        type=count("seq", maximum=16_777_216),
-        default=seq,
-        required=need,
-        help="context length in tokens" + ("" if need else f" (default {seq})"),
-    )
+    for name, maximum in (("batch", 1_000_000), ("seq", 16_777_216)):
+        what = "sequences per GPU" if name == "batch" else "context length in tokens"
+        p.add_argument(
+            f"--{name}",
+            type=count(name, maximum=maximum),
+            required=required,
+            help=what + ("" if required else f" (default {MODEL_DEFAULTS[name]})"),
+        )
+
+
+def fill_defaults(args, defaults: dict) -> None:
+    """Set each option that was not given (None) to its default, after `reject_inapplicable`."""
+    for key, value in defaults.items():
+        if getattr(args, key, None) is None:
+            setattr(args, key, value)
 
 
 def read_config(path) -> object:
@@ -98,7 +106,14 @@ def read_config(path) -> object:
     from ..models import from_config_json
 
     text = read_text(path, "config")
-    return from_config_json(text, name=Path(path).stem)
+    try:
+        return from_config_json(text, name=Path(path).stem)
+    except AdvisorError as exc:  # name the file as well as the field
+        name = echo(str(path), 120)
+        rest = exc.message.removeprefix("config.json: ")
+        exc.message = f"{name}: {rest}"
+        exc.args = (exc.message,)
+        raise
 
 
 def model_from_args(args, catalog):

@@ -9,9 +9,11 @@ from ..catalog import load_catalog
 from ..errors import AdvisorError
 from ..units import GIB
 from ._common import (
+    MODEL_DEFAULTS,
     add_bench_args,
     add_model_args,
     count,
+    fill_defaults,
     gpu_from_catalog,
     measured_from_args,
     model_from_args,
@@ -32,9 +34,17 @@ def _common(p):
 
 def _cloud(p):
     p.add_argument("--provider", help="only this provider's offers")
-    p.add_argument(
-        "--pricing", default="on_demand", choices=cost.PRICINGS, help="default on_demand"
-    )
+    p.add_argument("--pricing", choices=cost.PRICINGS, help="default on_demand")
+
+
+RUN_DEFAULTS = {
+    **MODEL_DEFAULTS,
+    "precision": "amp-bf16",
+    "sharding": "ddp",
+    "checkpointing": "none",
+    "pricing": "on_demand",
+}
+TOKENS_DEFAULTS = {**MODEL_DEFAULTS, "weights": "bf16", "kv_dtype": "bf16", "pricing": "on_demand"}
 
 
 def _money_arg(p, flag, field, bounds, default, help_text):
@@ -59,13 +69,9 @@ def register(subparsers) -> None:
         type=count("tokens", *limits.TOKENS),
         help="training tokens (with --model/--config), e.g. 2e9",
     )
-    run.add_argument(
-        "--precision", default="amp-bf16", choices=mem.PRECISIONS, help="default amp-bf16"
-    )
-    run.add_argument("--sharding", default="ddp", choices=mem.SHARDING, help="default ddp")
-    run.add_argument(
-        "--checkpointing", default="none", choices=mem.CHECKPOINTING, help="default none"
-    )
+    run.add_argument("--precision", choices=mem.PRECISIONS, help="default amp-bf16")
+    run.add_argument("--sharding", choices=mem.SHARDING, help="default ddp")
+    run.add_argument("--checkpointing", choices=mem.CHECKPOINTING, help="default none")
     run.add_argument(
         "--mfu",
         type=number("mfu", limits.MFU),
@@ -83,8 +89,8 @@ def register(subparsers) -> None:
         help="measured tokens/s (else estimated)",
     )
     add_model_args(tok)
-    tok.add_argument("--weights", default="bf16", choices=mem.WEIGHT_FORMATS, help="default bf16")
-    tok.add_argument("--kv-dtype", default="bf16", choices=mem.KV_DTYPES, help="default bf16")
+    tok.add_argument("--weights", choices=mem.WEIGHT_FORMATS, help="default bf16")
+    tok.add_argument("--kv-dtype", choices=mem.KV_DTYPES, help="default bf16")
     add_bench_args(tok)
     tok.set_defaults(func=_tokens)
 
@@ -178,8 +184,10 @@ def _run(args) -> int:
     estimate = None
     hours = args.hours
     if hours is not None:
-        reject_inapplicable(args, ("tokens", "model", "config", "mfu"), "a run given in --hours")
-    else:
+        options = ("tokens", "model", "config", "mfu", "batch", "seq", "precision", "sharding")
+        reject_inapplicable(args, (*options, "checkpointing"), "a run given in --hours")
+    fill_defaults(args, RUN_DEFAULTS)
+    if hours is None:
         if args.tokens is None:
             raise AdvisorError(
                 "field.required", "hours: give --hours, or --tokens with --model", field="hours"
@@ -244,8 +252,10 @@ def _tokens(args) -> int:
     rate = None
     tps = args.tokens_per_s
     if tps is not None:
-        reject_inapplicable(args, ("model", "config"), "a measured --tokens-per-s")
-    else:
+        options = ("model", "config", "batch", "seq", "weights", "kv-dtype")
+        reject_inapplicable(args, options, "a measured --tokens-per-s")
+    fill_defaults(args, TOKENS_DEFAULTS)
+    if tps is None:
         from ..models import require_causal
 
         spec = require_causal(model_from_args(args, catalog))
@@ -324,6 +334,9 @@ def _tco(args) -> int:
             gpu=gpu.id,
         )
     cloud_price = args.cloud_price
+    if cloud_price is not None:
+        reject_inapplicable(args, ("provider", "pricing"), "a price given in --cloud-price")
+    fill_defaults(args, {"pricing": "on_demand"})
     offer_text = "--cloud-price"
     if cloud_price is None:
         c = cost.cloud_training_cost(

@@ -41,7 +41,7 @@ def register(sub) -> None:
         description="Accelerator memory per GPU, by component. " + DEFAULTS_NOTE,
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    add_model_args(p, batch=None, seq=None, required=True)
+    add_model_args(p, required=True)
     p.add_argument("--task", choices=("train", "infer"), required=True)
     t = "training only, default "
     p.add_argument("--precision", choices=memory.PRECISIONS, help=t + "amp-bf16")

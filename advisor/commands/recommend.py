@@ -9,9 +9,11 @@ from ..catalog import load_catalog
 from ..hardware import TIERS
 from ..units import GIB
 from ._common import (
+    MODEL_DEFAULTS,
     add_bench_args,
     add_model_args,
     count,
+    fill_defaults,
     measured_from_args,
     model_from_args,
     number,
@@ -37,7 +39,7 @@ def register(subparsers) -> None:
         choices=tuple(dict.fromkeys((*mem.WEIGHT_FORMATS, *mem.QUANT))),
         help="inference weight format (default bf16) / qlora base (nf4)",
     )
-    p.add_argument("--kv-dtype", default="bf16", choices=mem.KV_DTYPES, help="default bf16")
+    p.add_argument("--kv-dtype", choices=mem.KV_DTYPES, help="inference, default bf16")
     p.add_argument("--optimizer", choices=mem.OPTIMIZERS, help="training, default adamw")
     p.add_argument("--checkpointing", choices=mem.CHECKPOINTING, help="training, default none")
     p.add_argument("--lora-rank", type=count("lora_rank", 1, 65_536), help="lora/qlora, default 16")
@@ -77,14 +79,12 @@ def register(subparsers) -> None:
     p.add_argument(
         "--electricity",
         type=number("electricity_usd_per_kwh", limits.USD_PER_KWH),
-        default=recommend.DEFAULT_ELECTRICITY_USD_PER_KWH,
         help=f"USD per kWh when owning (default {recommend.DEFAULT_ELECTRICITY_USD_PER_KWH})",
     )
     p.add_argument(
         "--server-usd-per-gpu",
         type=number("server_usd_per_gpu", limits.USD_PER_SERVER),
-        default=0.0,
-        help="default 0",
+        help="when owning, default 0",
     )
     p.add_argument("--tier", action="append", choices=TIERS, help="repeatable; default all")
     p.add_argument("--top", type=count("top", 1, 100_000), default=10, help="accepted rows shown")
@@ -110,9 +110,20 @@ def _check_options(args) -> None:
     if args.task == "inference":
         reject_inapplicable(args, (*TRAINING_ONLY, "lora-rank"), "--task inference")
     else:
-        reject_inapplicable(args, ("target-tps",), f"--task {args.task}")
+        reject_inapplicable(args, ("target-tps", "kv-dtype"), f"--task {args.task}")
         if args.task == "train":
             reject_inapplicable(args, ("lora-rank", "quant"), "--task train")
+    if args.acquire == "rent":
+        reject_inapplicable(args, ("electricity", "server-usd-per-gpu"), "--acquire rent")
+    fill_defaults(
+        args,
+        {
+            **MODEL_DEFAULTS,
+            "kv_dtype": "bf16",
+            "electricity": recommend.DEFAULT_ELECTRICITY_USD_PER_KWH,
+            "server_usd_per_gpu": 0.0,
+        },
+    )
 
 
 def _run(args) -> int:

@@ -16,7 +16,7 @@ import unicodedata
 from pathlib import Path
 
 from ..catalog import load_catalog
-from ..errors import AdvisorError
+from ..errors import AdvisorError, yaml_error
 from ..files import read_text
 from ._common import error_line
 
@@ -87,13 +87,17 @@ def _run(args) -> int:
     catalog = load_catalog(args.catalog)
     text = read_text(args.profile, "profile")
     try:
-        profile = parse_profile(text, catalog, source=Path(args.profile).name)
+        profile = parse_profile(text, catalog, source=f"profile {Path(args.profile).name}")
     except AdvisorError as exc:
         if exc.key == "profile.invalid":
             for item in exc.params.get("errors", [])[:20]:
                 print(error_line(item["message"]), file=sys.stderr)
             return 2
         raise
+    except RecursionError:
+        raise AdvisorError("file.too_deep", "profile: nested too deeply", field="profile") from None
+    except ValueError as exc:  # the YAML reader's own failure on malformed text
+        raise yaml_error("profile", exc) from None
     publisher = load_publisher_file(_publisher_path(args))
     data = build_report(profile, catalog, lang=args.lang)
     text = render_html(data, publisher)
