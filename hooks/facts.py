@@ -938,3 +938,125 @@ def units_note() -> MappingProxyType:
 
 def finite(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+# --------------------------------------------------------------------------- time model accuracy
+
+THROUGHPUT_FILE = "bench_results/validation/throughput.json"
+KIND_ORDER = ("decode", "prefill", "serving", "latency", "training", "matmul", "bandwidth")
+
+
+@lru_cache(maxsize=1)
+def throughput_validation():
+    """bench_results/validation/throughput.json (bench/throughput_validation.py), or None."""
+    path = root() / THROUGHPUT_FILE
+    if not path.is_file():
+        return None
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _workload_text(w: dict) -> str:
+    """The published workload in one short line: accelerator x count, TP/PP/DP, precision,
+    batch or concurrency, ISL/OSL or seq (only the fields the source stated)."""
+    parts = []
+    acc = w.get("accelerator") or w.get("accelerator_as_named") or "?"
+    parts.append(f"{w['count']} × {acc}" if w.get("count") else acc)
+    lay = [
+        f"{k} {w[f]}"
+        for k, f in (
+            ("TP", "tensor_parallel"),
+            ("PP", "pipeline_parallel"),
+            ("CP", "context_parallel"),
+            ("EP", "expert_parallel"),
+        )
+        if w.get(f) and w.get(f) != 1
+    ]
+    parts += lay
+    prec = w.get("weights") or w.get("precision")
+    if prec:
+        parts.append(str(prec))
+    if w.get("batch"):
+        parts.append(f"b {w['batch']}")
+    if w.get("concurrency"):
+        parts.append(f"c {w['concurrency']}")
+    if w.get("input_tokens") and w.get("output_tokens"):
+        parts.append(f"{w['input_tokens']}/{w['output_tokens']}")
+    elif w.get("input_tokens"):
+        parts.append(f"in {w['input_tokens']}")
+    elif w.get("seq"):
+        parts.append(f"seq {w['seq']}")
+    return ", ".join(parts)
+
+
+@lru_cache(maxsize=1)
+def throughput_rows() -> tuple:
+    """One row per published measurement the model can express (validation and calibration
+    roles), in kind order: id, kind, role, half (fit / check), model, workload line, metric,
+    measured, predicted, signed error, source URL and title."""
+    doc = throughput_validation()
+    if doc is None:
+        return ()
+    rows = []
+    for r in doc["entries"]:
+        if not r["expressible"] or r["role"] == "derived":
+            continue
+        w = r["workload"]
+        rows.append(
+            _frozen(
+                id=r["id"],
+                kind=r["kind"],
+                role=r["role"],
+                half=r.get("half") or "",
+                model=w.get("model") or w.get("model_hf") or "",
+                workload=_workload_text(w),
+                metric=r["metric"],
+                measured=r["measured"],
+                predicted=r["predicted"],
+                error=r["error"],
+                url=r["source"]["url"],
+                title=r["source"].get("title") or r["source"]["url"],
+            )
+        )
+    order = {k: i for i, k in enumerate(KIND_ORDER)}
+    rows.sort(key=lambda x: (order.get(x["kind"], 99), x["role"] != "validation", x["id"]))
+    return tuple(rows)
+
+
+@lru_cache(maxsize=1)
+def throughput_unexpressed() -> tuple:
+    """The published measurements the model cannot express, each with the reason."""
+    doc = throughput_validation()
+    if doc is None:
+        return ()
+    return tuple(
+        _frozen(id=r["id"], kind=r["kind"], reason=r["reason"], url=r["source"]["url"])
+        for r in doc["entries"]
+        if not r["expressible"]
+    )
+
+
+@lru_cache(maxsize=1)
+def throughput_summary() -> MappingProxyType:
+    """The validation summary: entries, roles, per-kind median / worst |error|, the held-out
+    half, the targets, and the fitted stack fractions."""
+    doc = throughput_validation()
+    if doc is None:
+        return _frozen(entries=0)
+    s = doc["summary"]
+    kinds = [_frozen(kind=k, **s["by_kind"][k]) for k in (*KIND_ORDER, "all") if k in s["by_kind"]]
+    return _frozen(
+        entries=s["entries"],
+        validation=s["validation_entries"],
+        calibration=s["calibration"],
+        derived=s["derived"],
+        not_expressible=s["not_expressible"],
+        kinds=tuple(kinds),
+        all=_frozen(**s["by_kind"]["all"]),
+        held_out=_frozen(**s["held_out"]) if s.get("held_out") else None,
+        target_median=s["targets"]["median_abs_error"],
+        target_worst=s["targets"]["worst_abs_error"],
+        median_met=s["targets"]["median_met"],
+        worst_met=s["targets"]["worst_met"],
+        stack=_frozen(**doc["model"]["stack"]),
+        date=doc["generated_utc"][:10],
+    )
