@@ -823,36 +823,45 @@ def rent_vs_buy() -> MappingProxyType:
 
 @lru_cache(maxsize=1)
 def training_run() -> MappingProxyType:
-    """Llama 3.1 8B trained on 1e12 tokens: FLOPs (6ND, Kaplan et al. 2020) and time on 8 H100.
-
-    Time = 6ND / (gpus x dense bf16 peak x MFU) (advisor.compute.ideal_training_hours); MFU is
-    advisor's default assumption (advisor.compute.FLAT_DEFAULTS["train_mfu"]), under the 46 %
-    PaLM reported (Chowdhery et al. 2022, arXiv:2204.02311, table 3).
-    """
-    from advisor import compute
+    """Llama 3.1 8B trained on 1e12 tokens on 8 H100: FLOPs (6ND, Kaplan et al. 2020) and the
+    time, MFU and tokens/s of advisor's time model (advisor.training.train_step: FSDP over 8
+    GPUs, micro-batch 2 of 4,096 tokens, selective recomputation), with the measured error band
+    of training predictions (advisor.accuracy)."""
+    from advisor import accuracy, training
+    from advisor.parallel import Layout
 
     tokens, n_gpu = 1e12, 8
-    mfu = compute.FLAT_DEFAULTS["train_mfu"]
     n = params("llama8b")["total"]
     flops = 6 * n * tokens
-    peak = compute.peak_flops(gpu("h100"), "bf16")
-    hours = compute.ideal_training_hours(flops, n_gpu, peak, mfu)
+    st = training.train_step(
+        model("llama8b").spec,
+        gpu("h100"),
+        Layout(dp=n_gpu, micro_batch=2, sharding="zero3"),
+        seq=4096,
+        precision="bf16",
+        checkpointing="selective",
+    )
+    hours = tokens / st.tokens_per_s / 3600
     seconds = hours * 3600
     p = prices("h100")
     ft_tokens = 1e9  # a fine-tune on one billion tokens
+    band = accuracy.band("training")
     return _frozen(
         tokens=tokens,
         ft_tokens=ft_tokens,
-        ft_hours=compute.ideal_training_hours(6 * n * ft_tokens, n_gpu, peak, mfu),
+        ft_hours=ft_tokens / st.tokens_per_s / 3600,
         gpus=n_gpu,
-        mfu=mfu,
+        mfu=st.mfu,
         flops=flops,
         days=seconds / 86400,
         gpu_hours=hours * n_gpu,
-        tokens_per_s=tokens / seconds,
-        tokens_per_s_per_gpu=tokens / seconds / n_gpu,
+        tokens_per_s=st.tokens_per_s,
+        tokens_per_s_per_gpu=st.tokens_per_s_per_gpu,
         cost_usd=hours * n_gpu * p["median"],
         usd_per_gpu_hour=p["median"],
+        band=_frozen(**band.to_dict())
+        if band
+        else _frozen(n=0, median_abs_error=0.0, worst_abs_error=0.0),
     )
 
 
@@ -1023,16 +1032,16 @@ def throughput_rows() -> tuple:
 
 
 @lru_cache(maxsize=1)
-def throughput_unexpressed() -> tuple:
-    """The published measurements the model cannot express, each with the reason."""
+def throughput_unexpressed() -> MappingProxyType:
+    """The published measurements the model cannot express (`rows`: id, kind, the reason,
+    source URL) and how many (`count`)."""
     doc = throughput_validation()
-    if doc is None:
-        return ()
-    return tuple(
+    rows = tuple(
         _frozen(id=r["id"], kind=r["kind"], reason=r["reason"], url=r["source"]["url"])
-        for r in doc["entries"]
+        for r in (doc["entries"] if doc else ())
         if not r["expressible"]
     )
+    return _frozen(count=len(rows), rows=rows)
 
 
 @lru_cache(maxsize=1)
