@@ -462,6 +462,8 @@ def build_report(profile: Profile, catalog, *, lang: str | None = None) -> dict:
             "candidates": len(recs),
             "passing": len(ok),
             "rate": factor,
+            "serving_curve": None,  # serving: the throughput-latency curve (advisor.serving)
+            "cluster": None,  # training past one node (advisor.cluster)
         }
         # memory on one GPU (the audit's reference) and in the recommended configuration
         one = _estimate(
@@ -512,10 +514,16 @@ def build_report(profile: Profile, catalog, *, lang: str | None = None) -> dict:
                     tensor_parallel=best.tensor_parallel,
                 )
                 wd["serving"] = cap.to_dict()
+                wd["serving_curve"] = _serving_curve(spec, gpu, w, best)
+            elif aw.task == "train":
+                wd["cluster"] = _cluster(spec, gpu, w, wd["pilot_offer"], catalog)
         else:
             wd["memory"] = None
             wd["diagnosis"] = None
             wd["cost"] = None
+            if aw.task == "train" and w.total_tokens:
+                # no single node does it: the cheapest plan past one node, if any
+                wd["cluster"] = _cheapest_cluster(aw, w, catalog)
         wd["risks"], wd["next_steps"] = _risks_and_steps(wd, w, profile)
         workloads.append(wd)
     if c.currency != "USD" and rates is not None and hasattr(rates, "rates"):
@@ -558,6 +566,80 @@ def build_report(profile: Profile, catalog, *, lang: str | None = None) -> dict:
         "sources": uniq,
         "time_model": _time_model(),
     }
+
+
+# A serving profile gives the context length, not the prompt/answer split: the curve assumes
+# answers of a quarter of the context, at most 512 tokens, and says so.
+ANSWER_FRACTION, ANSWER_MAX = 0.25, 512
+CLUSTER_NETWORK = "ib-ndr-400"
+
+
+def _serving_curve(spec, gpu, w: Workload, best) -> dict | None:
+    """The throughput-latency curve of the recommended configuration (advisor.serving.plan):
+    one replica of `best.tensor_parallel` GPUs, all `best.count` GPUs in total."""
+    from . import serving
+
+    out_tokens = max(1, min(ANSWER_MAX, int(w.seq * ANSWER_FRACTION)))
+    in_tokens = max(1, w.seq - out_tokens)
+    try:
+        plan = serving.plan(
+            spec,
+            gpu,
+            input_tokens=in_tokens,
+            output_tokens=out_tokens,
+            weights=w.weights,
+            tensor_parallel=best.tensor_parallel,
+            gpus=best.count,
+        )
+    except AdvisorError:
+        return None
+    d = plan.to_dict()
+    users = w.concurrent_users or 1
+    d["users_point"] = next(
+        (p for p in d["points"] if p["concurrency"] >= users / max(1, plan.replicas)), None
+    )
+    return d
+
+
+def _cluster(spec, gpu, w: Workload, pilot_offer, catalog) -> dict | None:
+    """A cluster plan past one node for the run (advisor.cluster.plan) on the recommended
+    accelerator, for the profile's deadline of one run, at the pilot offer's price, over
+    InfiniBand NDR between nodes (catalog/networks/ib-ndr-400.yaml)."""
+    from . import cluster
+
+    if gpu.tier != "datacenter" or not w.total_tokens:
+        return None
+    try:
+        net = catalog.network(CLUSTER_NETWORK) if catalog.networks else None
+        p = cluster.plan(
+            spec,
+            gpu,
+            tokens=int(w.total_tokens),
+            seq=w.seq,
+            deadline_hours=w.deadline_hours,
+            price_usd_per_gpu_hour=(pilot_offer or {}).get("usd_per_gpu_hour"),
+            network=net,
+            precision="bf16",
+        )
+    except AdvisorError:
+        return None
+    if p.chosen is None or p.chosen.gpus <= 8:
+        return None  # one node is enough: the recommendation table already says how fast
+    return p.to_dict()
+
+
+def _cheapest_cluster(aw, w: Workload, catalog) -> dict | None:
+    """The cheapest cluster plan over the data-centre accelerators (advisor.recommend.
+    cluster_plans) for one run of the workload within its deadline, or None."""
+    from dataclasses import replace as _replace
+
+    one_run = _replace(aw, dataset_tokens=int(w.total_tokens), deadline_hours=w.deadline_hours)
+    try:
+        plans = rec.cluster_plans(one_run, catalog, network_id=CLUSTER_NETWORK, top=1)
+    except AdvisorError:
+        return None
+    best = next((p for p in plans if p.chosen), None)
+    return best.to_dict() if best else None
 
 
 def _time_model() -> dict:

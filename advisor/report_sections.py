@@ -251,6 +251,57 @@ class Sections:
             tp=r["tensor_parallel"],
         )
 
+    # -- time model: serving curve, cluster plan, measured bands ------------------------------
+    def band(self, kind: str) -> str:
+        """The measured error band of a kind of time figure, as one sentence ("" if none)."""
+        b = self.r["time_model"]["bands"].get(kind)
+        if not b:
+            return ""
+        return self.t(
+            "band.line",
+            median=self.pct(b["median_abs_error"], 0),
+            worst=self.pct(b["worst_abs_error"], 0),
+            n=b["n"],
+        )
+
+    def curve_intro(self, wd) -> str:
+        c = wd["serving_curve"]
+        return self.t(
+            "rec.curve",
+            inp=self.n(c["input_tokens"]),
+            out=self.n(c["output_tokens"]),
+            tp=c["tensor_parallel"],
+            replicas=c["replicas"],
+            limit=c["max_concurrency"],
+        )
+
+    def curve_rows(self, wd) -> list[tuple]:
+        c = wd["serving_curve"]
+        mark = (c.get("users_point") or {}).get("concurrency")
+        return [
+            (
+                self.n(p["concurrency"]) + (" ←" if p["concurrency"] == mark else ""),
+                self.n(p["ttft_s"] * 1e3, 0),
+                self.n(p["tpot_s"] * 1e3, 1),
+                self.n(p["tokens_per_s_per_user"], 1),
+                self.n(p["tokens_per_s"], 0),
+            )
+            for p in c["points"]
+        ]
+
+    def cluster_text(self, wd) -> str:
+        ch = wd["cluster"]["chosen"]
+        return self.t(
+            "rec.cluster",
+            gpus=self.n(ch["gpus"]),
+            nodes=self.n(ch["nodes"]),
+            layout=ch["label"],
+            days=self.n(ch["days"], 1),
+            mfu=self.pct(ch["step"]["mfu"], 0),
+            cost=self.money(ch["cost_usd"] * wd["rate"]) if ch["cost_usd"] else "—",
+            mwh=self.n(ch["energy_kwh"] / 1000, 1),
+        )
+
     def speed(self, r) -> str:
         if r.get("hours_per_run") is not None:
             return self.n(r["hours_per_run"], 1) + NBSP + "h"

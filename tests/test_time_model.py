@@ -397,3 +397,44 @@ def test_webapi_serving_and_cluster():
         r = webapi.run(name, params)
         assert r["error"]["field"] == field, (name, params, r)
     assert json.loads(webapi.call("cluster", "{}"))["chosen"]
+
+
+PRETRAIN_PROFILE = """
+organisation: "Example Lab"
+prepared_for: "CTO"
+date: "2026-12-03"
+workloads:
+  - name: "Pre-training an 8B model"
+    model: llama-3.1-8b
+    task: training
+    dataset_tokens: 1000000000000
+    epochs: 1
+    seq: 4096
+    batch: 2
+    deadline_hours: 720
+constraints:
+  horizon_months: 36
+  acquire: rent
+  currency: USD
+  language: en
+"""
+
+
+@pytest.mark.parametrize("lang", ["az", "en"])
+def test_reports_show_the_serving_curve_and_cluster_plans_with_bands(lang):
+    from advisor import report
+    from advisor.profile import parse_profile
+
+    bank = parse_profile((ROOT / "examples/bank-serving-70b.yaml").read_text(), CAT)
+    data = report.build_report(bank, CAT, lang=lang)
+    wd = data["workloads"][0]
+    assert wd["serving_curve"]["points"]
+    html = report.render_fragment(data, report.load_publisher(ROOT / "publisher.yaml"))
+    assert 'data-table="curve-0"' in html and "ar-band" in html
+    pre = parse_profile(PRETRAIN_PROFILE, CAT)
+    data = report.build_report(pre, CAT, lang=lang)
+    cl = data["workloads"][0]["cluster"]
+    assert cl and cl["chosen"]["gpus"] > 8 and cl["chosen"]["hours"] <= 720
+    html = report.render_fragment(data, report.load_publisher(ROOT / "publisher.yaml"))
+    words = {"en": "Past one node", "az": "Bir qovşaqdan artıq"}[lang]
+    assert words in html
