@@ -8,7 +8,10 @@ MemoryError. Errors are `AdvisorError`s naming the file and the field.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
+import unicodedata
 from pathlib import Path
 
 from .errors import AdvisorError, shown
@@ -92,3 +95,19 @@ def check_depth(obj, field: str, *, max_depth: int = MAX_DEPTH) -> None:
                 maximum=max_depth,
             )
         stack.extend((c, depth + 1) for c in children)
+
+
+_ASCII = str.maketrans({"ə": "e", "Ə": "e", "ı": "i", "İ": "i", "ß": "ss", "ø": "o", "ł": "l"})
+
+
+def file_slug(name: str) -> str:
+    """A file-name-safe ASCII slug of `name`. Where letters had to be dropped or changed
+    (non-ASCII names), a short hash of the original keeps two profiles from writing to the same
+    report: "Şəki" and "Səki" both read "seki" but get different files."""
+    ascii_ = unicodedata.normalize("NFKD", name.translate(_ASCII))
+    ascii_ = ascii_.encode("ascii", "ignore").decode("ascii")
+    s = re.sub(r"[^a-z0-9]+", "-", ascii_.lower()).strip("-")[:60].strip("-")
+    if re.fullmatch(r"[A-Za-z0-9]+(?:[-_. ][A-Za-z0-9]+)*", name) and s:
+        return s  # plain ASCII names keep their plain slug
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
+    return f"{s or 'report'}-{digest}"

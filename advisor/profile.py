@@ -163,13 +163,11 @@ class Profile:
 
     @property
     def slug(self) -> str:
-        """A file-name-safe slug of the organisation (ASCII letters, digits and dashes)."""
-        folded = self.organisation.lower()
-        for a, b in (("ə", "e"), ("ı", "i"), ("ş", "s"), ("ç", "c"), ("ğ", "g"), ("ö", "o")):
-            folded = folded.replace(a, b)
-        folded = folded.replace("ü", "u").replace("\u0307", "")
-        slug = re.sub(r"[^a-z0-9]+", "-", folded).strip("-")
-        return slug[:60].strip("-") or "report"
+        """A file-name-safe slug of the organisation (advisor.files.file_slug: non-ASCII names
+        get a short hash, so two organisations never share a report file name)."""
+        from .files import file_slug
+
+        return file_slug(self.organisation)
 
 
 # ---------------------------------------------------------------------------------------------

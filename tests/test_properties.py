@@ -341,10 +341,17 @@ def test_bench_writer_sanitises_the_workload_and_keeps_the_file_in_its_folder(tm
 
 
 def test_report_names_of_non_ascii_profiles_do_not_collide():
-    from advisor.commands.report import slug
+    from advisor.files import file_slug as slug
 
     names = ["Şəki", "Səki", "Ağdam", "Ağdаm", "Гянджа", "Баку", "acme-bank"]
     slugs = [slug(n) for n in names]
     assert len(set(slugs)) == len(names)
     assert slug("acme-bank") == "acme-bank"
     assert all(re.fullmatch(r"[a-z0-9-]+", s) for s in slugs)
+    # the browser's download name (Profile.slug) follows the same rule
+    from advisor.profile import parse_profile
+
+    text = (ROOT / "examples" / "university-lab.yaml").read_text(encoding="utf-8")
+    a = parse_profile(text.replace("Nümunə Universiteti", "Şəki"), None).slug
+    b = parse_profile(text.replace("Nümunə Universiteti", "Səki"), None).slug
+    assert a != b

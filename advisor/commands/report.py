@@ -7,17 +7,14 @@ leaves a half-written report. An invalid profile prints one line per bad field (
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
 import sys
 import tempfile
-import unicodedata
 from pathlib import Path
 
 from ..catalog import load_catalog
 from ..errors import AdvisorError, yaml_error
-from ..files import read_text
+from ..files import file_slug, read_text
 from ._common import error_line
 
 
@@ -33,22 +30,6 @@ def register(subparsers) -> None:
 
 
 # Letters that Unicode decomposition does not reduce to ASCII (Azerbaijani, Turkish, German).
-_ASCII = str.maketrans({"ə": "e", "Ə": "e", "ı": "i", "İ": "i", "ß": "ss", "ø": "o", "ł": "l"})
-
-
-def slug(name: str) -> str:
-    """A file-name-safe ASCII slug of `name`. Where letters had to be dropped or changed
-    (non-ASCII names), a short hash of the original keeps two profiles from writing to the same
-    report: "Şəki" and "Səki" both read "seki" but get different files."""
-    ascii_ = unicodedata.normalize("NFKD", name.translate(_ASCII))
-    ascii_ = ascii_.encode("ascii", "ignore").decode("ascii")
-    s = re.sub(r"[^a-z0-9]+", "-", ascii_.lower()).strip("-")[:60].strip("-")
-    if re.fullmatch(r"[A-Za-z0-9]+(?:[-_. ][A-Za-z0-9]+)*", name) and s:
-        return s  # plain ASCII names keep their plain slug
-    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
-    return f"{s or 'report'}-{digest}"
-
-
 def write_atomic(path: Path, text: str) -> None:
     """Write `text` to `path` via a temporary file in the same folder and os.replace."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -108,7 +89,7 @@ def _run(args) -> int:
         raise AdvisorError(
             "file.unwritable", f"out: cannot create {out} ({exc.strerror})", field="out"
         ) from None
-    path = out / f"{slug(Path(args.profile).stem)}.{data['lang']}.html"
+    path = out / f"{file_slug(Path(args.profile).stem)}.{data['lang']}.html"
     try:
         write_atomic(path, text)
     except OSError as exc:
