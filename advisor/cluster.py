@@ -340,7 +340,7 @@ def plan(
         tokens=tokens,
         seq=seq,
         global_batch_tokens=global_batch_tokens,
-        network=getattr(network, "id", None),
+        network=network.id if network is not None else None,
         price_usd_per_gpu_hour=price_usd_per_gpu_hour,
         options=tuple(options),
         chosen=chosen,

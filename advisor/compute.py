@@ -244,8 +244,8 @@ def link_bytes_per_s(gpu) -> float:
     likewise (Gen5: 128 GB/s = 64 each way); nccl-tests' bus bandwidth is unidirectional
     (doc/PERFORMANCE.md). A catalog entry may say `interconnect_direction: unidirectional`
     in its document to opt out of the halving."""
-    stated = float(getattr(gpu, "interconnect_gb_per_s", 0) or 0)
-    doc = getattr(gpu, "doc", None) or {}
+    stated = float(gpu.interconnect_gb_per_s or 0)
+    doc = gpu.doc or {}
     direction = doc.get("interconnect_direction", "bidirectional")
     per_dir = stated if direction == "unidirectional" else stated / 2
     return per_dir * 1e9
@@ -600,7 +600,7 @@ def training_step_time(
     est = memory if memory is not None else mem.training_memory(setup)
     spec = setup.model
     gpus = check_int("gpus", setup.gpus)
-    tp = check_int("tensor_parallel", getattr(setup, "tensor_parallel", 1))
+    tp = check_int("tensor_parallel", setup.tensor_parallel)
     if gpus % tp:
         raise AdvisorError(
             "gpus.tp_divides",
@@ -612,8 +612,8 @@ def training_step_time(
     dp = gpus // tp
     task = "train"
     lora = 0
-    if getattr(setup, "lora_rank", 0):
-        task = "qlora" if getattr(setup, "quant", None) else "lora"
+    if setup.lora_rank:
+        task = "qlora" if setup.quant else "lora"
         lora = _lora_params(spec, setup.lora_rank, setup.lora_targets)
     tokens_per_step = setup.batch * setup.seq * dp
     fl = training_flops(
@@ -634,7 +634,7 @@ def training_step_time(
 
     link = link_bytes_per_s(gpu) * efficiency.flat("interconnect")
     weight_bytes, grad_bytes = _sync_bytes(setup, lora)
-    sharding = getattr(setup, "sharding", "ddp")
+    sharding = setup.sharding
     if sharding == "zero3":
         # all-gather the weights in forward and in backward, reduce-scatter the gradients
         dp_bytes = 2 * gather_bytes(weight_bytes, dp) + gather_bytes(grad_bytes, dp)
@@ -737,11 +737,11 @@ def _sync_bytes(setup, lora_params: int) -> tuple[float, float]:
     from .memory import linear_params_per_layer
 
     spec = setup.model
-    tp = getattr(setup, "tensor_parallel", 1)
+    tp = setup.tensor_parallel
     amp = setup.precision.startswith("amp")
     param_dt = 4 if (setup.precision == "fp32" or amp) else 2
     n_total = _total_params(spec)
-    if getattr(setup, "quant", None):
+    if setup.quant:
         linear = linear_params_per_layer(spec) * spec.num_layers
         w, sc = quant.stored_bytes(quant.FORMATS[setup.quant], linear, n_total - linear)
         weights = float(w + sc)

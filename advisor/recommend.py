@@ -569,7 +569,7 @@ def _judge(w: Workload, gpu, count: int, eff, priced, factor: float, plans, deco
             rec["per_million_tokens"] = cost.cost_per_million_tokens(tps, price * count) * factor
         rec["offer"] = f"{offer.provider} {offer.instance} ({offer.region}), read {offer.read}"
     own_cost = purchase = None
-    price_usd = getattr(gpu, "price_usd", None)
+    price_usd = gpu.price_usd
     if w.acquire != "rent" and price_usd:
         own_total, purchase_usd = _own_cost(
             float(price_usd),

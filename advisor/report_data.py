@@ -190,16 +190,13 @@ def _gpu_sources(g, precision_key: str) -> list[dict]:
     out = []
     fields = ["memory_gib", "memory_bandwidth_gb_per_s", f"peak_tflops.{precision_key}", "tdp_w"]
     fields.append("interconnect_gb_per_s")
-    if getattr(g, "price_usd", None):
+    if g.price_usd:
         fields.append("price_usd")
-    finder = getattr(g, "source", None)
     for f in fields:
-        s = None
-        if finder is not None:
-            try:
-                s = finder(f)
-            except AdvisorError:
-                s = None
+        try:
+            s = g.source(f)
+        except AdvisorError:
+            s = None
         if s is not None:
             out.append(_src(s.url, s.read, f"{g.name}: {f}"))
     return out
@@ -264,7 +261,7 @@ def _missing(catalog, gpu_id: str) -> list[str]:
     out = []
     if _cheapest_offer(catalog, gpu_id) is None:
         out.append("offer")
-    if not getattr(gpu, "price_usd", None):
+    if not gpu.price_usd:
         out.append("price")
     return out
 
