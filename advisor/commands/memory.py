@@ -42,7 +42,12 @@ def register(sub) -> None:
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     add_model_args(p, required=True)
-    p.add_argument("--task", choices=("train", "infer"), required=True)
+    p.add_argument(
+        "--task",
+        choices=("train", "inference", "infer"),
+        required=True,
+        help="train | inference (advisor.vocab; 'infer' is the older name)",
+    )
     t = "training only, default "
     p.add_argument("--precision", choices=memory.PRECISIONS, help=t + "amp-bf16")
     p.add_argument("--optimizer", choices=memory.OPTIMIZERS, help=t + "adamw")
@@ -79,6 +84,8 @@ def run(args) -> int:
     spec = model_from_args(args, catalog)
     train_only = tuple(k.replace("_", "-") for k in TRAIN_DEFAULTS)
     infer_only = tuple(k.replace("_", "-") for k in INFER_DEFAULTS)
+    if args.task == "inference":
+        args.task = "infer"  # one vocabulary (advisor.vocab.TASKS); the code below says infer
     if args.task == "train":
         reject_inapplicable(args, infer_only, "--task train")
         o = _options(args, TRAIN_DEFAULTS)

@@ -3,7 +3,7 @@ reason for each rejection."""
 
 from __future__ import annotations
 
-from .. import cost, limits, recommend
+from .. import cost, limits, recommend, vocab
 from .. import memory as mem
 from ..catalog import load_catalog
 from ..hardware import TIERS
@@ -35,9 +35,14 @@ def register(subparsers) -> None:
         help="training precision (default amp-bf16; qlora bf16)",
     )
     p.add_argument(
+        "--weights",
+        choices=vocab.WEIGHT_FORMATS,
+        help="inference: weight format (default bf16)",
+    )
+    p.add_argument(
         "--quant",
         choices=tuple(dict.fromkeys((*mem.WEIGHT_FORMATS, *mem.QUANT))),
-        help="inference weight format (default bf16) / qlora base (nf4)",
+        help="qlora: the quantised base (default nf4); for inference, an older name of --weights",
     )
     p.add_argument("--kv-dtype", choices=mem.KV_DTYPES, help="inference, default bf16")
     p.add_argument("--optimizer", choices=mem.OPTIMIZERS, help="training, default adamw")
@@ -107,10 +112,12 @@ def _check_options(args) -> None:
     """Options that do not apply to the task are refused, not silently ignored."""
     if args.cluster and (args.task != "train" or not args.dataset_tokens):
         reject_inapplicable(args, ("cluster",), "a workload without --task train --dataset-tokens")
+    if args.weights is not None and args.quant is not None:
+        reject_inapplicable(args, ("quant",), "--weights (one name for the weight format)")
     if args.task == "inference":
         reject_inapplicable(args, (*TRAINING_ONLY, "lora-rank"), "--task inference")
     else:
-        reject_inapplicable(args, ("target-tps", "kv-dtype"), f"--task {args.task}")
+        reject_inapplicable(args, ("target-tps", "kv-dtype", "weights"), f"--task {args.task}")
         if args.task == "train":
             reject_inapplicable(args, ("lora-rank", "quant"), "--task train")
     if args.acquire == "rent":
@@ -137,6 +144,7 @@ def _run(args) -> int:
         seq=args.seq,
         precision=args.precision,
         quant=args.quant,
+        weights=args.weights,
         kv_dtype=args.kv_dtype,
         optimizer=args.optimizer or "adamw",
         checkpointing=args.checkpointing or "none",
