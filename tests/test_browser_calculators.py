@@ -119,6 +119,16 @@ def test_roofline_and_budget_equal_cpython(browser_page, site_server):
     assert page.locator('[data-out="verdict"]').inner_text() == STRINGS["en"][key]
 
 
+def _result_html(page, calc: str) -> str:
+    """The result's HTML with every link's address resolved (Material makes the prerendered
+    page's relative links absolute; the browser's renderer writes them relative)."""
+    return page.locator(f'.calc[data-calc="{calc}"] .calc-result').evaluate(
+        "el => { const c = el.cloneNode(true);"
+        " c.querySelectorAll('a[href]').forEach((a) => a.setAttribute('href', a.href));"
+        " return c.innerHTML; }"
+    )
+
+
 @pytest.mark.parametrize(
     "lang,calc,name,value,key,params",
     [
@@ -137,7 +147,7 @@ def test_bad_input_shows_localised_error_and_recovers(
 ):
     page = browser_page
     _open(page, site_server, lang, calc)
-    good = page.locator(f'.calc[data-calc="{calc}"] .calc-result').inner_html()
+    good = _result_html(page, calc)
     _set(page, calc, name, value)
     msg = STRINGS[lang][key]
     for k, v in params.items():
@@ -147,7 +157,7 @@ def test_bad_input_shows_localised_error_and_recovers(
     default = str(webapi.DEFAULTS[calc][name])
     _set(page, calc, name, default)
     assert page.locator(f'.calc-err[data-err="{name}"]').inner_text() == ""
-    assert page.locator(f'.calc[data-calc="{calc}"] .calc-result').inner_html() == good
+    assert _result_html(page, calc) == good
 
 
 def _band_en(result: dict, kind: str) -> str:

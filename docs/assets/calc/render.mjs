@@ -291,7 +291,7 @@ function servingChart(r, S) {
   const kvBound = r.kv_limited_concurrency <= r.max_concurrency;
   const lx = sx(last.tokens_per_s_per_user).toFixed(1);
   const limitText = kvBound ? tr(S, "calc.sv.kv_mark", "KV-cache limit") : tr(S, "calc.sv.cap_mark", "engine's limit");
-  const limit = `<line x1="${lx}" y1="${yTop}" x2="${lx}" y2="${y0}" stroke="#ff9800" stroke-dasharray="4"/><text x="${(Number(lx) + 4).toFixed(1)}" y="${yTop + 10}" font-size="11" fill="#ff9800">${esc(limitText)} (${esc(fmt(last.concurrency, S, 0))})</text>`;
+  const limit = `<line x1="${lx}" y1="${yTop}" x2="${lx}" y2="${y0}" stroke="#ff9800" stroke-dasharray="4"/><text x="${(Number(lx) + 4).toFixed(1)}" y="${y0 - 6}" font-size="11" fill="#ff9800">${esc(limitText)} (${esc(fmt(last.concurrency, S, 0))})</text>`;
   const b = r.best;
   const best = b ? `<circle cx="${sx(b.tokens_per_s_per_user).toFixed(1)}" cy="${sy(b.tokens_per_s).toFixed(1)}" r="8" fill="none" stroke="#e91e63" stroke-width="2.5" data-out="best_mark"><title>${esc(tr(S, "calc.sv.best_mark", "best within the limits"))}</title></circle>` : "";
   const axes = `<line x1="${x0}" y1="${y0}" x2="${x1}" y2="${y0}" stroke="currentColor"/><line x1="${x0}" y1="${yTop}" x2="${x0}" y2="${y0}" stroke="currentColor"/><text x="${(x0 + x1) / 2}" y="${H - 6}" font-size="12" text-anchor="middle" fill="currentColor">${esc(tr(S, "calc.sv.tps_user", "tokens/s per user"))}</text><text x="14" y="${(yTop + y0) / 2}" font-size="12" text-anchor="middle" fill="currentColor" transform="rotate(-90 14 ${(yTop + y0) / 2})">${esc(tr(S, "calc.sv.tps_total", "tokens/s in total"))}</text>`;
@@ -371,7 +371,7 @@ function renderCluster(r, S) {
       [tr(S, "calc.cl.tokens_s", "tokens/s (whole cluster)"), withPm(fmt(st.tokens_per_s, S, 0), r, "training", S)],
       [tr(S, "calc.cl.days", "Days"), days(c.days)],
       [tr(S, "calc.cl.gpu_hours", "GPU-hours"), withPm(fmt(c.gpu_hours, S, 0), r, "training", S)],
-      [tr(S, "calc.cl.cost", "Cost (USD)"), withPm(usd(c.cost_usd), r, "training", S)],
+      [tr(S, "calc.cl.cost", "Cost"), withPm(usd(c.cost_usd), r, "training", S)],
       [tr(S, "calc.cl.energy", "Energy (MWh)"), mwh(c.energy_kwh)],
       [tr(S, "calc.cl.memory", "Memory per GPU"), gib(c.memory_per_gpu_bytes, S)],
       [tr(S, "calc.cl.price", "Price per GPU-hour (USD)"), r.price_usd_per_gpu_hour == null ? MISSING : fmt(r.price_usd_per_gpu_hour, S, 2)],
@@ -381,7 +381,7 @@ function renderCluster(r, S) {
     out += `<strong data-out="gpus">${esc(tr(S, "calc.cl.none", "no plan"))}</strong></p>${reason}`;
   }
   if (r.options.length) {
-    const head = [tr(S, "calc.cl.gpus", "GPUs"), tr(S, "calc.cl.nodes", "Nodes"), tr(S, "calc.cl.layout", "Layout (TP × PP × DP)"), tr(S, "calc.cl.mfu", "MFU"), withPm(tr(S, "calc.cl.days", "Days"), r, "training", S), tr(S, "calc.cl.gpu_hours", "GPU-hours"), tr(S, "calc.cl.cost", "Cost (USD)"), tr(S, "calc.cl.energy", "Energy (MWh)"), tr(S, "calc.cl.memory", "Memory per GPU"), tr(S, "calc.cl.deadline", "Deadline"), tr(S, "calc.cl.budget", "Budget")];
+    const head = [tr(S, "calc.cl.gpus", "GPUs"), tr(S, "calc.cl.nodes", "Nodes"), tr(S, "calc.cl.layout", "Layout (TP × PP × DP)"), tr(S, "calc.cl.mfu", "MFU"), withPm(tr(S, "calc.cl.days", "Days"), r, "training", S), tr(S, "calc.cl.gpu_hours", "GPU-hours"), tr(S, "calc.cl.cost", "Cost"), tr(S, "calc.cl.energy", "Energy (MWh)"), tr(S, "calc.cl.memory", "Memory per GPU"), tr(S, "calc.cl.deadline", "Deadline"), tr(S, "calc.cl.budget", "Budget")];
     const rows = r.options.map((o) => [fmt(o.gpus, S, 0), fmt(o.nodes, S, 0), layoutText(o.label), formatPercent(o.step.mfu, lang2(S), 1), fmt(o.days, S, 1), fmt(o.gpu_hours, S, 0), usd(o.cost_usd), mwh(o.energy_kwh), gib(o.memory_per_gpu_bytes, S), yesNo(o.meets_deadline), yesNo(o.within_budget)]);
     out += `<p class="calc-note">${esc(tr(S, "calc.cl.options", "The best layout at each GPU count:"))}</p><table class="calc-table calc-main"><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join("")}</tr></thead><tbody>${rows.map((row, i) => `<tr${c && r.options[i].gpus === c.gpus ? ' class="calc-best"' : ""}>${row.map((x) => `<td>${esc(x)}</td>`).join("")}</tr>`).join("")}</tbody></table>`;
   }
