@@ -98,7 +98,7 @@ def runtime_file(name: str) -> bytes:
     return text.replace(SNAPSHOT_RESTORE, SNAPSHOT_RESTORE_FIXED).encode("utf-8")
 
 
-CALCS = ("vram", "budget", "picker", "roofline")
+CALCS = ("vram", "budget", "picker", "roofline", "serving", "cluster")
 # Inlined into the <head> of calculator pages (mkdocs.yml keeps the file itself out of the site):
 # starts the Pyodide worker early and holds Material's search worker back (the file says why).
 BOOT_JS = (ROOT / "docs" / "assets" / "calc" / "boot.js").read_text(encoding="utf-8")
@@ -388,14 +388,16 @@ def prerender() -> dict:
 
 
 def _catalog_lists() -> dict:
-    """What the forms' drop-downs list: models and accelerators (id, name) and the choices of
-    every select field (advisor.vocab)."""
+    """What the forms' drop-downs list: models, accelerators and the networks between nodes
+    (catalog/networks/, kind "inter"), as (id, name), and the choices of every select field
+    (advisor.vocab)."""
     from advisor import vocab
 
     cat = state.current().catalog
     return {
         "models": [[m.id, m.display_name] for m in cat.models],
         "gpus": [[g.id, g.name] for g in cat.gpus],
+        "networks": [[f.id, f.name] for f in cat.networks if f.kind == "inter"],
         "options": vocab.form_choices(),
     }
 

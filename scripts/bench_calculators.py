@@ -34,7 +34,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-PAGES = ("vram", "budget", "picker", "roofline")
+PAGES = ("vram", "budget", "picker", "roofline", "serving", "cluster")
 # One numeric field per calculator to vary, and its i-th value: every run a value not seen
 # before in the page, so no cache of an earlier answer flatters the figure.
 VARY = {
@@ -42,6 +42,8 @@ VARY = {
     "budget": ("utilisation", lambda i: round(0.31 + 0.01 * i, 2)),
     "picker": ("batch", lambda i: 2 + i),
     "roofline": ("batch", lambda i: 2 + i),
+    "serving": ("input_tokens", lambda i: 1000 + i),
+    "cluster": ("tokens", lambda i: 10**12 + 10**9 * (i + 1)),
 }
 
 

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from advisor import webapi, yamlsafe
+from advisor import numfmt, webapi, yamlsafe
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "out" / "screenshots"
-CALCS = ("vram", "budget", "picker", "roofline")
+CALCS = ("vram", "budget", "picker", "roofline", "serving", "cluster")
 pytestmark = pytest.mark.browser
 
 STRINGS = {
@@ -119,6 +119,16 @@ def test_roofline_and_budget_equal_cpython(browser_page, site_server):
     assert page.locator('[data-out="verdict"]').inner_text() == STRINGS["en"][key]
 
 
+def _result_html(page, calc: str) -> str:
+    """The result's HTML with every link's address resolved (Material makes the prerendered
+    page's relative links absolute; the browser's renderer writes them relative)."""
+    return page.locator(f'.calc[data-calc="{calc}"] .calc-result').evaluate(
+        "el => { const c = el.cloneNode(true);"
+        " c.querySelectorAll('a[href]').forEach((a) => a.setAttribute('href', a.href));"
+        " return c.innerHTML; }"
+    )
+
+
 @pytest.mark.parametrize(
     "lang,calc,name,value,key,params",
     [
@@ -126,6 +136,10 @@ def test_roofline_and_budget_equal_cpython(browser_page, site_server):
         ("az", "vram", "batch", "", "err.field.required", {}),
         ("en", "vram", "batch", "99999999", "err.field.too_large", {"maximum": "65536"}),
         ("az", "budget", "utilisation", "2", "err.field.too_large", {"maximum": "1"}),
+        ("en", "serving", "input_tokens", "-1", "err.field.too_small", {"minimum": "1"}),
+        ("az", "serving", "ttft_ms", "abc", "err.field.not_number", {}),
+        ("az", "cluster", "deadline_days", "0", "err.field.positive", {}),
+        ("en", "cluster", "max_gpus", "99999", "err.field.too_large", {"maximum": "16384"}),
     ],
 )
 def test_bad_input_shows_localised_error_and_recovers(
@@ -133,7 +147,7 @@ def test_bad_input_shows_localised_error_and_recovers(
 ):
     page = browser_page
     _open(page, site_server, lang, calc)
-    good = page.locator(f'.calc[data-calc="{calc}"] .calc-result').inner_html()
+    good = _result_html(page, calc)
     _set(page, calc, name, value)
     msg = STRINGS[lang][key]
     for k, v in params.items():
@@ -143,7 +157,124 @@ def test_bad_input_shows_localised_error_and_recovers(
     default = str(webapi.DEFAULTS[calc][name])
     _set(page, calc, name, default)
     assert page.locator(f'.calc-err[data-err="{name}"]').inner_text() == ""
-    assert page.locator(f'.calc[data-calc="{calc}"] .calc-result').inner_html() == good
+    assert _result_html(page, calc) == good
+
+
+def _band_en(result: dict, kind: str) -> str:
+    """The error band's text as the page prints it (templates/i18n/en.yaml calc.band)."""
+    a = result["accuracy"][kind]
+    return (
+        STRINGS["en"]["calc.band"]
+        .replace("{median}", numfmt.percent(a["median_abs_error"], 0, "en"))
+        .replace("{worst}", numfmt.percent(a["worst_abs_error"], 0, "en"))
+        .replace("{n}", numfmt.number(a["n"], 0, "en"))
+    )
+
+
+def _out(page, name: str) -> str:
+    return page.locator(f'[data-out="{name}"]').inner_text()
+
+
+def _serving_best(result: dict) -> dict:
+    b = result["best"]
+    pm = lambda kind: "±" + numfmt.percent(result["accuracy"][kind]["median_abs_error"], 0, "en")  # noqa: E731
+    return {
+        "best_tokens_s": f"{numfmt.number(b['tokens_per_s'], 0, 'en', trim=True)} {pm('serving')}",
+        "best_concurrency": numfmt.number(b["concurrency"], 0, "en"),
+        "best_ttft": f"{numfmt.number(b['ttft_s'] * 1e3, 1, 'en', trim=True)} {pm('prefill')}",
+        "best_tpot": f"{numfmt.number(b['tpot_s'] * 1e3, 1, 'en', trim=True)} {pm('decode')}",
+        "kv_limit": numfmt.number(result["kv_limited_concurrency"], 0, "en"),
+    }
+
+
+def test_serving_equals_cpython_with_error_bands(browser_page, site_server):
+    page = browser_page
+    _open(page, site_server, "en", "serving")
+    # the prerendered default equals CPython's default, with the measured error bands
+    want = webapi.run("serving", {})
+    for name, text in _serving_best(want).items():
+        assert _out(page, name) == text, name
+    band = _out(page, "band")
+    for kind in ("decode", "prefill", "serving"):
+        assert _band_en(want, kind) in band, kind
+    assert page.locator('.calc-band a[href$="methodology/#time-validation"]').count() == 1
+    rows = page.locator('.calc[data-calc="serving"] table.calc-main tbody tr')
+    assert rows.count() == len(want["points"])
+    assert page.locator("svg [data-out=best_mark]").count() == 1
+    # an input changes the curve as in CPython; a TPOT limit moves the best point
+    _set(page, "serving", "input_tokens", "4096")
+    _set(page, "serving", "tpot_ms", "20")
+    want = webapi.run("serving", {"input_tokens": 4096, "tpot_ms": 20})
+    for name, text in _serving_best(want).items():
+        assert _out(page, name) == text, name
+    assert rows.count() == len(want["points"])
+    assert "serving.input_tokens=4096" in page.url and "serving.tpot_ms=20" in page.url
+    # an impossible limit: no best point, said in words
+    _set(page, "serving", "tpot_ms", "0.001")
+    assert _out(page, "best_tokens_s") == STRINGS["en"]["calc.sv.none"]
+    # an error that names another field than the one typed in
+    _set(page, "serving", "tpot_ms", "")
+    _set(page, "serving", "tensor_parallel", "2")
+    err = STRINGS["en"]["err.gpus.tp_divides"].replace("{gpus}", "1")
+    assert page.locator('.calc-err[data-err="gpus"]').inner_text() == err.replace(
+        "{tensor_parallel}", "2"
+    )
+
+
+def _cluster_head(result: dict) -> dict:
+    c = result["chosen"]
+    pm = "±" + numfmt.percent(result["accuracy"]["training"]["median_abs_error"], 0, "en")
+    return {
+        "gpus": numfmt.number(c["gpus"], 0, "en"),
+        "nodes": numfmt.number(c["nodes"], 0, "en"),
+        "layout": c["label"].replace(" x ", " × "),
+        "days": f"{numfmt.number(c['days'], 1, 'en', trim=True)} {pm}",
+    }
+
+
+def test_cluster_equals_cpython_and_the_picker_links_to_it(browser_page, site_server):
+    page = browser_page
+    _open(page, site_server, "en", "cluster")
+    want = webapi.run("cluster", {})
+    for name, text in _cluster_head(want).items():
+        assert _out(page, name) == text, name
+    assert _out(page, "reason") == STRINGS["en"]["calc.cl.r.deadline"]
+    assert _band_en(want, "training") in _out(page, "band")
+    rows = page.locator('.calc[data-calc="cluster"] table.calc-main tbody tr')
+    assert rows.count() == len(want["options"])
+    # a longer deadline: fewer GPUs, as in CPython
+    _set(page, "cluster", "deadline_days", "90")
+    want = webapi.run("cluster", {"deadline_days": 90})
+    for name, text in _cluster_head(want).items():
+        assert _out(page, name) == text, name
+    # a deadline nothing meets: no plan, the reason translated
+    _set(page, "cluster", "deadline_days", "0.01")
+    want = webapi.run("cluster", {"deadline_days": 0.01})
+    assert want["chosen"] is None
+    assert _out(page, "gpus") == STRINGS["en"]["calc.cl.none"]
+    assert _out(page, "reason").startswith(STRINGS["en"]["calc.cl.r.too_slow"].split("{")[0])
+    # the picker, for a training task, links to the cluster plan for its model
+    _open(page, site_server, "en", "picker")
+    _set(page, "picker", "model", "llama-3.1-70b")
+    _set(page, "picker", "task", "train")
+    page.locator('[data-out="cluster_link"]').click()
+    page.wait_for_selector('.calc[data-calc="cluster"][data-ready="1"][data-busy="0"]')
+    page.wait_for_function("() => Number(document.querySelector('.calc').dataset.updates) >= 1")
+    assert page.locator('[name="model"]').input_value() == "llama-3.1-70b"
+    want = webapi.run("cluster", {"model": "llama-3.1-70b"})
+    for name, text in _cluster_head(want).items():
+        assert _out(page, name) == text, name
+
+
+def test_every_time_figure_carries_its_band(browser_page, site_server):
+    """Budget, picker and roofline print the measured error band of their times and rates."""
+    page = browser_page
+    for calc, params in (("budget", {}), ("picker", {}), ("roofline", {})):
+        _open(page, site_server, "en", calc)
+        want = webapi.run(calc, params)
+        band = _out(page, "band")
+        for kind in want["accuracy"]:
+            assert _band_en(want, kind) in band, (calc, kind)
 
 
 def test_malformed_config_json(browser_page, site_server):

@@ -73,3 +73,22 @@ def test_the_prerendered_forms_list_the_vocabulary(built_site):
         assert select, field
         values = re.findall(r'<option value="([^"]*)"', select.group(1))
         assert tuple(values) == vocab.FORM_FIELDS[field], field
+
+
+def test_every_string_the_calculators_name_is_translated():
+    """render.mjs falls back to English for a missing key: every key it names literally, every
+    form field's label, every engine and every error-band kind must be in both languages."""
+    from advisor import accuracy
+    from hooks.templating import load_strings
+
+    strings = load_strings(ROOT / "templates" / "i18n")
+    js = (ROOT / "docs/assets/calc/render.mjs").read_text(encoding="utf-8")
+    keys = set(re.findall(r'"((?:calc|err)\.[a-z_.]*[a-z_])"', js))
+    fields = re.findall(r'\["([a-z_]+)", "(?:model|gpu|network|select|number|text|config)"', js)
+    keys |= {f"calc.f.{f}" for f in fields}
+    keys |= {f"calc.band.k.{k}" for k in accuracy.KINDS}
+    keys |= {key for _, key in vocab.form_choices()["engine"]}
+    assert len(keys) > 120
+    for lang in ("az", "en"):
+        missing = sorted(k for k in keys if k not in strings[lang])
+        assert missing == [], (lang, missing)

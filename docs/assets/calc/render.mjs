@@ -6,12 +6,16 @@ const GIB = 2 ** 30;
 const esc = (v) =>
   String(v ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
 
-// Fields per calculator: [name, kind] with kind "model" | "gpu" | "select" | "number" | "text" | "config".
+// Fields per calculator: [name, kind] with kind "model" | "gpu" | "network" | "select" | "number" |
+// "text" | "config"; a select's third element names its choice list when that differs from the
+// field's name (advisor.vocab.FORM_FIELDS).
 export const FORMS = {
   vram: [["model", "model"], ["config", "config"], ["task", "select"], ["precision", "select"], ["weights", "select"], ["kv_dtype", "select"], ["batch", "number"], ["seq", "number"], ["optimizer", "select"], ["checkpointing", "select"], ["lora_rank", "number"], ["gpus", "number"], ["sharding", "select"], ["gpu", "gpu"]],
   roofline: [["model", "model"], ["phase", "select"], ["gpu", "gpu"], ["batch", "number"], ["seq", "number"], ["weights", "select"]],
   budget: [["gpu", "gpu"], ["gpus", "number"], ["price_usd", "text"], ["cloud_usd_per_gpu_hour", "text"], ["utilisation", "number"], ["horizon_months", "number"], ["electricity_usd_per_kwh", "number"], ["currency", "select"], ["model", "model"], ["train_tokens", "number"], ["batch", "number"], ["seq", "number"]],
   picker: [["model", "model"], ["task", "select"], ["batch", "number"], ["seq", "number"], ["acquire", "select"], ["currency", "select"], ["horizon_months", "number"], ["max_gpus", "number"], ["budget", "text"], ["target_tokens_per_s", "text"]],
+  serving: [["model", "model"], ["config", "config"], ["gpu", "gpu"], ["tensor_parallel", "number"], ["gpus", "number"], ["input_tokens", "number"], ["output_tokens", "number"], ["weights", "select"], ["kv_dtype", "select"], ["engine", "select"], ["ttft_ms", "text"], ["tpot_ms", "text"]],
+  cluster: [["model", "model"], ["config", "config"], ["gpu", "gpu"], ["tokens", "number"], ["seq", "number"], ["deadline_days", "text"], ["budget_usd", "text"], ["price_usd_per_gpu_hour", "text"], ["network", "network"], ["precision", "select", "cluster_precision"], ["max_gpus", "number"]],
 };
 
 // advisor.numfmt in JavaScript (tests/test_numfmt.py checks both against one golden table):
@@ -99,16 +103,16 @@ export function errorText(err, S) {
   return t.replace(/\{(\w+)\}/g, (_, k) => (err.params && err.params[k] !== undefined ? (Array.isArray(err.params[k]) ? err.params[k].join(", ") : err.params[k]) : ""));
 }
 
-function field(kind, name, type, state, S, L) {
+function field(kind, name, type, state, S, L, choices) {
   const id = `calc-${kind}-${name}`;
   const label = `<label for="${id}">${esc(tr(S, "calc.f." + name, name))}</label>`;
   const v = state[name] ?? "";
   let input;
-  if (type === "model" || type === "gpu") {
-    const list = type === "model" ? L.models : L.gpus;
+  if (type === "model" || type === "gpu" || type === "network") {
+    const list = { model: L.models, gpu: L.gpus, network: L.networks }[type];
     input = `<select id="${id}" name="${name}">${list.map(([i, n]) => `<option value="${esc(i)}"${i === v ? " selected" : ""}>${esc(n)}</option>`).join("")}</select>`;
   } else if (type === "select") {
-    input = `<select id="${id}" name="${name}">${L.options[name].map(([o, key]) => `<option value="${esc(o)}"${o === v ? " selected" : ""}>${esc(tr(S, key, o))}</option>`).join("")}</select>`;
+    input = `<select id="${id}" name="${name}">${L.options[choices || name].map(([o, key]) => `<option value="${esc(o)}"${o === v ? " selected" : ""}>${esc(tr(S, key, o))}</option>`).join("")}</select>`;
   } else if (type === "config") {
     input = `<textarea id="${id}" name="${name}" rows="2" spellcheck="false" placeholder="${esc(tr(S, "calc.config_hint", "config.json"))}">${esc(v)}</textarea>`;
   } else {
@@ -118,7 +122,7 @@ function field(kind, name, type, state, S, L) {
 }
 
 export function renderCalc(kind, state, result, S, L) {
-  const fields = FORMS[kind].map(([n, t]) => field(kind, n, t, state, S, L)).join("");
+  const fields = FORMS[kind].map(([n, t, c]) => field(kind, n, t, state, S, L, c)).join("");
   return `<div class="calc" data-calc="${kind}" data-ready="0">
 <form class="calc-form" autocomplete="off" onsubmit="return false">${fields}</form>
 <div class="calc-status" aria-live="polite">${esc(tr(S, "calc.loading", "Loading…"))}</div>
@@ -179,9 +183,9 @@ function renderRoofline(r, S) {
     [tr(S, "calc.attainable", "Attainable TFLOPS"), fmt(r.attainable_tflops, S, 1)],
     [tr(S, "calc.peak", "Peak TFLOPS"), fmt(r.peak_tflops, S, 1)],
     [tr(S, "calc.bandwidth", "Memory bandwidth (GB/s)"), fmt(r.bandwidth_gb_per_s, S, 0)],
-    [tr(S, "calc.step_ms", "Time (ms): compute / memory"), `${fmt(r.compute_time_s * 1e3, S, 3)} / ${fmt(r.memory_time_s * 1e3, S, 3)}`],
+    [withPm(tr(S, "calc.step_ms", "Time (ms): compute / memory"), r, firstBand(r), S), `${fmt(r.compute_time_s * 1e3, S, 3)} / ${fmt(r.memory_time_s * 1e3, S, 3)}`],
   ];
-  return `<p class="calc-headline">${esc(r.model.display_name)} · ${esc(r.gpu.name)} · ${esc(tr(S, "calc.bound", "bound"))}: <strong data-out="bound">${esc(tr(S, "calc.b." + r.bound, r.bound))}</strong></p>${svg}${table([tr(S, "calc.quantity", "Quantity"), tr(S, "calc.value", "Value")], rows, "calc-main")}`;
+  return `<p class="calc-headline">${esc(r.model.display_name)} · ${esc(r.gpu.name)} · ${esc(tr(S, "calc.bound", "bound"))}: <strong data-out="bound">${esc(tr(S, "calc.b." + r.bound, r.bound))}</strong></p>${svg}${table([tr(S, "calc.quantity", "Quantity"), tr(S, "calc.value", "Value")], rows, "calc-main")}${bandLine(r, S)}`;
 }
 
 function renderBudget(r, S) {
@@ -200,10 +204,10 @@ function renderBudget(r, S) {
     [tr(S, "calc.cloud_price", "Cloud price per GPU-hour (USD)"), fmt(r.cloud_usd_per_gpu_hour, S, 2)],
   ];
   // No price for a workload that does not fit (or an encoder's tokens): the reason instead.
-  if (r.training) rows.push([tr(S, "calc.train_cost", "Training run in the cloud"), r.training.reason ? errorText(r.training.reason, S) : `${money(r.training.cloud_cost, cur, S)} · ${fmt(r.training.hours, S, 1)} h`]);
-  if (r.inference) rows.push([tr(S, "calc.per_million", "Per 1M generated tokens (rented)"), r.inference.reason ? errorText(r.inference.reason, S) : `${fmt(r.inference.per_million_tokens, S, 3)} ${cur}`]);
+  if (r.training) rows.push([tr(S, "calc.train_cost", "Training run in the cloud"), r.training.reason ? errorText(r.training.reason, S) : `${withPm(money(r.training.cloud_cost, cur, S), r, "training", S)} · ${withPm(fmt(r.training.hours, S, 1), r, "training", S)} h`]);
+  if (r.inference) rows.push([tr(S, "calc.per_million", "Per 1M generated tokens (rented)"), r.inference.reason ? errorText(r.inference.reason, S) : `${fmt(r.inference.per_million_tokens, S, 3)} ${cur} ${pm(r, "decode", S)}`.trim()]);
   const verdict = t.savings > 0 ? tr(S, "calc.own_cheaper", "owning is cheaper") : tr(S, "calc.rent_cheaper", "renting is cheaper");
-  return `<p class="calc-headline">${esc(r.gpus)} × ${esc(r.gpu.name)} · <strong data-out="verdict">${esc(verdict)}</strong> (${esc(money(Math.abs(t.savings), cur, S))})</p>${svg}${table([tr(S, "calc.quantity", "Quantity"), tr(S, "calc.value", "Value")], rows, "calc-main")}`;
+  return `<p class="calc-headline">${esc(r.gpus)} × ${esc(r.gpu.name)} · <strong data-out="verdict">${esc(verdict)}</strong> (${esc(money(Math.abs(t.savings), cur, S))})</p>${svg}${table([tr(S, "calc.quantity", "Quantity"), tr(S, "calc.value", "Value")], rows, "calc-main")}${bandLine(r, S)}`;
 }
 
 function reasonText(x, S) {
@@ -212,13 +216,179 @@ function reasonText(x, S) {
   return t.replace(/\{(\w+)\}/g, (_, k) => (x.params && x.params[k] !== undefined ? x.params[k] : ""));
 }
 
+// A training task in the picker: the cluster calculator for more than one node, same model
+// (its state in the URL, as calc.mjs reads it).
+function clusterLink(r, S) {
+  if (r.task !== "train") return "";
+  const href = `../cluster/?${new URLSearchParams({ "cluster.model": r.model.name })}`;
+  return `<p class="calc-next"><a data-out="cluster_link" href="${esc(href)}">${esc(tr(S, "calc.to_cluster", "Plan a cluster past one node"))}</a></p>`;
+}
+
 function renderPicker(r, S) {
   const rows = r.recommended.map((x) => [x.rank, x.gpu_name, x.count, shardingText(x.sharding, S), x.cost == null ? MISSING : money(x.cost, x.currency, S), x.mode ? tr(S, "calc.o." + x.mode, x.mode) : MISSING, x.tokens_per_s == null ? MISSING : fmt(x.tokens_per_s, S, 0)]);
   const rej = r.rejected.map((x) => [x.gpu_name, x.count, x.reasons.map((y) => reasonText(y, S)).join("; ")]);
-  return `<p class="calc-headline">${esc(r.model.display_name)} · ${esc(tr(S, "calc.o." + r.task, r.task))} · <strong data-out="best">${esc(r.recommended[0] ? `${r.recommended[0].count} × ${r.recommended[0].gpu_name}` : tr(S, "calc.none", "none fits"))}</strong></p>${table(["#", tr(S, "calc.gpu", "Accelerator"), tr(S, "calc.count", "Count"), tr(S, "calc.sharding", "Sharding"), tr(S, "calc.cost", "Cost"), tr(S, "calc.mode", "Rent/own"), tr(S, "calc.tokens_s", "tokens/s")], rows, "calc-main")}<details><summary>${esc(tr(S, "calc.rejected", "Rejected"))} (${r.counts.rejected})</summary>${table([tr(S, "calc.gpu", "Accelerator"), tr(S, "calc.count", "Count"), tr(S, "calc.reason", "Reason")], rej)}</details>`;
+  return `<p class="calc-headline">${esc(r.model.display_name)} · ${esc(tr(S, "calc.o." + r.task, r.task))} · <strong data-out="best">${esc(r.recommended[0] ? `${r.recommended[0].count} × ${r.recommended[0].gpu_name}` : tr(S, "calc.none", "none fits"))}</strong></p>${table(["#", tr(S, "calc.gpu", "Accelerator"), tr(S, "calc.count", "Count"), tr(S, "calc.sharding", "Sharding"), tr(S, "calc.cost", "Cost"), tr(S, "calc.mode", "Rent/own"), withPm(tr(S, "calc.tokens_s", "tokens/s"), r, firstBand(r), S)], rows, "calc-main")}${bandLine(r, S)}${clusterLink(r, S)}<details><summary>${esc(tr(S, "calc.rejected", "Rejected"))} (${r.counts.rejected})</summary>${table([tr(S, "calc.gpu", "Accelerator"), tr(S, "calc.count", "Count"), tr(S, "calc.reason", "Reason")], rej)}</details>`;
+}
+
+// ---------------------------------------------------------------- error bands of the time model
+// Every time or throughput figure carries the error band that the validation set measured
+// (result.accuracy: {kind: {n, median_abs_error, worst_abs_error}}, advisor.accuracy): "±x" next
+// to the figure, the full band as a line under the result, linked to the methodology page.
+const lang2 = (S) => (S.lang === "az" ? "az" : "en");
+const pct = (f, S) => formatPercent(f, lang2(S), 0);
+// A translated template with {name} slots: the text is escaped, the slots take finished HTML.
+function fillHtml(template, slots) {
+  return esc(template).replace(/\{(\w+)\}/g, (m, k) => (k in slots ? slots[k] : m));
+}
+function fillText(template, slots) {
+  return template.replace(/\{(\w+)\}/g, (m, k) => (k in slots ? String(slots[k]) : m));
+}
+// "±9%" of one kind's median error ("" when the result has no band of that kind).
+export function pm(r, kind, S) {
+  const a = r && r.accuracy && r.accuracy[kind];
+  return a ? `±${pct(a.median_abs_error, S)}` : "";
+}
+const firstBand = (r) => Object.keys((r && r.accuracy) || {})[0];
+const withPm = (text, r, kind, S) => (pm(r, kind, S) ? `${text} ${pm(r, kind, S)}` : text);
+export function bandLine(r, S) {
+  const acc = r && r.accuracy;
+  if (!acc || !Object.keys(acc).length) return "";
+  const items = Object.entries(acc).map(([kind, a]) => {
+    const text = fillText(tr(S, "calc.band", "±{median} (median), ±{worst} at worst, against {n} published measurements"), {
+      median: pct(a.median_abs_error, S),
+      worst: pct(a.worst_abs_error, S),
+      n: formatNumber(a.n, lang2(S)),
+    });
+    return `<span data-band="${esc(kind)}">${esc(tr(S, "calc.band.k." + kind, kind))}: ${esc(text)}</span>`;
+  });
+  return `<p class="calc-band" data-out="band">${esc(tr(S, "calc.band_title", "Measured error of these times"))}: ${items.join("; ")} (<a href="../../methodology/#time-validation">${esc(tr(S, "calc.band_link", "how it was measured"))}</a>)</p>`;
+}
+
+// ---------------------------------------------------------------- serving
+function niceMax(v) {
+  if (!(v > 0)) return 1;
+  const p = 10 ** Math.floor(Math.log10(v));
+  for (const m of [1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10]) if (m * p >= v) return m * p;
+  return 10 * p;
+}
+
+function servingChart(r, S) {
+  const W = 600, H = 280, x0 = 64, y0 = 240, x1 = W - 16, yTop = 16;
+  const pts = r.points;
+  const mx = niceMax(Math.max(...pts.map((p) => p.tokens_per_s_per_user))), my = niceMax(Math.max(...pts.map((p) => p.tokens_per_s)));
+  const sx = (v) => x0 + (v / mx) * (x1 - x0), sy = (v) => y0 - (v / my) * (y0 - yTop);
+  const ticks = [0, 0.25, 0.5, 0.75, 1];
+  const grid = ticks.map((f) => `<line x1="${x0}" y1="${sy(f * my).toFixed(1)}" x2="${x1}" y2="${sy(f * my).toFixed(1)}" stroke="currentColor" stroke-opacity=".12"/><text x="${x0 - 4}" y="${(sy(f * my) + 4).toFixed(1)}" font-size="11" text-anchor="end" fill="currentColor">${esc(fmt(f * my, S, 0))}</text><text x="${sx(f * mx).toFixed(1)}" y="${y0 + 14}" font-size="11" text-anchor="middle" fill="currentColor">${esc(fmt(f * mx, S, 0))}</text>`).join("");
+  const line = `<polyline fill="none" stroke="#3f51b5" stroke-width="2" points="${pts.map((p) => `${sx(p.tokens_per_s_per_user).toFixed(1)},${sy(p.tokens_per_s).toFixed(1)}`).join(" ")}"/>`;
+  const ms = (s) => fmt(s * 1e3, S, 1);
+  const dots = pts.map((p) => {
+    const x = sx(p.tokens_per_s_per_user).toFixed(1), y = sy(p.tokens_per_s).toFixed(1);
+    const title = `${tr(S, "calc.sv.concurrency", "Concurrent requests")} ${fmt(p.concurrency, S, 0)}: ${fmt(p.tokens_per_s, S, 0)} ${tr(S, "calc.sv.tps_total", "tokens/s in total")}, ${fmt(p.tokens_per_s_per_user, S, 1)} ${tr(S, "calc.sv.tps_user", "tokens/s per user")}, TTFT ${ms(p.ttft_s)} ms, TPOT ${ms(p.tpot_s)} ms`;
+    return `<circle cx="${x}" cy="${y}" r="3.5" fill="#3f51b5"><title>${esc(title)}</title></circle><text x="${x}" y="${(Number(y) - 7).toFixed(1)}" font-size="10" text-anchor="middle" fill="currentColor">${esc(fmt(p.concurrency, S, 0))}</text>`;
+  }).join("");
+  // the curve's last point: where the KV cache (or the engine's limit on sequences) stops it
+  const last = pts[pts.length - 1];
+  const kvBound = r.kv_limited_concurrency <= r.max_concurrency;
+  const lx = sx(last.tokens_per_s_per_user).toFixed(1);
+  const limitText = kvBound ? tr(S, "calc.sv.kv_mark", "KV-cache limit") : tr(S, "calc.sv.cap_mark", "engine's limit");
+  const limit = `<line x1="${lx}" y1="${yTop}" x2="${lx}" y2="${y0}" stroke="#ff9800" stroke-dasharray="4"/><text x="${(Number(lx) + 4).toFixed(1)}" y="${y0 - 6}" font-size="11" fill="#ff9800">${esc(limitText)} (${esc(fmt(last.concurrency, S, 0))})</text>`;
+  const b = r.best;
+  const best = b ? `<circle cx="${sx(b.tokens_per_s_per_user).toFixed(1)}" cy="${sy(b.tokens_per_s).toFixed(1)}" r="8" fill="none" stroke="#e91e63" stroke-width="2.5" data-out="best_mark"><title>${esc(tr(S, "calc.sv.best_mark", "best within the limits"))}</title></circle>` : "";
+  const axes = `<line x1="${x0}" y1="${y0}" x2="${x1}" y2="${y0}" stroke="currentColor"/><line x1="${x0}" y1="${yTop}" x2="${x0}" y2="${y0}" stroke="currentColor"/><text x="${(x0 + x1) / 2}" y="${H - 6}" font-size="12" text-anchor="middle" fill="currentColor">${esc(tr(S, "calc.sv.tps_user", "tokens/s per user"))}</text><text x="14" y="${(yTop + y0) / 2}" font-size="12" text-anchor="middle" fill="currentColor" transform="rotate(-90 14 ${(yTop + y0) / 2})">${esc(tr(S, "calc.sv.tps_total", "tokens/s in total"))}</text>`;
+  const legend = `<div class="calc-legend"><span class="calc-key"><i style="background:#3f51b5"></i>${esc(tr(S, "calc.sv.curve", "one point per number of concurrent requests"))}</span> <span class="calc-key"><i style="background:#e91e63"></i>${esc(tr(S, "calc.sv.best_mark", "best within the limits"))}</span> <span class="calc-key"><i style="background:#ff9800"></i>${esc(limitText)}</span></div>`;
+  return `<svg class="calc-svg" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(tr(S, "calc.sv.chart", "Throughput against latency"))}">${grid}${axes}${line}${limit}${dots}${best}</svg>${legend}`;
+}
+
+function renderServing(r, S) {
+  const ms = (s) => fmt(s * 1e3, S, 1);
+  const b = r.best;
+  const strong = (name, text) => `<strong data-out="${name}">${esc(text)}</strong>`;
+  const where = `${esc(r.model.display_name)} · ${esc(r.replicas)} × ${esc(fillText(tr(S, "calc.sh.tp", "TP {t}"), { t: r.tensor_parallel }))} · ${esc(r.gpu.name)}`;
+  const head = b
+    ? fillHtml(tr(S, "calc.sv.best", "Best within the limits: {tokens} tokens/s in total at {c} concurrent requests; per user {user} tokens/s, TTFT {ttft} ms, TPOT {tpot} ms"), {
+        tokens: strong("best_tokens_s", withPm(fmt(b.tokens_per_s, S, 0), r, "serving", S)),
+        c: strong("best_concurrency", fmt(b.concurrency, S, 0)),
+        user: strong("best_user", withPm(fmt(b.tokens_per_s_per_user, S, 1), r, "decode", S)),
+        ttft: strong("best_ttft", withPm(ms(b.ttft_s), r, "prefill", S)),
+        tpot: strong("best_tpot", withPm(ms(b.tpot_s), r, "decode", S)),
+      })
+    : `<strong data-out="best_tokens_s">${esc(tr(S, "calc.sv.none", "No concurrency meets the TTFT / TPOT limits."))}</strong>`;
+  const kvBound = r.kv_limited_concurrency <= r.max_concurrency;
+  const kv = fillHtml(tr(S, "calc.sv.kv", "The KV cache has room for {kv} concurrent requests per replica."), { kv: strong("kv_limit", fmt(r.kv_limited_concurrency, S, 0)) }) +
+    " " + (kvBound ? esc(tr(S, "calc.sv.kv_bound", "That is where the curve ends.")) : esc(fillText(tr(S, "calc.sv.cap", "The curve ends earlier, at the engine's limit of {max} sequences."), { max: fmt(r.max_concurrency, S, 0) })));
+  const rows = r.points.map((p) => [fmt(p.concurrency, S, 0), ms(p.ttft_s), ms(p.tpot_s), fmt(p.tokens_per_s_per_user, S, 1), fmt(p.tokens_per_s, S, 0), fmt(p.tokens_per_s_per_gpu, S, 0), fmt(p.requests_per_s, S, 2)]);
+  const head2 = [tr(S, "calc.sv.concurrency", "Concurrent requests"), withPm("TTFT (ms)", r, "prefill", S), withPm("TPOT (ms)", r, "decode", S), withPm(tr(S, "calc.sv.tps_user", "tokens/s per user"), r, "decode", S), withPm(tr(S, "calc.sv.tps_total", "tokens/s in total"), r, "serving", S), tr(S, "calc.sv.tps_gpu", "tokens/s per GPU"), tr(S, "calc.sv.rps", "requests/s")];
+  const best = b ? b.concurrency : null;
+  const tbl = `<table class="calc-table calc-main"><thead><tr>${head2.map((h) => `<th>${esc(h)}</th>`).join("")}</tr></thead><tbody>${rows.map((row, i) => `<tr${r.points[i].concurrency === best ? ' class="calc-best"' : ""}>${row.map((c) => `<td>${esc(c)}</td>`).join("")}</tr>`).join("")}</tbody></table>`;
+  return `<p class="calc-headline">${where}<br>${head}</p><p class="calc-note">${kv}</p>${servingChart(r, S)}${tbl}${bandLine(r, S)}`;
+}
+
+// ---------------------------------------------------------------- cluster
+// advisor.cluster's reason (English text) in the page's language; unknown text stays as it is.
+const CLUSTER_REASONS = [
+  [/^the fewest GPUs that meet the deadline within the budget$/, "calc.cl.r.deadline_budget"],
+  [/^the fewest GPUs that meet the deadline$/, "calc.cl.r.deadline"],
+  [/^the fastest run within the budget$/, "calc.cl.r.budget"],
+  [/^the fewest GPU-hours/, "calc.cl.r.gpu_hours"],
+  [/^no count meets the deadline: the fastest, (\d+) GPUs, takes (\d+) h$/, "calc.cl.r.too_slow"],
+  [/^no count meets both the deadline and the budget$/, "calc.cl.r.both"],
+  [/^no layout fits the model in the GPUs' memory on one node/, "calc.cl.r.no_fit_node"],
+  [/^no layout fits the model in the GPUs' memory$/, "calc.cl.r.no_fit"],
+];
+export function clusterReason(text, S) {
+  for (const [re, key] of CLUSTER_REASONS) {
+    const m = re.exec(text || "");
+    if (m && S[key]) return fillText(S[key], { gpus: m[1] ? fmt(Number(m[1]), S, 0) : "", hours: m[2] ? fmt(Number(m[2]), S, 0) : "" });
+  }
+  return text || "";
+}
+const layoutText = (label) => String(label).replace(/ x /g, " × ");
+const yesNo = (v) => (v === true ? "✓" : v === false ? "✗" : MISSING);
+
+function renderCluster(r, S) {
+  const c = r.chosen;
+  const usd = (v) => (v == null ? MISSING : money(v, "USD", S));
+  const mwh = (kwh) => (kwh == null ? MISSING : fmt(kwh / 1000, S, 1));
+  const days = (d) => withPm(fmt(d, S, 1), r, "training", S);
+  const reason = `<p class="calc-note" data-out="reason">${esc(clusterReason(r.reason, S))}</p>`;
+  let out = `<p class="calc-headline">${esc(r.model.display_name)} · ${esc(r.gpu.name)} · `;
+  if (c) {
+    out += fillHtml(tr(S, "calc.cl.head", "{gpus} GPUs on {nodes} nodes, {layout}: {days} days"), {
+      gpus: `<strong data-out="gpus">${esc(fmt(c.gpus, S, 0))}</strong>`,
+      nodes: `<strong data-out="nodes">${esc(fmt(c.nodes, S, 0))}</strong>`,
+      layout: `<strong data-out="layout">${esc(layoutText(c.label))}</strong>`,
+      days: `<strong data-out="days">${esc(days(c.days))}</strong>`,
+    });
+    out += `</p>${reason}`;
+    const st = c.step, lay = c.layout;
+    const rows = [
+      [tr(S, "calc.cl.layout", "Layout (TP × PP × DP)"), layoutText(c.label)],
+      [tr(S, "calc.cl.bubble", "Pipeline bubble"), formatPercent(lay.bubble_fraction, lang2(S), 1)],
+      [tr(S, "calc.cl.sharding", "Sharding"), tr(S, "calc.o." + lay.sharding, lay.sharding)],
+      [tr(S, "calc.cl.checkpointing", "Activation checkpointing"), tr(S, "calc.o." + c.checkpointing, c.checkpointing)],
+      [tr(S, "calc.cl.mfu", "MFU"), formatPercent(st.mfu, lang2(S), 1)],
+      [tr(S, "calc.cl.step", "Step time (s)"), withPm(fmt(st.step_time_s, S, 2), r, "training", S)],
+      [tr(S, "calc.cl.tokens_s", "tokens/s (whole cluster)"), withPm(fmt(st.tokens_per_s, S, 0), r, "training", S)],
+      [tr(S, "calc.cl.days", "Days"), days(c.days)],
+      [tr(S, "calc.cl.gpu_hours", "GPU-hours"), withPm(fmt(c.gpu_hours, S, 0), r, "training", S)],
+      [tr(S, "calc.cl.cost", "Cost"), withPm(usd(c.cost_usd), r, "training", S)],
+      [tr(S, "calc.cl.energy", "Energy (MWh)"), mwh(c.energy_kwh)],
+      [tr(S, "calc.cl.memory", "Memory per GPU"), gib(c.memory_per_gpu_bytes, S)],
+      [tr(S, "calc.cl.price", "Price per GPU-hour (USD)"), r.price_usd_per_gpu_hour == null ? MISSING : fmt(r.price_usd_per_gpu_hour, S, 2)],
+    ];
+    out += table([tr(S, "calc.quantity", "Quantity"), tr(S, "calc.value", "Value")], rows, "calc-chosen-plan");
+  } else {
+    out += `<strong data-out="gpus">${esc(tr(S, "calc.cl.none", "no plan"))}</strong></p>${reason}`;
+  }
+  if (r.options.length) {
+    const head = [tr(S, "calc.cl.gpus", "GPUs"), tr(S, "calc.cl.nodes", "Nodes"), tr(S, "calc.cl.layout", "Layout (TP × PP × DP)"), tr(S, "calc.cl.mfu", "MFU"), withPm(tr(S, "calc.cl.days", "Days"), r, "training", S), tr(S, "calc.cl.gpu_hours", "GPU-hours"), tr(S, "calc.cl.cost", "Cost"), tr(S, "calc.cl.energy", "Energy (MWh)"), tr(S, "calc.cl.memory", "Memory per GPU"), tr(S, "calc.cl.deadline", "Deadline"), tr(S, "calc.cl.budget", "Budget")];
+    const rows = r.options.map((o) => [fmt(o.gpus, S, 0), fmt(o.nodes, S, 0), layoutText(o.label), formatPercent(o.step.mfu, lang2(S), 1), fmt(o.days, S, 1), fmt(o.gpu_hours, S, 0), usd(o.cost_usd), mwh(o.energy_kwh), gib(o.memory_per_gpu_bytes, S), yesNo(o.meets_deadline), yesNo(o.within_budget)]);
+    out += `<p class="calc-note">${esc(tr(S, "calc.cl.options", "The best layout at each GPU count:"))}</p><table class="calc-table calc-main"><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join("")}</tr></thead><tbody>${rows.map((row, i) => `<tr${c && r.options[i].gpus === c.gpus ? ' class="calc-best"' : ""}>${row.map((x) => `<td>${esc(x)}</td>`).join("")}</tr>`).join("")}</tbody></table>`;
+  }
+  return out + bandLine(r, S);
 }
 
 export function renderResult(kind, r, S) {
   if (!r || r.error) return "";
-  return { vram: renderVram, roofline: renderRoofline, budget: renderBudget, picker: renderPicker }[kind](r, S);
+  return { vram: renderVram, roofline: renderRoofline, budget: renderBudget, picker: renderPicker, serving: renderServing, cluster: renderCluster }[kind](r, S);
 }
