@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from . import memory as mem
 from . import training
@@ -95,7 +95,9 @@ class ClusterPlan:
     price_usd_per_gpu_hour: float | None
     options: tuple[ClusterOption, ...]  # the best layout at each GPU count that fits
     chosen: ClusterOption | None
-    reason: str  # why `chosen` (or why none)
+    reason: str  # why `chosen` (or why none), in English
+    reason_key: str = ""  # the same as a message key (the site translates calc.cl.r.<key>)
+    reason_params: dict = field(default_factory=dict, hash=False)  # plain JSON for the key
 
     def to_dict(self) -> dict:
         return {
@@ -109,6 +111,8 @@ class ClusterPlan:
             "options": [o.to_dict() for o in self.options],
             "chosen": self.chosen.to_dict() if self.chosen else None,
             "reason": self.reason,
+            "reason_key": self.reason_key,
+            "reason_params": dict(self.reason_params),
         }
 
 
@@ -333,7 +337,9 @@ def plan(
         last = options[-1]
         if deadline_hours is not None and last.meets_deadline and last.within_budget is not False:
             break  # the fewest GPUs that meet the deadline: larger counts cannot be chosen
-    chosen, reason = _choose(options, deadline_hours, budget_usd, network)
+    chosen, reason, reason_key, reason_params = _choose(
+        options, deadline_hours, budget_usd, network
+    )
     return ClusterPlan(
         model=spec.name,
         gpu=gpu.id,
@@ -345,29 +351,51 @@ def plan(
         options=tuple(options),
         chosen=chosen,
         reason=reason,
+        reason_key=reason_key,
+        reason_params=reason_params,
     )
 
 
 def _choose(options, deadline_hours, budget_usd, network):
+    """(chosen option or None, English reason, reason key, reason params)."""
     if not options:
-        more = "" if network is not None else " on one node (name a network for more nodes)"
-        return None, f"no layout fits the model in the GPUs' memory{more}"
+        if network is None:
+            return (
+                None,
+                (
+                    "no layout fits the model in the GPUs' memory on one node (name a network for "
+                    "more nodes)"
+                ),
+                "no_fit_node",
+                {},
+            )
+        return None, "no layout fits the model in the GPUs' memory", "no_fit", {}
     ok = [o for o in options if o.meets_deadline is not False and o.within_budget is not False]
     if not ok:
         fastest = min(options, key=lambda o: o.hours)
         if deadline_hours is not None and fastest.hours > deadline_hours:
-            return None, (
-                f"no count meets the deadline: the fastest, {fastest.gpus} GPUs, takes "
-                f"{fastest.hours:.0f} h"
+            return (
+                None,
+                (
+                    f"no count meets the deadline: the fastest, {fastest.gpus} GPUs, takes "
+                    f"{fastest.hours:.0f} h"
+                ),
+                "too_slow",
+                {"gpus": fastest.gpus, "hours": round(fastest.hours)},
             )
-        return None, "no count meets both the deadline and the budget"
+        return None, "no count meets both the deadline and the budget", "both", {}
     if deadline_hours is not None:
         pick = min(ok, key=lambda o: (o.gpus, o.hours))
-        return pick, "the fewest GPUs that meet the deadline" + (
-            " within the budget" if budget_usd is not None else ""
-        )
+        if budget_usd is not None:
+            return (
+                pick,
+                "the fewest GPUs that meet the deadline within the budget",
+                ("deadline_budget"),
+                {},
+            )
+        return pick, "the fewest GPUs that meet the deadline", "deadline", {}
     if budget_usd is not None:
         pick = min(ok, key=lambda o: (o.hours, o.gpus))
-        return pick, "the fastest run within the budget"
+        return pick, "the fastest run within the budget", "budget", {}
     pick = min(ok, key=lambda o: (o.gpu_hours, o.gpus))
-    return pick, "the fewest GPU-hours (no deadline or budget given)"
+    return pick, "the fewest GPU-hours (no deadline or budget given)", "gpu_hours", {}

@@ -324,23 +324,15 @@ function renderServing(r, S) {
 }
 
 // ---------------------------------------------------------------- cluster
-// advisor.cluster's reason (English text) in the page's language; unknown text stays as it is.
-const CLUSTER_REASONS = [
-  [/^the fewest GPUs that meet the deadline within the budget$/, "calc.cl.r.deadline_budget"],
-  [/^the fewest GPUs that meet the deadline$/, "calc.cl.r.deadline"],
-  [/^the fastest run within the budget$/, "calc.cl.r.budget"],
-  [/^the fewest GPU-hours/, "calc.cl.r.gpu_hours"],
-  [/^no count meets the deadline: the fastest, (\d+) GPUs, takes (\d+) h$/, "calc.cl.r.too_slow"],
-  [/^no count meets both the deadline and the budget$/, "calc.cl.r.both"],
-  [/^no layout fits the model in the GPUs' memory on one node/, "calc.cl.r.no_fit_node"],
-  [/^no layout fits the model in the GPUs' memory$/, "calc.cl.r.no_fit"],
-];
-export function clusterReason(text, S) {
-  for (const [re, key] of CLUSTER_REASONS) {
-    const m = re.exec(text || "");
-    if (m && S[key]) return fillText(S[key], { gpus: m[1] ? fmt(Number(m[1]), S, 0) : "", hours: m[2] ? fmt(Number(m[2]), S, 0) : "" });
+// advisor.cluster's reason in the page's language: its key (calc.cl.r.<reason_key>) with its
+// params; the English text only if a key has no translation.
+export function clusterReason(r, S) {
+  const key = r.reason_key ? `calc.cl.r.${r.reason_key}` : "";
+  if (key && S[key]) {
+    const p = r.reason_params || {};
+    return fillText(S[key], { gpus: p.gpus !== undefined ? fmt(p.gpus, S, 0) : "", hours: p.hours !== undefined ? fmt(p.hours, S, 0) : "" });
   }
-  return text || "";
+  return r.reason || "";
 }
 const layoutText = (label) => String(label).replace(/ x /g, " × ");
 const yesNo = (v) => (v === true ? "✓" : v === false ? "✗" : MISSING);
@@ -350,7 +342,7 @@ function renderCluster(r, S) {
   const usd = (v) => (v == null ? MISSING : money(v, "USD", S));
   const mwh = (kwh) => (kwh == null ? MISSING : fmt(kwh / 1000, S, 1));
   const days = (d) => withPm(fmt(d, S, 1), r, "training", S);
-  const reason = `<p class="calc-note" data-out="reason">${esc(clusterReason(r.reason, S))}</p>`;
+  const reason = `<p class="calc-note" data-out="reason">${esc(clusterReason(r, S))}</p>`;
   let out = `<p class="calc-headline">${esc(r.model.display_name)} · ${esc(r.gpu.name)} · `;
   if (c) {
     out += fillHtml(tr(S, "calc.cl.head", "{gpus} GPUs on {nodes} nodes, {layout}: {days} days"), {
