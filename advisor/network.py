@@ -107,7 +107,14 @@ def fabric_from_dict(doc: dict, source_name: str) -> Fabric:
     except AdvisorError as e:
         if source_name in str(e):
             raise
-        raise AdvisorError(e.key, f"{source_name}: {e}", field=e.field, **e.params) from None
+        params = {k: v for k, v in e.params.items() if k != "field"}
+        raise AdvisorError(
+            e.key, f"{source_name}: {e.message}", field=f"{source_name}:{e.field}", **params
+        ) from None
+    except (TypeError, ValueError) as e:
+        raise AdvisorError(
+            "catalog.network", f"{source_name}: {e.__class__.__name__}: {e}", field=source_name
+        ) from None
 
 
 def intra_node_fabric(gpu) -> Fabric:
