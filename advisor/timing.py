@@ -26,8 +26,10 @@ Sources
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from . import efficiency as eff
 from . import network as net
@@ -53,8 +55,16 @@ class Device:
 
     @classmethod
     def of(cls, gpu, peak_key: str, stack: eff.Stack | None = None, achievable=None):
-        a = achievable or eff.achievable_of(gpu)
         stack = stack or eff.DEFAULT_STACK
+        achievable = achievable or eff.achievable_of(gpu)  # in the key: a calibrated card differs
+        try:
+            return _device(gpu, peak_key, stack, achievable)
+        except TypeError:  # an unhashable stand-in for a catalog GPU (tests): not cached
+            return cls.build(gpu, peak_key, stack, achievable)
+
+    @classmethod
+    def build(cls, gpu, peak_key: str, stack: eff.Stack, achievable=None):
+        a = achievable or eff.achievable_of(gpu)
         peaks = gpu.peak_tflops or {}
         peak = float(peaks.get(peak_key) or peaks.get("fp16") or peaks.get("bf16") or 0) * 1e12
         p16 = float(peaks.get("bf16") or peaks.get("fp16") or peak / 1e12) * 1e12
@@ -78,6 +88,12 @@ class Device:
             decode_bandwidth=stack.decode_bandwidth,
             elementwise_factor=stack.elementwise_factor,
         )
+
+
+@functools.lru_cache(maxsize=1024)
+def _device(gpu, peak_key: str, stack: eff.Stack, achievable) -> Device:
+    """Device.of, cached (the ceilings of one accelerator at one dtype never change)."""
+    return Device.build(gpu, peak_key, stack, achievable)
 
 
 def gemm_time(
@@ -142,6 +158,12 @@ def spec_layer_spans(spec: ModelSpec, seq: int) -> tuple[int, ...]:
     from .compute import _layer_spans
 
     return _layer_spans(spec, seq)
+
+
+@functools.lru_cache(maxsize=4096)
+def span_sum(spec: ModelSpec, seq: int) -> int:
+    """Keys attended over all layers at a context of `seq` (sliding layers keep the window)."""
+    return sum(spec_layer_spans(spec, seq))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -247,6 +269,7 @@ def _weights(fmt_name: str) -> tuple[float, float]:
     return fmt.data_bits / 8, 1.0
 
 
+@functools.lru_cache(maxsize=8192)
 def decode_step_time(
     spec: ModelSpec,
     dev: Device,
@@ -291,15 +314,17 @@ def decode_step_time(
     if tp > 1 and tp_fabric is not None:
         comm = 2 * spec.num_layers * net.allreduce_time(batch * spec.hidden_size * 2, tp, tp_fabric)
     total = gem + attn + elem + launch + head + comm * (1 - stack.tp_overlap)
-    return {
-        "seconds": total,
-        "gemm_s": gem,
-        "attention_s": attn,
-        "elementwise_s": elem + launch,
-        "head_s": head,
-        "comm_s": comm,
-        "kv_read_bytes": kv,
-    }
+    return MappingProxyType(
+        {
+            "seconds": total,
+            "gemm_s": gem,
+            "attention_s": attn,
+            "elementwise_s": elem + launch,
+            "head_s": head,
+            "comm_s": comm,
+            "kv_read_bytes": kv,
+        }
+    )
 
 
 def prefill_time(
