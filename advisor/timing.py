@@ -301,11 +301,7 @@ def decode_step_time(
             gem += touched * gemm_time(per_expert, k, n / tp, dev, weight_bytes=wb, dequant=dq)
     gem *= spec.num_layers
     bw = dev.bandwidth * dev.decode_bandwidth
-    kv = (
-        sum(2 * spec.kv_dim * kv_bytes * s for s in spec_layer_spans(spec, context)) * batch / tp
-        if spec.causal
-        else 0.0
-    )
+    kv = 2 * spec.kv_dim * kv_bytes * span_sum(spec, context) * batch / tp if spec.causal else 0.0
     attn = kv / bw + spec.num_layers * dev.kernel_s
     elem = batch * elementwise_elems(spec) * ACT_BYTES / tp / bw * spec.num_layers
     launch = spec.num_layers * max(0, stack.kernels_per_layer - 6) * dev.kernel_s
