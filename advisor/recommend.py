@@ -648,10 +648,10 @@ def cluster_plans(w: Workload, catalog, *, network_id: str = "ib-ndr-400", top: 
     for gpu in catalog.gpus:
         if gpu.tier != "datacenter" or (w.tiers and gpu.tier not in w.tiers):
             continue
-        offers = [o for o in catalog.offers if o.gpu_id == gpu.id]
+        offers = catalog.offers_for(gpu.id)  # cheapest on-demand first
         if not offers or not (gpu.peak_tflops or {}).get("bf16"):
             continue
-        price = min(o.on_demand_usd_per_gpu_hour for o in offers)
+        price = offers[0].on_demand_usd_per_gpu_hour
         plans.append(
             cluster.plan(
                 w.model,

@@ -259,14 +259,13 @@ def head_time(spec: ModelSpec, dev: Device, tokens: float, tp: int, train: bool)
 # ---------------------------------------------------------------------------------------------
 
 
-def _weights(fmt_name: str) -> tuple[float, float]:
-    """(bytes per weight element as streamed, dequantisation factor placeholder 1)."""
+def _weight_bytes(fmt_name: str) -> float:
+    """Bytes per weight element as a decode or prefill GEMM streams it: the format's data bits
+    plus its scales for quantised formats (advisor.quant)."""
     from . import quant
 
     fmt = quant.weight_format(fmt_name)
-    if fmt.quantised:
-        return fmt.data_bits / 8 + fmt.scale_bytes_per_param, 1.0
-    return fmt.data_bits / 8, 1.0
+    return fmt.data_bits / 8 + (fmt.scale_bytes_per_param if fmt.quantised else 0.0)
 
 
 @functools.lru_cache(maxsize=8192)
@@ -287,7 +286,7 @@ def decode_step_time(
     weight-only formats), the KV cache read (flash-decoding streams it once), the element-wise
     kernels, 2 all-reduces of batch*h per layer under TP, the output head; seconds by part."""
     batch = check_int("batch", batch)
-    wb, _ = _weights(weights)
+    wb = _weight_bytes(weights)
     dq = stack.dequant_factor(weights)
     gem = 0.0
     for k, n in dense_linears(spec, tp):
@@ -339,7 +338,7 @@ def prefill_time(
     2 all-reduces per layer of the activations under TP, the head on the last tokens only
     (vLLM computes logits for the sampled positions)."""
     T = float(batch) * prompt
-    wb, _ = _weights(weights)
+    wb = _weight_bytes(weights)
     dq = stack.dequant_factor(weights)
     gem = 0.0
     for k, n in dense_linears(spec, tp):

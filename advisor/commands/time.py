@@ -15,8 +15,10 @@ from ..units import GIB
 from ._common import count, gpu_from_catalog, model_from_args, number, print_json, print_table
 
 
-def _catalog(args):
-    return load_catalog(args.catalog) if getattr(args, "catalog", None) else load_catalog()
+def _inputs(args):
+    """(catalog, model spec, accelerator) of the --catalog, --model/--config and --gpu options."""
+    cat = load_catalog(args.catalog) if getattr(args, "catalog", None) else load_catalog()
+    return cat, model_from_args(args, cat), gpu_from_catalog(cat, args.gpu)
 
 
 def _tokens(field: str):
@@ -126,9 +128,7 @@ def register(sub) -> None:
 
 
 def run_train(args) -> int:
-    cat = _catalog(args)
-    spec = model_from_args(args, cat)
-    gpu = gpu_from_catalog(cat, args.gpu)
+    cat, spec, gpu = _inputs(args)
     layout = Layout(
         tp=args.tp,
         pp=args.pp,
@@ -186,9 +186,7 @@ def run_train(args) -> int:
 
 
 def run_plan(args) -> int:
-    cat = _catalog(args)
-    spec = model_from_args(args, cat)
-    gpu = gpu_from_catalog(cat, args.gpu)
+    cat, spec, gpu = _inputs(args)
     price = _price(cat, gpu.id, args.price)
     p = cluster.plan(
         spec,
@@ -227,9 +225,7 @@ def run_plan(args) -> int:
 
 
 def run_serve(args) -> int:
-    cat = _catalog(args)
-    spec = model_from_args(args, cat)
-    gpu = gpu_from_catalog(cat, args.gpu)
+    cat, spec, gpu = _inputs(args)
     kw = dict(
         input_tokens=args.input,
         output_tokens=args.output,
