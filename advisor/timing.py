@@ -52,6 +52,7 @@ class Device:
     attention_bwd: float
     decode_bandwidth: float
     elementwise_factor: float = 1.0
+    allreduce_s: float = 0.0  # software cost of one inference TP all-reduce (Stack.allreduce_us)
 
     @classmethod
     def of(cls, gpu, peak_key: str, stack: eff.Stack | None = None, achievable=None):
@@ -87,6 +88,7 @@ class Device:
             attention_bwd=stack.attention_bwd,
             decode_bandwidth=stack.decode_bandwidth,
             elementwise_factor=stack.elementwise_factor,
+            allreduce_s=stack.allreduce_us * 1e-6,
         )
 
 
@@ -280,11 +282,19 @@ def decode_step_time(
     kv_bytes: int,
     tp: int,
     tp_fabric: net.Fabric | None,
+    kv_reads: int = 1,
 ) -> dict:
     """One decode step (one token for each of `batch` sequences with `context` cached tokens)
     on one TP rank: each layer's GEMMs at M = batch (weights streamed, dequantised for
-    weight-only formats), the KV cache read (flash-decoding streams it once), the element-wise
-    kernels, 2 all-reduces of batch*h per layer under TP, the output head; seconds by part."""
+    weight-only formats), the KV cache read, the element-wise kernels, 2 all-reduces of
+    batch*h per layer under TP, the output head; seconds by part.
+
+    `kv_reads`: how many times a step streams each KV head. 1 for kernels that serve a whole
+    query group from one load (flash-decoding, Dao et al. 2023; TensorRT-LLM's XQA kernel;
+    vLLM's paged attention). A kernel that runs one thread block per query head, as
+    TensorRT-LLM's masked MHA did before XQA (v0.8, "New XQA-kernel provides 2.4x more
+    Llama-70B throughput", TensorRT-LLM docs/source/blogs/XQA-kernel.md), streams it once per
+    query head of the group: kv_reads = num_heads / num_kv_heads (serving.kv_reads)."""
     batch = check_int("batch", batch)
     wb = _weight_bytes(weights)
     dq = stack.dequant_factor(weights)
@@ -301,14 +311,18 @@ def decode_step_time(
     gem *= spec.num_layers
     bw = dev.bandwidth * dev.decode_bandwidth
     kv = 2 * spec.kv_dim * kv_bytes * span_sum(spec, context) * batch / tp if spec.causal else 0.0
-    attn = kv / bw + spec.num_layers * dev.kernel_s
+    attn = kv * kv_reads / bw + spec.num_layers * dev.kernel_s
     elem = batch * elementwise_elems(spec) * ACT_BYTES / tp / bw * spec.num_layers
     launch = spec.num_layers * max(0, stack.kernels_per_layer - 6) * dev.kernel_s
     head = gemm_time(batch, spec.hidden_size, spec.vocab_size / tp, dev)
     comm = 0.0
     if tp > 1 and tp_fabric is not None:
-        comm = 2 * spec.num_layers * net.allreduce_time(batch * spec.hidden_size * 2, tp, tp_fabric)
-    total = gem + attn + elem + launch + head + comm * (1 - stack.tp_overlap)
+        comm = (
+            2
+            * spec.num_layers
+            * (net.tp_allreduce_time(batch * spec.hidden_size * 2, tp, tp_fabric) + dev.allreduce_s)
+        )
+    total = gem + attn + elem + launch + head + comm * (1 - stack.tp_overlap_inference)
     return MappingProxyType(
         {
             "seconds": total,
@@ -356,8 +370,10 @@ def prefill_time(
     per_layer = gem + attn + elem
     comm = 0.0
     if tp > 1 and tp_fabric is not None:
-        comm = 2 * net.allreduce_time(T * spec.hidden_size * ACT_BYTES, tp, tp_fabric)
-    layers = spec.num_layers * (per_layer + comm * (1 - stack.tp_overlap))
+        comm = 2 * (
+            net.tp_allreduce_time(T * spec.hidden_size * ACT_BYTES, tp, tp_fabric) + dev.allreduce_s
+        )
+    layers = spec.num_layers * (per_layer + comm * (1 - stack.tp_overlap_inference))
     head = gemm_time(batch, spec.hidden_size, spec.vocab_size / tp, dev)
     total = layers + head
     return {

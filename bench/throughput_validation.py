@@ -22,6 +22,7 @@ import datetime as dt
 import json
 import math
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -258,6 +259,14 @@ def predict_prefill(e, cat, notes):
     raise NotExpressible(f"metric {e['metric']} for prefill")
 
 
+def _trtllm_before_xqa(software: str | None) -> bool:
+    """True for TensorRT-LLM releases before v0.8, whose generation attention had no XQA
+    kernel for GQA/MQA ("These improvements ... will be included in the v0.8 releases",
+    TensorRT-LLM docs/source/blogs/XQA-kernel.md)."""
+    m = re.search(r"TensorRT-LLM v?0\.(\d+)", software or "")
+    return bool(m) and int(m.group(1)) < 8
+
+
 def predict_serving(e, cat, notes):
     w = e["workload"]
     if "ambiguous" in (e.get("notes") or "") and e["metric"] == "tokens_per_s":
@@ -275,6 +284,12 @@ def predict_serving(e, cat, notes):
     inp, out = int(w["input_tokens"]), int(w["output_tokens"])
     conc = w.get("concurrency") or w.get("batch")
     engine = "trtllm" if "tensorrt" in (w.get("software") or "").lower() else "vllm"
+    grouped = not _trtllm_before_xqa(w.get("software"))
+    if not grouped and spec.num_kv_heads < spec.num_heads:
+        notes.append(
+            "TensorRT-LLM before v0.8: masked MHA streams the KV cache once per query head "
+            "(XQA came in v0.8, docs/source/blogs/XQA-kernel.md)"
+        )
     kv_dtype = w.get("kv_dtype") or "bf16"
     if engine == "trtllm" and weights == "fp8" and not w.get("kv_dtype"):
         kv_dtype = "fp8"
@@ -314,6 +329,7 @@ def predict_serving(e, cat, notes):
         tensor_parallel=tp,
         gpus=count,
         engine=engine,
+        grouped_kv_kernel=grouped,
     )
     m = e["metric"]
     if m == "tokens_per_s":
@@ -480,7 +496,9 @@ FIT_GRID = {
     "elementwise_factor": [1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0],
     "decode_bandwidth": [0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0],
     "kernel_us": [0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 10.0, 12.0],
-    "tp_overlap": [0.0, 0.2, 0.4, 0.6, 0.8],
+    "tp_overlap": [0.0, 0.2, 0.4, 0.6, 0.8, 0.9, 1.0],
+    "tp_overlap_inference": [0.0, 0.2, 0.4, 0.6],
+    "allreduce_us": [0.0, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0],
     "seq_step_us.vllm": [0.0, 5.0, 10.0, 15.0, 20.0],
     "seq_step_us.trtllm": [0.0, 2.0, 5.0, 10.0, 20.0, 30.0],
     "request_ms": [0.0, 1.0, 2.0, 3.0, 4.0, 5.0],
