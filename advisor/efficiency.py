@@ -209,6 +209,8 @@ class Stack:
       next block and sits on the critical path (network.tp_allreduce_time);
     - `allreduce_us`: the software cost of one inference TP all-reduce beyond its alpha-beta
       time (kernel launch, the cross-GPU barrier of a custom all-reduce);
+    - `fused_attention`: False for frameworks from before flash attention (2022), whose
+      attention writes and reads the full score matrix;
     - `dp_overlap`: fraction of the backward pass data-parallel gradient traffic can hide
       behind (bucketed all-reduce, Li et al. 2020, arXiv:2006.15704 §3.2.3).
     """
@@ -250,6 +252,9 @@ class Stack:
     tp_overlap: float = 0.8
     tp_overlap_inference: float = 0.0
     allreduce_us: float = 5.0
+    # training attention: fused flash attention (Dao et al. 2022, arXiv:2205.14135) or the
+    # unfused QK^T GEMM -> softmax -> PV GEMM that materialises the scores (timing.train_layer)
+    fused_attention: bool = True
     dp_overlap: float = 1.0
     source: str = "fitted on the calibration half of bench_results/validation/throughput.json"
 
@@ -271,6 +276,7 @@ class Stack:
             "tp_overlap": self.tp_overlap,
             "tp_overlap_inference": self.tp_overlap_inference,
             "allreduce_us": self.allreduce_us,
+            "fused_attention": self.fused_attention,
             "dp_overlap": self.dp_overlap,
             "source": self.source,
         }

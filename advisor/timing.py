@@ -53,6 +53,7 @@ class Device:
     decode_bandwidth: float
     elementwise_factor: float = 1.0
     allreduce_s: float = 0.0  # software cost of one inference TP all-reduce (Stack.allreduce_us)
+    fused_attention: bool = True  # Stack.fused_attention
 
     @classmethod
     def of(cls, gpu, peak_key: str, stack: eff.Stack | None = None, achievable=None):
@@ -89,6 +90,7 @@ class Device:
             decode_bandwidth=stack.decode_bandwidth,
             elementwise_factor=stack.elementwise_factor,
             allreduce_s=stack.allreduce_us * 1e-6,
+            fused_attention=stack.fused_attention,
         )
 
 
@@ -234,14 +236,34 @@ def train_layer(
             buf = T * spec.experts_per_token * spec.hidden_size * ACT_BYTES
             ep_comm = 4 * net.alltoall_time(buf, ep, ep_fabric)  # dispatch+combine, fwd+bwd
     seqs = max(1.0, T * cp / seq)
-    attn_flops = 4.0 * seqs * causal_pairs(spec, seq) * spec.q_dim / tp / cp
-    a_f = attn_flops / (dev.peak16_flops * dev.attention_fwd) + dev.kernel_s
-    a_b = 2.5 * attn_flops / (dev.peak16_flops * dev.attention_bwd) + dev.kernel_s
+    if dev.fused_attention:
+        attn_flops = 4.0 * seqs * causal_pairs(spec, seq) * spec.q_dim / tp / cp
+        a_f = attn_flops / (dev.peak16_flops * dev.attention_fwd) + dev.kernel_s
+        a_b = 2.5 * attn_flops / (dev.peak16_flops * dev.attention_bwd) + dev.kernel_s
+    else:
+        a_f, a_b = unfused_attention_times(spec, dev, seqs=seqs, seq=seq, tp=tp * cp)
     e_f = T * elementwise_elems(spec) * ACT_BYTES * dev.elementwise_factor / tp / dev.bandwidth
     tp_comm = 0.0
     if tp > 1 and tp_fabric is not None:
         tp_comm = 4 * net.allreduce_time(T * spec.hidden_size * ACT_BYTES, tp, tp_fabric)
     return LayerTimes(g_f, a_f, e_f, g_b, a_b, 2 * e_f, tp_comm, ep_comm)
+
+
+def unfused_attention_times(
+    spec: ModelSpec, dev: Device, *, seqs: float, seq: int, tp: int
+) -> tuple[float, float]:
+    """Forward and backward of attention without flash attention (Megatron-LM before 2022,
+    Shoeybi et al. 2019, arXiv:1909.08053 §3; Korthikanti et al. 2022, arXiv:2205.05198 §4.1
+    count the same tensors): QK^T and PV as batched GEMMs over the whole s x s score matrix
+    (the causal mask is applied after), and the score matrix of `heads / tp` heads at 2 bytes
+    crosses memory 4 times forward (QK^T writes it, the fused scale-mask-softmax reads and
+    writes it, PV reads it) and 6 times backward (the saved probabilities read twice, the
+    score gradient written and read by the softmax backward and read by the dK/dQ GEMMs)."""
+    scores = seqs * (spec.num_heads / tp) * float(seq) * seq * ACT_BYTES
+    flops = 4.0 * seqs * float(seq) * seq * spec.q_dim / tp
+    a_f = flops / dev.matmul_flops + 4 * scores / dev.bandwidth + 3 * dev.kernel_s
+    a_b = 2 * flops / dev.matmul_flops + 6 * scores / dev.bandwidth + 5 * dev.kernel_s
+    return a_f, a_b
 
 
 def head_time(spec: ModelSpec, dev: Device, tokens: float, tp: int, train: bool) -> float:

@@ -259,6 +259,23 @@ def predict_prefill(e, cat, notes):
     raise NotExpressible(f"metric {e['metric']} for prefill")
 
 
+def _software_stack(software: str | None, notes: list[str]) -> eff.Stack:
+    """The stack a published training run's software had. Megatron-LM as the PTD-P paper ran
+    it (Narayanan et al. 2021, arXiv:2104.04473) predates flash attention (Dao et al. 2022,
+    arXiv:2205.14135) and ran its tensor-parallel all-reduces in line with the layer ("two
+    all-reduce operations in the forward pass and two in the backward pass", §2.3; the
+    overlap of TP collectives with GEMMs came with Transformer Engine's userbuffers, 2023)."""
+    from dataclasses import replace
+
+    if "Megatron-LM (PTD-P" in (software or ""):
+        notes.append(
+            "Megatron-LM of 2021: unfused attention (no flash attention yet), TP all-reduces "
+            "not overlapped"
+        )
+        return replace(eff.DEFAULT_STACK, tp_overlap=0.0, fused_attention=False)
+    return eff.DEFAULT_STACK
+
+
 def _trtllm_before_xqa(software: str | None) -> bool:
     """True for TensorRT-LLM releases before v0.8, whose generation attention had no XQA
     kernel for GQA/MQA ("These improvements ... will be included in the v0.8 releases",
@@ -435,7 +452,14 @@ def predict_training(e, cat, notes):
         notes.append(f"network between nodes not stated: {net_id}")
     ck = _checkpointing(w.get("checkpointing"))
     st = training.train_step(
-        spec, gpu, layout, seq=seq, precision=prec, checkpointing=ck, inter=inter
+        spec,
+        gpu,
+        layout,
+        seq=seq,
+        precision=prec,
+        checkpointing=ck,
+        inter=inter,
+        stack=_software_stack(w.get("software"), notes),
     )
     metric = e["metric"]
     if metric == "tokens_per_s_per_gpu":

@@ -68,6 +68,36 @@ def test_a_kernel_without_grouped_kv_reads_the_cache_once_per_query_head():
     assert 1.5 < grouped.tokens_per_s / per_head.tokens_per_s < 3.5
 
 
+def test_unfused_attention_costs_the_score_matrix_traffic():
+    stack = eff.DEFAULT_STACK
+    dev = timing.Device.of(A100, "bf16", stack)
+    old = timing.Device.of(A100, "bf16", replace(stack, fused_attention=False))
+    spec = CAT.model("llama-2-7b").spec
+    a_f, a_b = timing.unfused_attention_times(spec, old, seqs=4, seq=2048, tp=1)
+    scores = 4 * spec.num_heads * 2048 * 2048 * 2  # bytes of the 16-bit score matrices
+    flops = 4 * 4 * 2048 * 2048 * spec.q_dim
+    assert a_f == pytest.approx(
+        flops / old.matmul_flops + 4 * scores / old.bandwidth + 3 * old.kernel_s
+    )
+    assert a_b == pytest.approx(
+        2 * flops / old.matmul_flops + 6 * scores / old.bandwidth + 5 * old.kernel_s
+    )
+    kw = dict(tokens=8192, seq=2048, tp=1, ep=1, tp_fabric=None, ep_fabric=None)
+    fused = timing.train_layer(spec, dev, **kw)
+    unfused = timing.train_layer(spec, old, **kw)
+    assert unfused.attention_fwd > 2 * fused.attention_fwd
+    assert unfused.gemm_fwd == fused.gemm_fwd
+
+
+def test_validation_gives_2021_megatron_its_own_stack():
+    from bench import throughput_validation as tv
+
+    notes: list[str] = []
+    st = tv._software_stack("Megatron-LM (PTD-P, interleaved schedule per paper)", notes)
+    assert not st.fused_attention and st.tp_overlap == 0.0 and notes
+    assert tv._software_stack("NeMo 24.07 container", []) is eff.DEFAULT_STACK
+
+
 def test_validation_knows_which_tensorrt_llm_releases_predate_xqa():
     from bench import throughput_validation as tv
 
