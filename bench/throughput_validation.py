@@ -77,7 +77,13 @@ OFFLINE_CONCURRENCY = 1024  # offline runs state no concurrency: the KV-cache li
 
 
 class NotExpressible(Exception):
-    pass
+    """An entry the model cannot answer: `key` names the reason for the site's translations
+    (templates/i18n: tv.reason.<key>), `params` fill it; the message is the English text."""
+
+    def __init__(self, message: str, key: str = "other", **params):
+        super().__init__(message)
+        self.key = key
+        self.params = params
 
 
 def _load_entries() -> list[dict]:
@@ -108,7 +114,7 @@ def _model(cat, w: dict, notes: list[str]):
 
         need = ("layers", "hidden", "heads")
         if not all(arch.get(k) for k in need):
-            raise NotExpressible("architecture incomplete in the source")
+            raise NotExpressible("architecture incomplete in the source", "arch_incomplete")
         h = int(arch["hidden"])
         cfg = {
             "model_type": "gpt2" if not arch.get("ffn") else "llama",
@@ -135,18 +141,24 @@ def _model(cat, w: dict, notes: list[str]):
 
             spec = replace(spec, gated_mlp=False)
         return spec
-    raise NotExpressible(f"model {hf or '?'} is not in the catalog and the source gives no shape")
+    raise NotExpressible(
+        f"model {hf or '?'} is not in the catalog and the source gives no shape",
+        "model_unknown",
+        model=hf or "?",
+    )
 
 
 def _gpu(cat, w: dict, notes: list[str]):
     gid = w.get("accelerator")
     named = (w.get("accelerator_as_named") or "").lower()
     if "gcd" in named:
-        raise NotExpressible("one GCD of a two-die card is not a catalog accelerator")
+        raise NotExpressible("one GCD of a two-die card is not a catalog accelerator", "gcd")
     if not gid:
         named = w.get("accelerator_as_named") or ""
         raise NotExpressible(
-            f"accelerator '{named}' is not in the catalog (its peak is not published)"
+            f"accelerator '{named}' is not in the catalog (its peak is not published)",
+            "accelerator_unknown",
+            accelerator=named,
         )
     return cat.gpu(gid)
 
@@ -156,9 +168,9 @@ def _weights(w: dict, key: str = "weights") -> str:
     if v in ("mxfp8",):
         return "fp8"
     if v in ("fp4", "nvfp4", "mxfp4"):
-        raise NotExpressible("fp4 weights are not modelled (no fp4 peak in the catalog)")
+        raise NotExpressible("fp4 weights are not modelled (no fp4 peak in the catalog)", "fp4")
     if not v:
-        raise NotExpressible("precision not stated in the source")
+        raise NotExpressible("precision not stated in the source", "precision_unstated")
     if v not in WEIGHTS:
         raise NotExpressible(f"weight format {v} is not modelled")
     return WEIGHTS[v]
@@ -176,7 +188,7 @@ def _tp(w: dict, eid: str = "", notes: list | None = None) -> int:
             return int(hit.group(1))
         if (w.get("count") or 1) == 1:
             return 1
-        raise NotExpressible("tensor-parallel degree not stated")
+        raise NotExpressible("tensor-parallel degree not stated", "tp_unstated")
     return int(tp)
 
 
@@ -204,7 +216,7 @@ def predict_bandwidth(e, cat, notes):
 def predict_decode(e, cat, notes):
     w = e["workload"]
     if "spec" in e["id"]:
-        raise NotExpressible("speculative decoding is not modelled")
+        raise NotExpressible("speculative decoding is not modelled", "speculative")
     spec = _model(cat, w, notes)
     gpu = _gpu(cat, w, notes)
     weights = _weights(w)
@@ -287,11 +299,14 @@ def _trtllm_before_xqa(software: str | None) -> bool:
 def predict_serving(e, cat, notes):
     w = e["workload"]
     if "ambiguous" in (e.get("notes") or "") and e["metric"] == "tokens_per_s":
-        raise NotExpressible("the source does not say whether the figure is per GPU or per system")
+        raise NotExpressible(
+            "the source does not say whether the figure is per GPU or per system", "per_gpu_unclear"
+        )
     if w.get("input_tokens") is None or w.get("output_tokens") is None:
         raise NotExpressible(
             "input/output lengths not stated (MLPerf: the dataset's distribution, not in the "
-            "stored result)"
+            "stored result)",
+            "lengths_mlperf" if "mlperf" in e["id"] else "lengths_unstated",
         )
     spec = _model(cat, w, notes)
     gpu = _gpu(cat, w, notes)
@@ -366,12 +381,16 @@ def predict_latency(e, cat, notes):
     w = e["workload"]
     if (w.get("scenario") or "").lower().startswith("online"):
         raise NotExpressible(
-            "online serving at a request rate: queueing at that rate is not modelled"
+            "online serving at a request rate: queueing at that rate is not modelled",
+            "request_rate",
         )
     if w.get("input_tokens") is None:
-        raise NotExpressible("input/output lengths not stated")
+        raise NotExpressible(
+            "input/output lengths not stated",
+            "lengths_mlperf" if "mlperf" in e["id"] else "lengths_unstated",
+        )
     if w.get("concurrency") is None and w.get("batch") is None:
-        raise NotExpressible("concurrency not stated")
+        raise NotExpressible("concurrency not stated", "concurrency_unstated")
     return predict_serving(e, cat, notes)
 
 
@@ -397,7 +416,7 @@ def predict_training(e, cat, notes):
     w = e["workload"]
     spec = _model(cat, w, notes)
     if spec.is_moe and w.get("model") is None:
-        raise NotExpressible("MoE model not in the catalog")
+        raise NotExpressible("MoE model not in the catalog", "model_unknown", model="MoE")
     gpu = _gpu(cat, w, notes)
     prec = (w.get("precision") or "bf16").lower()
     prec = {"mxfp8": "fp8"}.get(prec, prec)
@@ -409,7 +428,7 @@ def predict_training(e, cat, notes):
     cp = int(w.get("context_parallel") or 1)
     ep = int(w.get("expert_parallel") or 1)
     if w.get("tensor_parallel") is None and count > 8 and spec.hidden_size >= 12288:
-        raise NotExpressible("parallel layout not stated")
+        raise NotExpressible("parallel layout not stated", "layout_unstated")
     dp = count // (tp * pp * cp)
     if dp * tp * pp * cp != count:
         raise NotExpressible("parallel layout does not multiply to the GPU count")
@@ -610,7 +629,9 @@ def evaluate(entries, cat) -> list[dict]:
                 error=float(pred) / float(e["value"]) - 1.0,
             )
         except NotExpressible as exc:
-            row.update(expressible=False, reason=str(exc))
+            row.update(
+                expressible=False, reason=str(exc), reason_key=exc.key, reason_params=exc.params
+            )
         except AdvisorError as exc:
             row.update(expressible=False, reason=f"advisor refused: {exc.message}")
         row["assumptions"] = notes
