@@ -137,6 +137,63 @@ TINY = {
     ),
 }
 
+TINY.update(
+    {
+        "bert": dict(
+            model_type="bert",
+            vocab_size=2000,
+            hidden_size=128,
+            intermediate_size=512,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            max_position_embeddings=512,
+            hidden_dropout_prob=0.0,
+            attention_probs_dropout_prob=0.0,
+        ),
+        "gemma2": dict(
+            model_type="gemma2",
+            vocab_size=2000,
+            hidden_size=128,
+            intermediate_size=256,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            head_dim=32,
+            max_position_embeddings=512,
+            sliding_window=64,
+            query_pre_attn_scalar=32,
+            attn_logit_softcapping=50.0,
+            final_logit_softcapping=30.0,
+        ),
+        # Mistral v0.1 style: every layer slides over 32 tokens (the rolling KV cache)
+        "mistral-swa": dict(
+            model_type="mistral",
+            vocab_size=2000,
+            hidden_size=128,
+            intermediate_size=352,
+            num_hidden_layers=2,
+            num_attention_heads=8,
+            num_key_value_heads=2,
+            max_position_embeddings=512,
+            sliding_window=32,
+        ),
+        # Qwen2 with use_sliding_window: layers from max_window_layers slide
+        "qwen2-swa": dict(
+            model_type="qwen2",
+            vocab_size=2000,
+            hidden_size=128,
+            intermediate_size=320,
+            num_hidden_layers=4,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            max_position_embeddings=512,
+            use_sliding_window=True,
+            sliding_window=32,
+            max_window_layers=2,
+        ),
+    }
+)
+
 LLAMA3_8B = dict(
     model_type="llama",
     vocab_size=128256,
@@ -149,6 +206,9 @@ LLAMA3_8B = dict(
     rope_theta=500000.0,
     tie_word_embeddings=False,
 )
+
+
+LORA_DEFAULT = ("q_proj", "v_proj")
 
 
 def case(name, family, task, **kw):
@@ -251,14 +311,19 @@ def hf_config_dict(family: str) -> dict:
 
 class LoRALinear(torch.nn.Module):
     """LoRA (Hu et al. 2021): y = W x + B(A x) * alpha/r with W frozen (as peft's default, no
-    dropout)."""
+    dropout). Wraps an `nn.Linear` or GPT-2's `Conv1D` (weight stored in x out, as peft's
+    `fan_in_fan_out`)."""
 
-    def __init__(self, base: torch.nn.Linear, rank: int):
+    def __init__(self, base, rank: int):
         super().__init__()
         self.base = base
         p = base.weight
-        self.lora_A = torch.nn.Linear(base.in_features, rank, bias=False, dtype=p.dtype)
-        self.lora_B = torch.nn.Linear(rank, base.out_features, bias=False, dtype=p.dtype)
+        if isinstance(base, torch.nn.Linear):
+            fin, fout = base.in_features, base.out_features
+        else:  # transformers.pytorch_utils.Conv1D: weight (in, out)
+            fin, fout = p.shape
+        self.lora_A = torch.nn.Linear(fin, rank, bias=False, dtype=p.dtype)
+        self.lora_B = torch.nn.Linear(rank, fout, bias=False, dtype=p.dtype)
         torch.nn.init.zeros_(self.lora_B.weight)
         self.scale = 2.0
 
@@ -267,14 +332,46 @@ class LoRALinear(torch.nn.Module):
 
 
 def add_lora(model, rank, targets):
+    """Freeze the model and wrap every module whose attribute name is a target (peft matches
+    module names by suffix the same way: GPT-2's "c_proj" hits attn.c_proj and mlp.c_proj)."""
+    from transformers.pytorch_utils import Conv1D
+
     for p in model.parameters():
         p.requires_grad_(False)
     for mod in list(model.modules()):
         for t in targets:
             child = getattr(mod, t, None)
-            if isinstance(child, torch.nn.Linear):
+            if isinstance(child, (torch.nn.Linear, Conv1D)):
                 setattr(mod, t, LoRALinear(child, rank))
     return [p for n, p in model.named_parameters() if "lora_" in n]
+
+
+def quantise_nf4(model):
+    """QLoRA's base (Dettmers et al. 2023): every linear layer inside the blocks becomes a
+    bitsandbytes `Linear4bit` (NF4, double quantisation, bf16 compute), as
+    `BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
+    bnb_4bit_use_double_quant=True)` does; the head and embeddings stay 16-bit."""
+    import bitsandbytes as bnb
+
+    blocks = model.model.layers
+    for mod in list(blocks.modules()):
+        for name, child in list(mod.named_children()):
+            if isinstance(child, torch.nn.Linear):
+                q = bnb.nn.Linear4bit(
+                    child.in_features,
+                    child.out_features,
+                    bias=child.bias is not None,
+                    compute_dtype=torch.bfloat16,
+                    quant_type="nf4",
+                    compress_statistics=True,
+                )
+                q.weight = bnb.nn.Params4bit(
+                    child.weight.data.float(),
+                    requires_grad=False,
+                    quant_type="nf4",
+                    compress_statistics=True,
+                ).to("cpu")
+                setattr(mod, name, q)
 
 
 def _storage_bytes(tensors) -> int:
@@ -287,17 +384,41 @@ def _storage_bytes(tensors) -> int:
     return n
 
 
+def _register_selective():
+    """Selective recomputation (Korthikanti et al. 2022 §5): the attention core (scores, softmax,
+    probabilities x V) of eager attention runs under torch.utils.checkpoint, so its s x s
+    tensors are recomputed in backward instead of kept; registered as a transformers attention
+    implementation ("ckpt_eager")."""
+    from transformers import AttentionInterface
+    from transformers.integrations.sdpa_attention import repeat_kv  # noqa: F401
+    from transformers.models.llama.modeling_llama import eager_attention_forward
+
+    def ckpt_eager(module, q, k, v, mask, **kw):
+        def core(q, k, v):
+            return eager_attention_forward(module, q, k, v, mask, **kw)[0]
+
+        out = torch.utils.checkpoint.checkpoint(core, q, k, v, use_reentrant=False)
+        return out, None
+
+    AttentionInterface.register("ckpt_eager", ckpt_eager)
+
+
 def build(c):
     cfgd = hf_config_dict(c["family"])
     spec = from_hf_config(cfgd, name=c["name"])
     cfgd = dict(cfgd)
     mtype = cfgd.pop("model_type")
     config = transformers.AutoConfig.for_model(mtype, **cfgd)
-    config._attn_implementation = c["attention"]
-    dt = torch.bfloat16 if c["precision"] in ("bf16",) else torch.float32
+    attn = c["attention"]
+    if c["checkpointing"] == "selective":
+        _register_selective()
+        attn = "ckpt_eager"
+    config._attn_implementation = attn
+    dt = torch.bfloat16 if c["precision"] in ("bf16",) or c.get("quant") else torch.float32
     if c["task"] == "infer":
         dt = torch.float32 if c["weights"] == "fp32" else torch.bfloat16
-    model = transformers.AutoModelForCausalLM.from_config(config, dtype=dt)
+    auto = transformers.AutoModelForMaskedLM if not spec.causal else transformers.AutoModelForCausalLM
+    model = auto.from_config(config, dtype=dt)
     return spec, model
 
 
@@ -319,27 +440,37 @@ def measure(c) -> dict:
             params = list(model.parameters()) + list(model.buffers())
             with tr, torch.no_grad():
                 tr.track_existing(params)
-                res = model(input_ids=ids, use_cache=True, logits_to_keep=1)
-                kv = res.past_key_values
-                kv_bytes = sum(_storage_bytes([layer.keys, layer.values]) for layer in kv.layers)
+                if spec.causal:
+                    res = model(input_ids=ids, use_cache=True, logits_to_keep=1)
+                    kv = res.past_key_values
+                    kv_bytes = sum(
+                        _storage_bytes([layer.keys, layer.values]) for layer in kv.layers
+                    )
+                else:  # an encoder scores every position (fill-mask)
+                    res = model(input_ids=ids)
+                    kv_bytes = 0
                 del res
             out["weights"] = _storage_bytes(list(model.parameters()))
             out["kv_cache"] = kv_bytes
             out["peak_allocated_bytes"] = tr.peak
             return out
+        if c.get("quant"):
+            quantise_nf4(model)
         model.train()
         if c["checkpointing"] == "full":
             model.gradient_checkpointing_enable()
         if c["lora_rank"]:
-            trainable = add_lora(model, c["lora_rank"], ("q_proj", "v_proj"))
+            trainable = add_lora(model, c["lora_rank"], c.get("lora_targets", LORA_DEFAULT))
         else:
             trainable = [p for p in model.parameters() if p.requires_grad]
         opt = make_optimizer(c["optimizer"], trainable)
+        amp_dt = {"amp-bf16": torch.bfloat16, "amp-fp16": torch.float16}.get(c["precision"])
         amp = (
-            torch.autocast("cpu", dtype=torch.bfloat16)
-            if c["precision"] == "amp-bf16"
-            else contextlib.nullcontext()
+            torch.autocast("cpu", dtype=amp_dt) if amp_dt is not None else contextlib.nullcontext()
         )
+        # fp16 autocast trains with a loss scaler (torch.amp.GradScaler): scaled loss, inf checks
+        # and unscaling of the gradients before the step
+        scaler = torch.amp.GradScaler("cpu") if c["precision"] == "amp-fp16" else None
         frozen = [p for p in model.parameters() if not p.requires_grad]
         grads = 0
         with tr:
@@ -347,15 +478,27 @@ def measure(c) -> dict:
             for _ in range(2):  # step 2 is the steady state (optimizer states exist)
                 with amp:
                     loss = model(input_ids=ids, labels=ids).loss
-                loss.backward()
+                if scaler is not None:
+                    scaler.scale(loss).backward()
+                else:
+                    loss.backward()
                 del loss
                 grads = _storage_bytes([p.grad for p in trainable if p.grad is not None])
-                opt.step()
+                if scaler is not None:
+                    scaler.step(opt)
+                    scaler.update()
+                else:
+                    opt.step()
                 opt.zero_grad(set_to_none=True)
         states = [
             v for st in opt.state.values() for v in st.values() if isinstance(v, torch.Tensor)
         ]
-        out["weights"] = _storage_bytes(frozen) if c["lora_rank"] else _storage_bytes(trainable)
+        if c.get("quant"):
+            out["weights"] = _quantised_weight_bytes(model)
+        else:
+            out["weights"] = (
+                _storage_bytes(frozen) if c["lora_rank"] else _storage_bytes(trainable)
+            )
         if c["lora_rank"]:
             out["lora_adapters"] = _storage_bytes(trainable)
         out["gradients"] = grads
@@ -364,10 +507,30 @@ def measure(c) -> dict:
         return out
 
 
+def _quantised_weight_bytes(model) -> int:
+    """Packed 4-bit weights, their quantisation statistics and the 16-bit rest (the estimate's
+    weights + quant_scales, reported as one number)."""
+    tensors = [p for n, p in model.named_parameters() if "lora_" not in n]
+    for m in model.modules():
+        qs = getattr(getattr(m, "weight", None), "quant_state", None)
+        if qs is None:
+            continue
+        tensors.append(qs.absmax)
+        if qs.nested:
+            tensors += [qs.state2.absmax, qs.state2.code]
+        tensors.append(qs.code)
+    return _storage_bytes(tensors)
+
+
 def make_optimizer(name, params):
-    """torch optimizers with foreach=True: what torch picks by default for CUDA tensors."""
+    """torch optimizers with foreach=True: what torch picks by default for CUDA tensors;
+    8-bit AdamW is bitsandbytes' `AdamW8bit` (its CPU backend)."""
     if name == "adamw":
         return torch.optim.AdamW(params, lr=1e-4, foreach=True)
+    if name == "adamw-8bit":
+        import bitsandbytes as bnb
+
+        return bnb.optim.AdamW8bit(params, lr=1e-4)
     if name == "adafactor":
         return torch.optim.Adafactor(params, lr=1e-2, foreach=True)
     if name == "sgd":
@@ -401,6 +564,8 @@ def estimate(c) -> dict:
                 checkpointing=c["checkpointing"],
                 attention=c["attention"],
                 lora_rank=c["lora_rank"],
+                lora_targets=tuple(c.get("lora_targets", LORA_DEFAULT)),
+                quant=c.get("quant"),
             )
         )
     return est.to_dict()
@@ -412,7 +577,12 @@ def run_case(c) -> dict:
     est = estimate(c)
     rows = {}
     for key, m in measured.items():
-        e = est["peak_allocated_bytes"] if key == "peak_allocated_bytes" else est["components"][key]
+        if key == "peak_allocated_bytes":
+            e = est["peak_allocated_bytes"]
+        elif key == "weights" and c.get("quant"):
+            e = est["components"]["weights"] + est["components"]["quant_scales"]
+        else:
+            e = est["components"][key]
         err = (e - m) / m if m else (0.0 if e == 0 else float("inf"))
         rows[key] = {"estimate": e, "measured": m, "error": err}
     return {
