@@ -222,22 +222,50 @@ def logits_train_bytes(spec: ModelSpec, tokens: int, tp: int = 1) -> int:
 def prefill_transient_bytes(
     spec: ModelSpec, batch: int, seq: int, dtype: str, attention: str
 ) -> int:
-    """Peak of the temporaries of one layer in an inference prefill (no autograd): the embedding
-    output, the layer input and mid-layer residual, the normalised input (4 h) and, in the MLP,
-    the gate, activation and product (3 i; 2 i for a plain MLP) all in the activation dtype.
-    Eager attention also holds the fp32 scores/probabilities and their cast
-    (heads x seq x seq) and the s x s mask. MoE: a visit's i terms per routed token."""
+    """Peak of the temporaries of one layer in an inference prefill (no autograd), fitted to the
+    live storages of a transformers 5.24 forward (bench/memory_validation.py):
+
+    - outside attention: the embedding output, the layer input and mid-layer residual and the
+      normalised input (4 h); with learned positions (GPT-2) the embedding sum and the position
+      rows are one more h per token (+ h per position); in the MLP the gate, activation and
+      product (3 i; 2 i for a plain MLP; 4 i for GPT-2's `gelu_new`, a Python formula whose
+      `0.5 * x * (1 + tanh(...))` keeps x, 0.5 x and two temporaries alive);
+    - eager attention: besides 4 h, q and k/v (q + 2 kv), the scores in the run's dtype, their
+      fp32 upcast when the run is 16-bit (`softmax(..., dtype=float32)` casts its input) and the
+      fp32 probabilities, per head and query-key pair; plus the additive s x s mask per sequence
+      (two for Gemma 2: full and sliding), alive in every layer; the probabilities in the run's
+      dtype stay alive through the MLP (the layer binds the returned weights to `_`);
+    - MoE: a visit's i terms per routed token.
+    """
     tokens = batch * seq
     dt = _act_dt(dtype)
     h, i = spec.hidden_size, spec.intermediate_size
     if spec.is_moe:
         mlp = tokens * spec.experts_per_token * (3 * i + 2 * h) * dt
+    elif spec.gated_mlp:
+        mlp = tokens * 3 * i * dt
     else:
-        mlp = tokens * (3 if spec.gated_mlp else 2) * i * dt
+        mlp = tokens * (4 if spec.hidden_act == "gelu_new" else 2) * i * dt
     base = tokens * 4 * h * dt
+    if spec.learned_positions and spec.causal:
+        base += (tokens + seq) * h * dt
     peak = base + mlp
     if attention == "eager":
         s2 = batch * spec.num_heads * seq * seq
-        attn = base + s2 * (2 * dt + FP32) + batch * seq * seq * dt
-        peak = max(peak, attn)
+        masks = 2 if spec.num_sliding_layers and spec.num_sliding_layers < spec.num_layers else 1
+        qkv = tokens * (spec.q_dim + 2 * spec.kv_dim) * dt
+        upcast = FP32 if dt != FP32 else 0
+        mask = masks * batch * seq * seq * dt  # made once per forward, alive in every layer
+        attn = base + qkv + s2 * (dt + upcast + FP32) + mask
+        # the decoder layer keeps the returned probabilities (run dtype) until it returns
+        # (`hidden_states, _ = self.self_attn(...)`), so they coexist with the MLP
+        peak = max(peak + mask + s2 * dt, attn)
     return peak
+
+
+def encoder_head_bytes(spec: ModelSpec, tokens: int, dtype: str) -> int:
+    """An encoder's MLM head at inference (BERT `BertForMaskedLM`, fill-mask): the encoder output
+    and the head transform's output (2 h per token) while the decoder writes the logits of every
+    position (V per token) in the run's dtype (no fp32 upcast without labels)."""
+    dt = _act_dt(dtype)
+    return tokens * (2 * spec.hidden_size + spec.vocab_size) * dt

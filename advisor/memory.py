@@ -611,14 +611,30 @@ def inference_memory(setup: InferenceSetup) -> MemoryEstimate:
     w, sc = inference_weight_bytes(spec, s.weights)
     comps["weights"] = w // tp
     comps["quant_scales"] = sc // tp
-    comps["kv_cache"] = s.batch * kv_cache_bytes(spec, s.seq, s.kv_dtype) // tp
+    # The prefill's peak holds the whole prompt's K/V on every layer: transformers'
+    # `DynamicSlidingWindowLayer` keeps a view of the full concatenated tensor after the prefill
+    # (the storage stays whole) and shrinks to the window only at the first decode step
+    # (measured, bench/memory_validation.py); the decode steady state (`kv_cache_bytes`) keeps
+    # the window.
+    comps["kv_cache"] = s.batch * s.seq * kv_cache_bytes_per_token(spec, s.kv_dtype) // tp
     dtype = "fp32" if s.weights == "fp32" else "bf16"
-    comps["activations"] = act.prefill_transient_bytes(spec, s.batch, s.seq, dtype, s.attention)
-    comps["logits"] = s.batch * spec.vocab_size * (act._act_dt(dtype) + 4) // tp
+    transient = act.prefill_transient_bytes(spec, s.batch, s.seq, dtype, s.attention)
+    if spec.causal:
+        comps["activations"] = transient
+        comps["logits"] = s.batch * spec.vocab_size * (act._act_dt(dtype) + 4) // tp
+    else:
+        # an encoder scores every position: logits b x s x V in the run's dtype
+        logits = s.batch * s.seq * spec.vocab_size * act._act_dt(dtype) // tp
+        head = act.encoder_head_bytes(spec, s.batch * s.seq, dtype) // tp
+        comps["logits"] = logits
+        comps["activations"] = max(transient, head) - logits
     peak = sum(comps.values())
     assumptions = [quant.FORMATS[s.weights].source]
     if spec.num_sliding_layers:
-        assumptions.append(f"sliding-window layers keep at most {spec.sliding_window} tokens")
+        assumptions.append(
+            f"sliding-window layers keep at most {spec.sliding_window} tokens once decoding "
+            "starts; the prefill holds the whole prompt's K/V"
+        )
     return _finish(comps, peak, tp > 1, tuple(assumptions))
 
 
