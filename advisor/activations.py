@@ -105,6 +105,12 @@ def attention_saved_bytes(
         probs = a * seq * (FP32 + (dt if dt != FP32 else 0))
         kv_rep = 2 * q if kv != q else 2 * kv
         per_token = (q + kv_rep + q) * dt + probs
+        if spec.family == "gemma2" and dt == FP32 and (spec.hf_config or {}).get(
+            "attn_logit_softcapping", 50.0
+        ):
+            # attention logit soft-capping (tanh) keeps its fp32 output (measured; in bf16 the
+            # tanh output replaces the upcast copy)
+            per_token += a * seq * FP32
         if spec.family in ("gpt2", "bert"):
             # GPT-2 and BERT keep q, k, v as views of the fused c_attn output (or three
             # projections) and the merged-heads copy: 3h + h, plus the probabilities.
@@ -185,6 +191,10 @@ def layer_saved_bytes(
     h = spec.hidden_size
     norms = spec.norms_per_layer if spec.family != "bert" else 2
     n = 2 * norm_saved_bytes(spec, tokens, dtype) + 2 * residual_bytes(spec, tokens, dtype)
+    if spec.norm == "layernorm" and _amp(dtype):
+        # autocast runs layer_norm in fp32 and every following linear saves its own 16-bit cast:
+        # nothing keeps the fp32 output of a block's LayerNorm (measured, GPT-2 and BERT)
+        n -= 2 * tokens * h * FP32
     if norms == 4:
         # Gemma 2 post-norms: their input (o_proj / down_proj output) and x*rsqrt, in fp32.
         n += 2 * tokens * (h * _act_dt(dtype) + 4 * h + FP32)
@@ -206,16 +216,18 @@ def layer_input_bytes(spec: ModelSpec, tokens: int, dtype: str) -> int:
     return tokens * spec.hidden_size * _dt(dtype if dtype != "bf16" else "bf16")
 
 
-def logits_train_bytes(spec: ModelSpec, tokens: int, tp: int = 1) -> int:
+def logits_train_bytes(spec: ModelSpec, tokens: int, tp: int = 1, dtype: str = "bf16") -> int:
     """Vocabulary-sized buffers at the start of backward: HF's `ForCausalLMLoss` upcasts the
     logits to fp32 (`logits.float()`), `cross_entropy` = log_softmax (fp32 output saved) + nll;
     backward then holds the nll gradient and the log_softmax input gradient, both fp32: 3 x 4
     bytes x tokens x vocab at the peak (measured; transformers/loss/loss_utils.py). Gemma 2's
-    final logit soft-capping (tanh) keeps two more fp32-sized tensors. Vocabulary-parallel cross
-    entropy splits them /tp (Megatron)."""
+    final logit soft-capping (`tanh(logits / cap) * cap` before the upcast) keeps the tanh output
+    (dt) and, in 16-bit runs, its gradient before the upcast: 4 more bytes per token and
+    vocabulary entry in fp32 and in bf16 alike (measured).
+    Vocabulary-parallel cross entropy splits them /tp (Megatron)."""
     per = 3 * FP32
     if spec.final_logit_softcap:
-        per += 2 * FP32
+        per += FP32 if _act_dt(dtype) == FP32 else 2 * _act_dt(dtype)
     return tokens * spec.vocab_size * per // tp
 
 

@@ -38,7 +38,18 @@ SHARDING = vocab.SHARDING
 WEIGHT_FORMATS = vocab.WEIGHT_FORMATS  # inference weights
 KV_DTYPES = vocab.KV_DTYPES
 QUANT = vocab.QLORA_BASE_FORMATS  # TrainingSetup.quant: the QLoRA base
-LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+LORA_ROLES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+# Fused projections as peft users name them, and the families that have them: Phi-3's
+# `qkv_proj` / `gate_up_proj` (modeling_phi3.py), GPT-2's Conv1D `c_attn` (q, k, v), `c_fc` and
+# `c_proj` (peft matches by name: both the attention output and the MLP output).
+FUSED_TARGETS = {
+    "qkv_proj": ("phi3",),
+    "gate_up_proj": ("phi3",),
+    "c_attn": ("gpt2",),
+    "c_fc": ("gpt2",),
+    "c_proj": ("gpt2",),
+}
+LORA_TARGETS = LORA_ROLES + tuple(FUSED_TARGETS)
 
 COMPONENTS = (
     "weights",
@@ -198,24 +209,47 @@ def linear_params_per_layer(spec: ModelSpec) -> int:
     return attn + mlp * (spec.num_experts if spec.is_moe else 1)
 
 
+NF4_TABLE_BYTES = 16 * 4 + 256 * 4
+"""Per quantised module, bitsandbytes' `QuantState` holds the 16-value NF4 code (fp32) and, with
+double quantisation, the 256-value dynamic code of its 8-bit absmax (fp32): 1,088 bytes
+(bitsandbytes/functional.py `quantize_4bit`, `QuantState.state2`; measured, 0.50.2)."""
+
+
+def linear_modules_per_layer(spec: ModelSpec) -> int:
+    """Linear modules in one block (what a quantiser replaces): q, k, v, o and the MLP's two or
+    three per expert (Phi-3 and GPT-2 fuse theirs: 4)."""
+    if spec.family in ("phi3", "gpt2"):
+        return 4
+    mlp = 3 if spec.gated_mlp else 2
+    return 4 + mlp * (spec.num_experts if spec.is_moe else 1)
+
+
 def head_weight_params(spec: ModelSpec) -> int:
     """The output projection's weight (V x h), shared with the embedding when tied."""
     return spec.vocab_size * spec.hidden_size
 
 
-def _target_dims(spec: ModelSpec, target: str) -> tuple[int, int, int]:
-    """(in_features, out_features, modules per layer) of a LoRA target role. Fused projections
-    (Phi-3 qkv_proj/gate_up_proj, GPT-2 c_attn) count as the roles they contain."""
+def _target_modules(spec: ModelSpec, target: str) -> list[tuple[int, int, int]]:
+    """(in_features, out_features, modules per layer) of each module a LoRA target names. A role
+    (q_proj ... down_proj) on a family that fuses it (Phi-3, GPT-2) counts as that role's own
+    slice; a fused name (`FUSED_TARGETS`) is one adapter over the whole fused output: Phi-3's
+    qkv_proj h -> q + 2 kv and gate_up_proj h -> 2 i, GPT-2's c_attn h -> 3h, c_fc h -> i and
+    c_proj (attention h -> h and MLP i -> h)."""
     h, q, kv, i = spec.hidden_size, spec.q_dim, spec.kv_dim, spec.intermediate_size
     e = spec.num_experts if spec.is_moe else 1
     return {
-        "q_proj": (h, q, 1),
-        "k_proj": (h, kv, 1),
-        "v_proj": (h, kv, 1),
-        "o_proj": (q, h, 1),
-        "gate_proj": (h, i, e),
-        "up_proj": (h, i, e),
-        "down_proj": (i, h, e),
+        "q_proj": [(h, q, 1)],
+        "k_proj": [(h, kv, 1)],
+        "v_proj": [(h, kv, 1)],
+        "o_proj": [(q, h, 1)],
+        "gate_proj": [(h, i, e)],
+        "up_proj": [(h, i, e)],
+        "down_proj": [(i, h, e)],
+        "qkv_proj": [(h, q + 2 * kv, 1)],
+        "gate_up_proj": [(h, 2 * i, 1)],
+        "c_attn": [(h, 3 * h, 1)],
+        "c_fc": [(h, i, 1)],
+        "c_proj": [(h, h, 1), (i, h, 1)],
     }[target]
 
 
@@ -224,8 +258,8 @@ def lora_params(spec: ModelSpec, rank: int, targets) -> int:
     2021, arXiv:2106.09685 §4.1): r x (in + out) each, times layers."""
     n = 0
     for t in targets:
-        fin, fout, count = _target_dims(spec, t)
-        n += rank * (fin + fout) * count
+        for fin, fout, count in _target_modules(spec, t):
+            n += rank * (fin + fout) * count
     return n * spec.num_layers
 
 
@@ -295,6 +329,16 @@ def validate_training(s: TrainingSetup) -> None:
             )
         for t in targets:
             check_choice("lora_targets", t, LORA_TARGETS)
+            fams = FUSED_TARGETS.get(t)
+            if fams and s.model.family not in fams:
+                raise AdvisorError(
+                    "lora.target_family",
+                    f"lora_targets: {t} is a fused projection of {', '.join(fams)}; "
+                    f"{s.model.family} has no such module",
+                    field="lora_targets",
+                    value=t,
+                    family=s.model.family,
+                )
 
 
 def validate_inference(s: InferenceSetup) -> None:
@@ -366,8 +410,8 @@ def _trainable_state_bytes(
     if lora_rank:
         shapes = []
         for t in lora_targets:
-            fin, fout, count = _target_dims(spec, t)
-            shapes += [(lora_rank, fin), (fout, lora_rank)] * count * spec.num_layers
+            for fin, fout, count in _target_modules(spec, t):
+                shapes += [(lora_rank, fin), (fout, lora_rank)] * count * spec.num_layers
     else:
         shapes = param_shapes(spec)
     return optimizer_state_bytes(shapes, optimizer, state_dt)
@@ -406,6 +450,8 @@ def training_memory(setup: TrainingSetup) -> MemoryEstimate:
     if s.quant is not None:
         fmt = quant.FORMATS[s.quant]
         w, sc = quant.stored_bytes(fmt, linear, other)
+        if s.quant == "nf4":
+            sc += spec.num_layers * linear_modules_per_layer(spec) * NF4_TABLE_BYTES
         comps["weights"] = w // tp
         comps["quant_scales"] = sc // tp
         assumptions.append(fmt.source)
@@ -486,10 +532,14 @@ def training_memory(setup: TrainingSetup) -> MemoryEstimate:
         # each adapter keeps its A output (r). Layer 0's first norm sees a frozen embedding
         # (no grad needed): it saves nothing. Measured in bench/memory_validation.py.
         dta = act._act_dt(dtype)
-        per_layer += tokens * s.lora_rank * len(s.lora_targets) * dta
-        if "down_proj" not in s.lora_targets and not spec.is_moe:
+        adapters = sum(len(_target_modules(spec, t)) for t in s.lora_targets)
+        per_layer += tokens * s.lora_rank * adapters * dta
+        if not {"down_proj", "c_proj"} & set(s.lora_targets) and not spec.is_moe:
             per_layer -= tokens * spec.intermediate_size * dta // tp
-        if not {"gate_proj", "up_proj"} & set(s.lora_targets):
+        if not {"o_proj", "c_proj"} & set(s.lora_targets) and spec.family not in ("gpt2", "bert"):
+            # a frozen o_proj keeps no copy of the merged heads (SDPA keeps its own output)
+            per_layer -= tokens * spec.q_dim * dta // tp
+        if not {"gate_proj", "up_proj", "gate_up_proj", "c_fc"} & set(s.lora_targets):
             per_layer -= tokens * spec.hidden_size * dta
         lora_saving = act.norm_saved_bytes(spec, tokens, dtype)
         if amp:
@@ -500,7 +550,7 @@ def training_memory(setup: TrainingSetup) -> MemoryEstimate:
     if amp:
         outside += tokens * h * 2 + head_weight_params(spec) * 2 // tp
     outside += tokens * act.INT64 * 2
-    logits = act.logits_train_bytes(spec, tokens, tp)
+    logits = act.logits_train_bytes(spec, tokens, tp, dtype)
     if s.checkpointing == "full":
         inputs = spec.num_layers * tokens * h * act._act_dt(dtype)
         activations = inputs + per_layer + outside

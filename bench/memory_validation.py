@@ -318,12 +318,13 @@ class LoRALinear(torch.nn.Module):
         super().__init__()
         self.base = base
         p = base.weight
+        dtype = p.dtype if p.dtype.is_floating_point else torch.bfloat16  # NF4 base: bf16 adapters
         if isinstance(base, torch.nn.Linear):
             fin, fout = base.in_features, base.out_features
         else:  # transformers.pytorch_utils.Conv1D: weight (in, out)
             fin, fout = p.shape
-        self.lora_A = torch.nn.Linear(fin, rank, bias=False, dtype=p.dtype)
-        self.lora_B = torch.nn.Linear(rank, fout, bias=False, dtype=p.dtype)
+        self.lora_A = torch.nn.Linear(fin, rank, bias=False, dtype=dtype)
+        self.lora_B = torch.nn.Linear(rank, fout, bias=False, dtype=dtype)
         torch.nn.init.zeros_(self.lora_B.weight)
         self.scale = 2.0
 
