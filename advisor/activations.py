@@ -105,8 +105,10 @@ def attention_saved_bytes(
         probs = a * seq * (FP32 + (dt if dt != FP32 else 0))
         kv_rep = 2 * q if kv != q else 2 * kv
         per_token = (q + kv_rep + q) * dt + probs
-        if spec.family == "gemma2" and dt == FP32 and (spec.hf_config or {}).get(
-            "attn_logit_softcapping", 50.0
+        if (
+            spec.family == "gemma2"
+            and dt == FP32
+            and (spec.hf_config or {}).get("attn_logit_softcapping", 50.0)
         ):
             # attention logit soft-capping (tanh) keeps its fp32 output (measured; in bf16 the
             # tanh output replaces the upcast copy)
