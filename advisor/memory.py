@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from . import activations as act
 from . import quant, vocab
 from .errors import AdvisorError, check_choice, check_int, check_positive
-from .models import ModelSpec, param_count
+from .models import ModelSpec, layer_params, param_count
 from .units import GIB, MIB
 
 # choice lists: advisor.vocab (one definition for every module and the site)
@@ -79,7 +79,7 @@ expandable segments shrink it)."""
 NCCL_BUFFER_BYTES = 256 * MIB
 """NCCL communication buffers for multi-GPU runs: NCCL_BUFFSIZE 4 MiB per channel, up to 32
 channels x send/recv (NCCL docs, 'Environment Variables: NCCL_BUFFSIZE'); assumed 256 MiB per GPU."""
-DDP_BUCKET_NOTE = "DDP keeps its gradient buckets (a second copy of the gradients; PyTorch DDP docs, gradient_as_bucket_view=False)"
+DDP_BUCKET_NOTE = "DDP keeps its gradient buckets for the whole run (a second copy of the gradients; PyTorch DDP docs, gradient_as_bucket_view=False)"
 
 
 @dataclass(frozen=True)
@@ -436,6 +436,8 @@ def training_memory(setup: TrainingSetup) -> MemoryEstimate:
     spec = s.model
     tp = s.tensor_parallel
     dp = s.gpus // tp
+    ddp_buckets = 0
+    fsdp_grad_transient = 0
     amp = s.precision.startswith("amp")
     param_dt = 4 if (s.precision == "fp32" or amp) else 2
     state_dt = param_dt  # torch keeps states in the parameter dtype
@@ -488,14 +490,23 @@ def training_memory(setup: TrainingSetup) -> MemoryEstimate:
             full_w = comps["weights"]
             comps["weights"] //= dp
             comps["lora_adapters"] //= dp
-            # one layer's gathered parameters (+ prefetch of the next): 2 layers of full weights
-            gathered = 2 * full_w // max(1, spec.num_layers)
-            comps["weights"] += gathered
+            # FSDP2 (`fully_shard` per block and on the root): the root's parameters (embeddings,
+            # final norm, head) stay gathered from the forward to the end of the backward; a
+            # block's are gathered for its forward and again for its backward, with the next
+            # block's prefetched: two blocks at a time (measured, bench/memory_validation.py).
+            layer_w = full_w * layer_params(spec) // max(1, param_count(spec))
+            root_w = full_w - spec.num_layers * layer_w
+            comps["weights"] += root_w + 2 * layer_w
+            # in backward a block's unsharded gradients wait for their reduce-scatter while the
+            # next block computes its own: two blocks of full-size gradients
+            fsdp_grad_transient = 2 * layer_w * train_dt // param_dt
             assumptions.append(
-                "ZeRO-3/FSDP: parameters sharded; two layers gathered at a time (current + prefetch)"
+                "ZeRO-3/FSDP: parameters sharded; the root's (embeddings, head) gathered for the "
+                "whole step and two blocks at a time (current + prefetch)"
             )
-    elif dp > 1 and s.sharding == "ddp":
-        grads *= 2
+    if dp > 1 and s.sharding in ("ddp", "zero1"):
+        # PyTorch's ZeRO-1 is DDP + ZeroRedundancyOptimizer: the same buckets
+        ddp_buckets = n_train * train_dt // tp
         assumptions.append(DDP_BUCKET_NOTE)
 
     if s.optimizer_offload:
@@ -505,7 +516,9 @@ def training_memory(setup: TrainingSetup) -> MemoryEstimate:
             "optimizer offload: optimizer states and the update run on the CPU (ZeRO-Offload, "
             "Ren et al. 2021, arXiv:2101.06840)"
         )
-    comps["gradients"] = grads
+    # DDP's buckets (allocated when DDP wraps the model, alive for the whole run) are reported
+    # with the gradients and held in every phase of the step
+    comps["gradients"] = grads + ddp_buckets
     comps["optimizer_states"] = states
     comps["master_weights"] = 0
     if amp:
@@ -565,6 +578,7 @@ def training_memory(setup: TrainingSetup) -> MemoryEstimate:
     else:
         activations = spec.num_layers * per_layer + outside - lora_saving
         fwd_bwd = activations + logits
+    fwd_bwd += fsdp_grad_transient
     comps["activations"] = activations
     comps["logits"] = logits
 
@@ -574,6 +588,7 @@ def training_memory(setup: TrainingSetup) -> MemoryEstimate:
         + comps["lora_adapters"]
         + comps["master_weights"]
         + comps["optimizer_states"]
+        + ddp_buckets
     )
     step = grads + temp
     # Tied embeddings (GPT-2, Gemma, small Qwen2/Llama 3.2): the shared V x h weight receives two

@@ -227,6 +227,8 @@ def case(name, family, task, **kw):
         seq=64,
         fake=False,
         weights="bf16",
+        gpus=1,
+        sharding="ddp",
     )
     c.update(kw)
     return c
@@ -426,6 +428,30 @@ CASES = [
         batch=4,
         seq=128,
     ),
+    # data-parallel ranks (gloo on CPU): DDP, ZeRO-1 (ZeroRedundancyOptimizer), ZeRO-3 (FSDP2)
+    case("llama-fp32-ddp-2r", "llama", "train", gpus=2, sharding="ddp", batch=4, seq=128),
+    case("llama-fp32-zero1-2r", "llama", "train", gpus=2, sharding="zero1", batch=4, seq=128),
+    case("llama-fp32-fsdp2-zero3-2r", "llama", "train", gpus=2, sharding="zero3", batch=4, seq=128),
+    case("llama-fp32-fsdp2-zero3-4r", "llama", "train", gpus=4, sharding="zero3", batch=4, seq=128),
+    case(
+        "llama-bf16-fsdp2-zero3-2r",
+        "llama",
+        "train",
+        precision="bf16",
+        gpus=2,
+        sharding="zero3",
+        batch=4,
+        seq=128,
+    ),
+    case(
+        "mixtral-fp32-fsdp2-zero3-2r",
+        "mixtral",
+        "train",
+        gpus=2,
+        sharding="zero3",
+        batch=4,
+        seq=128,
+    ),
 ]
 
 NEEDS_BNB = {"llama-fp32-adamw-8bit", "llama-qlora-nf4-r8"}
@@ -457,6 +483,7 @@ QUICK = [
     "llama-fp32-eager-ckpt-selective",
     "llama-fp32-adamw-8bit",
     "llama-qlora-nf4-r8",
+    "llama-fp32-fsdp2-zero3-2r",
 ]
 
 
@@ -696,6 +723,134 @@ def _quantised_weight_bytes(model) -> int:
     return _storage_bytes(tensors)
 
 
+# --------------------------------------------------------------------------------------------
+# Data-parallel ranks (gloo on CPU, one process per rank)
+# --------------------------------------------------------------------------------------------
+
+
+class RankTracker(MemoryTracker):
+    """The tracker on one rank: a DTensor (FSDP2's sharded parameters, gradients and states)
+    counts as its local shard."""
+
+    def _add(self, t, check_budget: bool = True) -> None:
+        from torch.distributed.tensor import DTensor
+
+        if isinstance(t, DTensor):
+            t = t._local_tensor
+        super()._add(t, check_budget)
+
+
+def _local(t):
+    from torch.distributed.tensor import DTensor
+
+    return t._local_tensor if isinstance(t, DTensor) else t
+
+
+def _rank_worker(rank: int, c: dict, port: int, outdir: str) -> None:
+    """One data-parallel rank of case `c`: DDP (gradient buckets), DDP + ZeroRedundancyOptimizer
+    (ZeRO-1: optimizer states sharded) or FSDP2 `fully_shard` per decoder layer and the root
+    (ZeRO-3: parameters, gradients and states sharded); two AdamW steps; the rank's peak of live
+    storages written to `outdir/rank{rank}.json`."""
+    import os
+
+    import torch.distributed as dist
+
+    os.environ["MASTER_ADDR"] = "127.0.0.1"
+    os.environ["MASTER_PORT"] = str(port)
+    ws = c["gpus"]
+    dist.init_process_group("gloo", rank=rank, world_size=ws)
+    try:
+        torch.manual_seed(0)
+        spec, model = build(c)
+        ids = torch.randint(0, spec.vocab_size, (c["batch"], c["seq"]))
+        model.train()
+        sharding = c["sharding"]
+        tr = RankTracker()
+        tr.__enter__()
+        tr.track_existing(list(model.parameters()) + list(model.buffers()))
+        before = tr.live_bytes
+        if sharding == "zero3":
+            from torch.distributed.fsdp import fully_shard
+
+            for layer in model.model.layers:
+                fully_shard(layer)
+            fully_shard(model)
+            net = model
+        else:
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            net = DDP(model)
+        params = list(model.parameters())
+        if sharding == "zero1":
+            from torch.distributed.optim import ZeroRedundancyOptimizer
+
+            opt = ZeroRedundancyOptimizer(
+                params, optimizer_class=torch.optim.AdamW, lr=1e-4, foreach=True
+            )
+        else:
+            opt = torch.optim.AdamW(params, lr=1e-4, foreach=True)
+        # DDP's buckets: what wrapping the model allocated (FSDP2: its sharded parameters,
+        # which replace the full ones, so nothing)
+        buckets = max(0, tr.live_bytes - before) if sharding != "zero3" else 0
+        tr.peak_bytes = tr.live_bytes
+        with contextlib.ExitStack() as stack:
+            stack.callback(tr.__exit__, None, None, None)
+            grads = 0
+            for _ in range(2):
+                loss = net(input_ids=ids, labels=ids).loss
+                loss.backward()
+                del loss
+                grads = _storage_bytes([_local(p.grad) for p in params if p.grad is not None])
+                grads += buckets
+                opt.step()
+                opt.zero_grad(set_to_none=True)
+        if sharding == "zero1":
+            states = [
+                v
+                for st in opt.optim.state.values()
+                for v in st.values()
+                if isinstance(v, torch.Tensor)
+            ]
+        else:
+            states = [
+                _local(v)
+                for st in opt.state.values()
+                for v in st.values()
+                if isinstance(v, torch.Tensor)
+            ]
+        out = {
+            "gradients": grads,
+            "optimizer_states": _storage_bytes(states),
+            "peak_allocated_bytes": tr.peak,
+        }
+        Path(outdir, f"rank{rank}.json").write_text(json.dumps(out))
+        dist.barrier()
+    finally:
+        dist.destroy_process_group()
+
+
+def measure_distributed(c) -> dict:
+    """Run the case's ranks (torch.multiprocessing, gloo); each component is the largest over
+    the ranks (the rank that sets the memory a GPU needs)."""
+    import socket
+    import tempfile
+
+    import torch.multiprocessing as mp
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with tempfile.TemporaryDirectory() as d:
+        try:
+            mp.spawn(_rank_worker, args=(c, port, d), nprocs=c["gpus"], join=True)
+        except mp.ProcessExitedException:
+            # gloo's threads can abort a rank while it exits, after its result is written
+            if not all(Path(d, f"rank{r}.json").is_file() for r in range(c["gpus"])):
+                raise
+        ranks = [json.loads(Path(d, f"rank{r}.json").read_text()) for r in range(c["gpus"])]
+    return {k: max(r[k] for r in ranks) for k in ranks[0]}
+
+
 def make_optimizer(name, params):
     """torch optimizers with foreach=True: what torch picks by default for CUDA tensors;
     8-bit AdamW is bitsandbytes' `AdamW8bit` (its CPU backend)."""
@@ -740,6 +895,8 @@ def estimate(c) -> dict:
                 lora_rank=c["lora_rank"],
                 lora_targets=tuple(c.get("lora_targets", LORA_DEFAULT)),
                 quant=c.get("quant"),
+                gpus=c["gpus"],
+                sharding=c["sharding"],
             )
         )
     return est.to_dict()
@@ -747,7 +904,7 @@ def estimate(c) -> dict:
 
 def run_case(c) -> dict:
     t0 = time.perf_counter()
-    measured = measure(c)
+    measured = measure_distributed(c) if c["gpus"] > 1 else measure(c)
     est = estimate(c)
     rows = {}
     for key, m in measured.items():
@@ -786,6 +943,13 @@ def method(c) -> str:
         extra.append("torch.amp.GradScaler")
     if c["checkpointing"] == "selective":
         extra.append("attention core under torch.utils.checkpoint")
+    if c["gpus"] > 1:
+        how_dp = {
+            "ddp": "DistributedDataParallel",
+            "zero1": "DDP + ZeroRedundancyOptimizer",
+            "zero3": "FSDP2 fully_shard per block and root",
+        }[c["sharding"]]
+        extra.append(f"{c['gpus']} ranks (torch.multiprocessing, gloo), {how_dp}, largest rank")
     return "; ".join([how, step] + extra)
 
 
