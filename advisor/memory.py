@@ -38,7 +38,8 @@ SHARDING = vocab.SHARDING
 WEIGHT_FORMATS = vocab.WEIGHT_FORMATS  # inference weights
 KV_DTYPES = vocab.KV_DTYPES
 QUANT = vocab.QLORA_BASE_FORMATS  # TrainingSetup.quant: the QLoRA base
-LORA_ROLES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+# the projection roles every family accepts (on Phi-3 and GPT-2 a role is its fused slice)
+LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 # Fused projections as peft users name them, and the families that have them: Phi-3's
 # `qkv_proj` / `gate_up_proj` (modeling_phi3.py), GPT-2's Conv1D `c_attn` (q, k, v), `c_fc` and
 # `c_proj` (peft matches by name: both the attention output and the MLP output).
@@ -49,7 +50,7 @@ FUSED_TARGETS = {
     "c_fc": ("gpt2",),
     "c_proj": ("gpt2",),
 }
-LORA_TARGETS = LORA_ROLES + tuple(FUSED_TARGETS)
+LORA_TARGET_NAMES = LORA_TARGETS + tuple(FUSED_TARGETS)  # what `lora_targets` accepts
 
 COMPONENTS = (
     "weights",
@@ -328,7 +329,7 @@ def validate_training(s: TrainingSetup) -> None:
                 field="lora_targets",
             )
         for t in targets:
-            check_choice("lora_targets", t, LORA_TARGETS)
+            check_choice("lora_targets", t, LORA_TARGET_NAMES)
             fams = FUSED_TARGETS.get(t)
             if fams and s.model.family not in fams:
                 raise AdvisorError(
