@@ -91,6 +91,9 @@ def test_vram_inputs_equal_cpython(browser_page, site_server):
     assert page.locator('[data-out="total"]').inner_text() == _gib_en(want["total_bytes"])
     assert page.locator('[data-out="max_batch"]').inner_text() == f"{want['chosen']['max_batch']:,}"
     assert page.locator('[data-out="max_seq"]').inner_text() == f"{want['chosen']['max_seq']:,}"
+    # the memory model's measured band, as CPython reports it
+    band = page.locator('[data-out="mband"]').inner_text()
+    assert f"{want['memory_accuracy']['n']} measured PyTorch runs" in band
     # state in the URL: a shared link reproduces the result
     url = page.url
     assert "vram.batch=2" in url

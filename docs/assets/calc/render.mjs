@@ -163,6 +163,11 @@ function renderVram(r, S) {
     out += `<p class="calc-chosen" data-out="chosen">${esc(c.name)}: ${esc(c.fits ? tr(S, "calc.fits", "fits") : tr(S, "calc.no_fit", "does not fit"))} · ${esc(tr(S, "calc.max_batch", "largest batch"))} <strong data-out="max_batch">${esc(fmt(c.max_batch, S, 0))}</strong> · ${esc(tr(S, "calc.max_seq", "longest context"))} <strong data-out="max_seq">${esc(fmt(c.max_seq, S, 0))}</strong></p>`;
   }
   const fr = r.fits.map((g) => [g.name, gib(g.memory_bytes, S), g.fits ? "✓ " + tr(S, "calc.fits", "fits") : "✗ " + tr(S, "calc.no_fit", "does not fit"), gib(g.headroom_bytes, S)]);
+  const mb = r.memory_accuracy;
+  if (mb) {
+    const text = fillText(tr(S, "calc.mband", "±{median} (median), ±{worst} at worst, against {n} measured PyTorch runs"), { median: formatPercent(mb.median_abs_error, lang2(S), 1), worst: formatPercent(mb.worst_abs_error, lang2(S), 1), n: formatNumber(mb.n, lang2(S)) });
+    out += `<p class="calc-band" data-out="mband">${esc(tr(S, "calc.mband_title", "Measured error of the peak memory"))}: ${esc(text)} (<a href="../../methodology/#validation">${esc(tr(S, "calc.band_link", "how it was measured"))}</a>)</p>`;
+  }
   out += `<details class="calc-fits"><summary>${esc(tr(S, "calc.fits_table", "Fits on each accelerator"))} (${r.fits.filter((g) => g.fits).length}/${r.fits.length})</summary>${table([tr(S, "calc.gpu", "Accelerator"), tr(S, "calc.memory", "Memory"), tr(S, "calc.verdict", "Verdict"), tr(S, "calc.headroom", "Headroom")], fr)}</details>`;
   return out;
 }
