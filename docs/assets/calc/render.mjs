@@ -100,7 +100,12 @@ export function shardingText(label, S) {
 export function errorText(err, S) {
   let t = S["err." + err.key];
   if (!t) return err.message;
-  return t.replace(/\{(\w+)\}/g, (_, k) => (err.params && err.params[k] !== undefined ? (Array.isArray(err.params[k]) ? err.params[k].join(", ") : err.params[k]) : ""));
+  return t.replace(/\{(\w+)\}/g, (_, k) => {
+    const v = err.params ? err.params[k] : undefined;
+    if (v === undefined || v === null) return "";
+    if (typeof v === "number") return fmt(v, S, 2);
+    return Array.isArray(v) ? v.join(", ") : v;
+  });
 }
 
 function field(kind, name, type, state, S, L, choices) {
@@ -204,16 +209,27 @@ function renderBudget(r, S) {
     [tr(S, "calc.cloud_price", "Cloud price per GPU-hour (USD)"), fmt(r.cloud_usd_per_gpu_hour, S, 2)],
   ];
   // No price for a workload that does not fit (or an encoder's tokens): the reason instead.
-  if (r.training) rows.push([tr(S, "calc.train_cost", "Training run in the cloud"), r.training.reason ? errorText(r.training.reason, S) : `${withPm(money(r.training.cloud_cost, cur, S), r, "training", S)} · ${withPm(fmt(r.training.hours, S, 1), r, "training", S)} h`]);
+  if (r.training) rows.push([tr(S, "calc.train_cost", "Training run in the cloud"), r.training.reason ? errorText(r.training.reason, S) : `${withPm(money(r.training.cloud_cost, cur, S), r, "training", S)} · ${withPm(`${fmt(r.training.hours, S, 1)} ${tr(S, "calc.unit.hours", "h")}`, r, "training", S)}`]);
   if (r.inference) rows.push([tr(S, "calc.per_million", "Per 1M generated tokens (rented)"), r.inference.reason ? errorText(r.inference.reason, S) : `${fmt(r.inference.per_million_tokens, S, 3)} ${cur} ${pm(r, "decode", S)}`.trim()]);
   const verdict = t.savings > 0 ? tr(S, "calc.own_cheaper", "owning is cheaper") : tr(S, "calc.rent_cheaper", "renting is cheaper");
   return `<p class="calc-headline">${esc(r.gpus)} × ${esc(r.gpu.name)} · <strong data-out="verdict">${esc(verdict)}</strong> (${esc(money(Math.abs(t.savings), cur, S))})</p>${svg}${table([tr(S, "calc.quantity", "Quantity"), tr(S, "calc.value", "Value")], rows, "calc-main")}${bandLine(r, S)}`;
 }
 
+// A rejection reason in the page's language (calc.r.<key>, else the error's err.<key>): numbers
+// through the one formatter (decimal comma in az), money with its currency, the pricing kind in
+// words; the English message only for a key neither table knows.
 function reasonText(x, S) {
-  let t = S["calc.r." + x.key];
+  const t = S["calc.r." + x.key] ?? S["err." + x.key];
   if (!t) return x.message;
-  return t.replace(/\{(\w+)\}/g, (_, k) => (x.params && x.params[k] !== undefined ? x.params[k] : ""));
+  const p = x.params || {};
+  return t.replace(/\{(\w+)\}/g, (_, k) => {
+    const v = p[k];
+    if (v === undefined || v === null) return "";
+    if ((k === "cost" || k === "budget") && p.currency) return money(v, p.currency, S);
+    if (k === "pricing") return tr(S, "calc.pricing." + v, v);
+    if (typeof v === "number") return fmt(v, S, 1);
+    return Array.isArray(v) ? v.join(", ") : v;
+  });
 }
 
 // A training task in the picker: the cluster calculator for more than one node, same model
