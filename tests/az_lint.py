@@ -78,6 +78,9 @@ def az_lower(text: str) -> str:
     return text.replace("I", "ı").replace("İ", "i").lower()
 
 
+# Identifiers with dots, underscores or slashes (BM.GPU.H100.8, memory_gib, catalog/currency.yaml,
+# token/s): ids and paths, not words; left out of the word checks.
+IDENT = re.compile(r"[\w\-]+(?:[._/][\w\-]+)+")
 URL = re.compile(r"(?:https?://|www\.)\S+|\b[\w.-]+\.(?:com|org|net|gov|io|ai|dev|html|pdf)\b\S*")
 
 
@@ -176,7 +179,7 @@ def _word_matches(token: str, stem: str) -> bool:
 
 def variant_hits(text: str) -> Counter:
     """{variant phrase: count} in `text` (reader text)."""
-    text = strip_parentheses(text)
+    text = IDENT.sub(" ", strip_parentheses(text))
     # A hyphen separates words here ("GPU-saatı", "data-mərkəzi"), as in the phrases.
     tokens = WORD.findall(text)
     lower = [az_lower(t) for t in tokens]
@@ -237,7 +240,7 @@ def _code_like(word: str) -> bool:
 
 def english_words(text: str, vocabulary: frozenset[str]) -> Counter:
     """{word: count} of stray English in `text` (reader text)."""
-    text = strip_parentheses(text)
+    text = IDENT.sub(" ", strip_parentheses(text))
     allowed = allow_list() | catalog_names()
     hits: Counter = Counter()
     for tok in WORD.findall(text):
@@ -302,6 +305,16 @@ def english_vocabulary(site: Path) -> frozenset[str]:
         if rel == "en/glossary/index.html":  # lists the Azerbaijani terms beside the English
             continue
         words.update(w.lower() for w in ASCII_WORD.findall(reader_text(path.read_text("utf-8"))))
+    return frozenset(words - client_words())
+
+
+@lru_cache(maxsize=1)
+def client_words() -> frozenset[str]:
+    """Words of the example client profiles (examples/*.yaml): their names are the client's own,
+    in Azerbaijani, and appear as such on the English reports too."""
+    words: set[str] = set()
+    for path in (ROOT / "examples").glob("*.yaml"):
+        words.update(w.lower() for w in ASCII_WORD.findall(path.read_text(encoding="utf-8")))
     return frozenset(words)
 
 
