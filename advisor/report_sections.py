@@ -24,6 +24,11 @@ def _what(items: list[str]) -> str:
     return "; ".join(f"{k}: {', '.join(v)}" if k else ", ".join(v) for k, v in groups.items())
 
 
+def _precision_text(precision: str) -> str:
+    """'amp-bf16' -> 'AMP BF16', 'bf16' -> 'BF16': the precision's name as a datasheet writes it."""
+    return precision.replace("-", " ").upper()
+
+
 class Sections:
     """Texts of one report (`report`: advisor.report_data.build_report) in its language."""
 
@@ -78,6 +83,8 @@ class Sections:
         for k in ("tokens_per_s", "target"):
             if k in p:
                 p[k] = self.n(p[k], 0)
+        if isinstance(p.get("precision"), str):
+            p["precision"] = p["precision"].upper()
         return self.t(key, **p)
 
     def item(self, entry: dict) -> str:
@@ -166,7 +173,7 @@ class Sections:
             rows.append((self.t("in.hours_per_day"), self.n(hours, 1)))
             return rows
         rows.append((self.t("in.batch"), self.n(inp["batch"])))
-        rows.append((self.t("in.precision"), inp["precision"]))
+        rows.append((self.t("in.precision"), _precision_text(inp["precision"])))
         data = self.t(
             "in.data_v",
             tokens=self.count(inp["dataset_tokens"]),

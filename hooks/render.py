@@ -41,7 +41,7 @@ from mkdocs.plugins import event_priority  # noqa: E402
 
 from advisor import memory, models, units  # noqa: E402
 from advisor.errors import AdvisorError  # noqa: E402
-from hooks import charts, facts, generate, markers, sitedata, state  # noqa: E402
+from hooks import bench_text, charts, facts, generate, markers, sitedata, state  # noqa: E402
 from hooks.templating import LANGS, MissingTranslation, make_t  # noqa: E402
 
 log = logging.getLogger("mkdocs.hooks.render")
@@ -104,6 +104,7 @@ def page_context(page) -> dict:
         "facts": facts,
         "bench": st.bench,
         "t": make_t(lang, st.strings),
+        "bench_text": bench_text.translator(make_t(lang, st.strings), lang),
         "fmt": st.envs[lang].filters,
         "memory": memory,
         "models": models,

@@ -69,7 +69,7 @@ SUFFIX = re.compile(r"(?:-?(?:" + "|".join(_MORPHEMES) + r")){0,5}")
 
 WORD = re.compile(r"[0-9A-Za-zƏəĞğIıİiÖöÜüŞşÇçÂâ]+(?:['’][A-Za-z]+)?")
 ASCII_WORD = re.compile(r"[A-Za-z]+")
-DECIMAL_POINT = re.compile(r"(?<![\w.\-/:#])\d+(?:\.\d+)+(?![\w.\-/:])")
+DECIMAL_POINT = re.compile(r"(?<![\w.\-/:#])\d+\.\d+(?![\w.\-/:])")  # 3.11.7 is a version
 AZ_GROUPED = re.compile(r"[1-9]\d{0,2}(?:\.\d{3})+")  # 48.721: dot groups of three (az)
 
 
@@ -80,8 +80,8 @@ def az_lower(text: str) -> str:
 
 # Identifiers with dots, underscores or slashes (BM.GPU.H100.8, memory_gib, catalog/currency.yaml,
 # token/s): ids and paths, not words; left out of the word checks.
-IDENT = re.compile(r"[\w\-]+(?:[._/][\w\-]+)+")
-URL = re.compile(r"(?:https?://|www\.)\S+|\b[\w.-]+\.(?:com|org|net|gov|io|ai|dev|html|pdf)\b\S*")
+IDENT = re.compile(r"[\w\-+]+(?:[._/][\w\-+]+)+")
+URL = re.compile(r"(?:https?://|www\.)\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b[\w.-]+\.(?:com|org|net|gov|io|ai|dev|html|pdf)\b\S*")
 
 
 def strip_parentheses(text: str) -> str:
@@ -242,6 +242,12 @@ def english_words(text: str, vocabulary: frozenset[str]) -> Counter:
     """{word: count} of stray English in `text` (reader text)."""
     text = IDENT.sub(" ", strip_parentheses(text))
     allowed = allow_list() | catalog_names()
+    # A hyphenated name the allow-list knows whole (nccl-tests, all-reduce) is one word.
+    text = re.sub(
+        r"[A-Za-z]+(?:-[A-Za-z]+)+",
+        lambda m: " " if m.group().lower() in allowed else m.group(),
+        text,
+    )
     hits: Counter = Counter()
     for tok in WORD.findall(text):
         if not ASCII_WORD.fullmatch(tok) or _code_like(tok):

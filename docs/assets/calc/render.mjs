@@ -115,7 +115,9 @@ function field(kind, name, type, state, S, L, choices) {
   let input;
   if (type === "model" || type === "gpu" || type === "network") {
     const list = { model: L.models, gpu: L.gpus, network: L.networks }[type];
-    input = `<select id="${id}" name="${name}">${list.map(([i, n]) => `<option value="${esc(i)}"${i === v ? " selected" : ""}>${esc(n)}</option>`).join("")}</select>`;
+    // A network's name in the page's language (calc.net.<id>); models and accelerators by name.
+    const label = (i, n) => (type === "network" ? tr(S, "calc.net." + i, n) : n);
+    input = `<select id="${id}" name="${name}">${list.map(([i, n]) => `<option value="${esc(i)}"${i === v ? " selected" : ""}>${esc(label(i, n))}</option>`).join("")}</select>`;
   } else if (type === "select") {
     input = `<select id="${id}" name="${name}">${L.options[choices || name].map(([o, key]) => `<option value="${esc(o)}"${o === v ? " selected" : ""}>${esc(tr(S, key, o))}</option>`).join("")}</select>`;
   } else if (type === "config") {
@@ -181,7 +183,7 @@ function renderRoofline(r, S) {
   for (let e = -1; e <= 4; e += 0.05) { const i = 10 ** e; pts.push(`${lx(i).toFixed(1)},${ly(Math.min(peak, i * bw)).toFixed(1)}`); }
   const ai = r.intensity_flop_per_byte ?? 1e4;
   const px = lx(Math.min(Math.max(ai, 0.1), 1e4)), py = ly(r.attainable_tflops);
-  const svg = `<svg class="calc-svg" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(tr(S, "calc.roofline", "Roofline"))}"><line x1="${x0}" y1="${y0}" x2="${W - 10}" y2="${y0}" stroke="currentColor"/><line x1="${x0}" y1="10" x2="${x0}" y2="${y0}" stroke="currentColor"/><polyline fill="none" stroke="#3f51b5" stroke-width="2" points="${pts.join(" ")}"/><line x1="${lx(r.ridge_point).toFixed(1)}" y1="10" x2="${lx(r.ridge_point).toFixed(1)}" y2="${y0}" stroke="#999" stroke-dasharray="4"/><circle cx="${px.toFixed(1)}" cy="${py.toFixed(1)}" r="6" fill="#e91e63"/><text x="${x0 + 5}" y="${H - 8}" font-size="12" fill="currentColor">${esc(tr(S, "calc.intensity", "Arithmetic intensity (FLOP/byte)"))}, log</text><text x="${x0 + 5}" y="22" font-size="12" fill="currentColor">TFLOPS, log · ${esc(fmt(peak, S, 0))}</text></svg>`;
+  const svg = `<svg class="calc-svg" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(tr(S, "calc.roofline", "Roofline"))}"><line x1="${x0}" y1="${y0}" x2="${W - 10}" y2="${y0}" stroke="currentColor"/><line x1="${x0}" y1="10" x2="${x0}" y2="${y0}" stroke="currentColor"/><polyline fill="none" stroke="#3f51b5" stroke-width="2" points="${pts.join(" ")}"/><line x1="${lx(r.ridge_point).toFixed(1)}" y1="10" x2="${lx(r.ridge_point).toFixed(1)}" y2="${y0}" stroke="#999" stroke-dasharray="4"/><circle cx="${px.toFixed(1)}" cy="${py.toFixed(1)}" r="6" fill="#e91e63"/><text x="${x0 + 5}" y="${H - 8}" font-size="12" fill="currentColor">${esc(tr(S, "calc.intensity", "Arithmetic intensity (FLOP/byte)"))}, ${esc(tr(S, "calc.log_scale", "log"))}</text><text x="${x0 + 5}" y="22" font-size="12" fill="currentColor">TFLOPS, ${esc(tr(S, "calc.log_scale", "log"))} · ${esc(fmt(peak, S, 0))}</text></svg>`;
   const rows = [
     [tr(S, "calc.intensity", "Arithmetic intensity (FLOP/byte)"), fmt(r.intensity_flop_per_byte, S, 2)],
     [tr(S, "calc.ridge", "Ridge point (FLOP/byte)"), fmt(r.ridge_point, S, 1)],
