@@ -181,6 +181,11 @@ def _number(value: str, lang: str) -> str:
     return value
 
 
+def known(kind: str, text: str) -> bool:
+    """Whether a pattern of `kind` matches the whole `text`."""
+    return any(k == kind and rx.fullmatch(text) for k, _, rx in _COMPILED)
+
+
 def translator(t, lang: str):
     """`tr(kind, text)`: the bench text in the page's language (Markup); `tr("unit", u)` too."""
 
@@ -206,7 +211,7 @@ def translator(t, lang: str):
                 return t(f"bench.unit.{text}")
             except MissingTranslation:  # a unit symbol (s, GB/s, FLOP) needs no words
                 return text
-        if kind == "note":
+        if kind == "note" and not known("note", text):
             return markupsafe.Markup("; ").join(one("note", part) for part in text.split("; "))
         return one(kind, text)
 

@@ -48,20 +48,93 @@ VOID_TAGS = {"br", "img", "input", "meta", "link", "hr", "wbr", "source", "col",
 # Azerbaijani inflectional suffixes (Mirzəyev, "Azərbaycan dilinin qrammatikası"; harmony is not
 # checked, so one list serves both vowel rows): plural, possessive, case, with, copula, -ki.
 _MORPHEMES = sorted(
-    """
-    lar lər
-    ı i u ü sı si su sü ım im um üm m ın in un ün n ımız imiz umuz ümüz mız miz muz müz
-    ınız iniz unuz ünüz nız niz nuz nüz
-    nın nin nun nün
-    a ə ya yə na nə
-    nı ni nu nü yı yi yu yü
-    da də nda ndə ta tə
-    dan dən ndan ndən tan tən
-    la lə yla ylə
-    dır dir dur dür tır tir tur tür
-    kı ki dakı dəki ndakı ndəki
-    dək
-    """.split(),
+    [
+        "lar",
+        "lər",
+        "ı",
+        "i",
+        "u",
+        "ü",
+        "sı",
+        "si",
+        "su",
+        "sü",
+        "ım",
+        "im",
+        "um",
+        "üm",
+        "m",
+        "ın",
+        "in",
+        "un",
+        "ün",
+        "n",
+        "ımız",
+        "imiz",
+        "umuz",
+        "ümüz",
+        "mız",
+        "miz",
+        "muz",
+        "müz",
+        "ınız",
+        "iniz",
+        "unuz",
+        "ünüz",
+        "nız",
+        "niz",
+        "nuz",
+        "nüz",
+        "nın",
+        "nin",
+        "nun",
+        "nün",
+        "a",
+        "ə",
+        "ya",
+        "yə",
+        "na",
+        "nə",
+        "nı",
+        "ni",
+        "nu",
+        "nü",
+        "yı",
+        "yi",
+        "yu",
+        "yü",
+        "da",
+        "də",
+        "nda",
+        "ndə",
+        "ta",
+        "tə",
+        "dan",
+        "dən",
+        "ndan",
+        "ndən",
+        "tan",
+        "tən",
+        "la",
+        "lə",
+        "yla",
+        "ylə",
+        "dır",
+        "dir",
+        "dur",
+        "dür",
+        "tır",
+        "tir",
+        "tur",
+        "tür",
+        "kı",
+        "ki",
+        "dakı",
+        "dəki",
+        "ndakı",
+        "ndəki",
+        "dək",
+    ],
     key=len,
     reverse=True,
 )
@@ -81,7 +154,9 @@ def az_lower(text: str) -> str:
 # Identifiers with dots, underscores or slashes (BM.GPU.H100.8, memory_gib, catalog/currency.yaml,
 # token/s): ids and paths, not words; left out of the word checks.
 IDENT = re.compile(r"[\w\-+]+(?:[._/][\w\-+]+)+")
-URL = re.compile(r"(?:https?://|www\.)\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b[\w.-]+\.(?:com|org|net|gov|io|ai|dev|html|pdf)\b\S*")
+URL = re.compile(
+    r"(?:https?://|www\.)\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b[\w.-]+\.(?:com|org|net|gov|io|ai|dev|html|pdf)\b\S*"
+)
 
 
 def strip_parentheses(text: str) -> str:
@@ -97,15 +172,20 @@ def strip_parentheses(text: str) -> str:
 class _Text(HTMLParser):
     """The reader text of a page: title + body, without skipped and other-language elements."""
 
-    def __init__(self):
+    def __init__(self, scopes=None):
         super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
         self.stack: list[bool] = []  # per open element: is it skipped?
+        self.scoped: list[bool] = []  # per open element: does it open a checked scope?
+        self.scopes = scopes  # None: the whole title + body; else [(tag, class prefix)]
         self.in_body_or_title = 0
         self.page_lang = None
 
     def _skipped(self) -> bool:
         return any(self.stack)
+
+    def _in_scope(self) -> bool:
+        return self.in_body_or_title > 0 if self.scopes is None else any(self.scoped)
 
     def handle_starttag(self, tag, attrs):
         if tag in VOID_TAGS:
@@ -122,6 +202,11 @@ class _Text(HTMLParser):
         if tag == "svg" and attrs.get("class") is None and "aria-hidden" in attrs:
             skip = True
         self.stack.append(skip)
+        classes = (attrs.get("class") or "").split()
+        self.scoped.append(
+            self.scopes is not None
+            and any(tag == t and any(c.startswith(p) for c in classes) for t, p in self.scopes)
+        )
         if tag in ("body", "title"):
             self.in_body_or_title += 1
         if tag in BLOCK_TAGS:
@@ -131,19 +216,28 @@ class _Text(HTMLParser):
         if tag in VOID_TAGS or not self.stack:
             return
         self.stack.pop()
+        self.scoped.pop()
         if tag in ("body", "title"):
             self.in_body_or_title -= 1
         if tag in BLOCK_TAGS:
             self.parts.append(" ")
 
     def handle_data(self, data):
-        if self.in_body_or_title and not self._skipped():
+        if self._in_scope() and not self._skipped():
             self.parts.append(data)
 
 
 def reader_text(html: str) -> str:
     """The checked text of one page (parentheses kept: see `strip_parentheses`)."""
     parser = _Text()
+    parser.feed(html)
+    parser.close()
+    return re.sub(r"\s+", " ", "".join(parser.parts))
+
+
+def reader_text_in(html: str, scopes: list[tuple[str, str]]) -> str:
+    """The checked text inside the elements `(tag, class prefix)` of `scopes` only."""
+    parser = _Text(scopes)
     parser.feed(html)
     parser.close()
     return re.sub(r"\s+", " ", "".join(parser.parts))
@@ -189,7 +283,10 @@ def variant_hits(text: str) -> Counter:
         n = len(v.words)
         for i in range(len(seq) - n + 1):
             if all(
-                (seq[i + k] == v.words[k] or (not v.exact_case and _word_matches(seq[i + k], v.words[k])))
+                (
+                    seq[i + k] == v.words[k]
+                    or (not v.exact_case and _word_matches(seq[i + k], v.words[k]))
+                )
                 for k in range(n)
             ):
                 hits[v.text] += 1
@@ -287,7 +384,9 @@ def decimal_points(text: str) -> list[str]:
     """Numbers written with a decimal point (az uses the comma), names with versions left out."""
     for name in catalog_full_names():
         text = text.replace(name, " ")
-    text = re.sub(r"\b[A-Za-z][\w-]*\s+v?\d+\.\d+(?:\.\d+)*[A-Za-z]*\b(?=\s+\d+(?:\.\d+)?[BM]\b)", " ", text)
+    text = re.sub(
+        r"\b[A-Za-z][\w-]*\s+v?\d+\.\d+(?:\.\d+)*[A-Za-z]*\b(?=\s+\d+(?:\.\d+)?[BM]\b)", " ", text
+    )
     return [m for m in DECIMAL_POINT.findall(text) if not AZ_GROUPED.fullmatch(m)]
 
 
