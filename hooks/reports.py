@@ -166,4 +166,10 @@ def render_form(lang: str, st: state.BuildState) -> str:
             n: (st.root / "examples" / f"{n}.yaml").read_text(encoding="utf-8") for n in names
         },
         publisher=st.publisher.to_dict(),
+        # The site's error messages (templates/i18n err.*) without parameters: a profile's
+        # errors name their field and key only (advisor.profile), so a text that needs
+        # parameters stays the error's own message.
+        error_texts={
+            k[4:]: v for k, v in st.strings[lang].items() if k.startswith("err.") and "{" not in v
+        },
     )
