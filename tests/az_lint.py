@@ -180,6 +180,9 @@ class _Text(HTMLParser):
         self.scopes = scopes  # None: the whole title + body; else [(tag, class prefix)]
         self.in_body_or_title = 0
         self.page_lang = None
+        # Tables: per open table, [header texts, current column, in header cell]. A column
+        # headed "English" (the glossary's) holds the English terms by design.
+        self.tables: list[list] = []
 
     def _skipped(self) -> bool:
         return any(self.stack)
@@ -194,10 +197,24 @@ class _Text(HTMLParser):
             return
         attrs = dict(attrs)
         lang = attrs.get("lang")
+        english_cell = False
+        if tag == "table":
+            self.tables.append([[], -1, False])
+        elif tag == "tr" and self.tables:
+            self.tables[-1][1] = -1
+        elif tag in ("th", "td") and self.tables:
+            table = self.tables[-1]
+            table[1] += 1
+            table[2] = tag == "th"
+            if tag == "th":
+                table[0].append("")
+            else:
+                heads = table[0]
+                english_cell = table[1] < len(heads) and heads[table[1]].strip() == "English"
         if tag == "html":
             self.page_lang = lang
         other_lang = tag != "html" and lang is not None and lang != self.page_lang
-        skip = tag in SKIP_TAGS or other_lang
+        skip = tag in SKIP_TAGS or other_lang or english_cell
         # Material's hidden parts a reader never sees as text.
         if tag == "svg" and attrs.get("class") is None and "aria-hidden" in attrs:
             skip = True
@@ -217,12 +234,18 @@ class _Text(HTMLParser):
             return
         self.stack.pop()
         self.scoped.pop()
+        if tag == "table" and self.tables:
+            self.tables.pop()
+        elif tag == "th" and self.tables:
+            self.tables[-1][2] = False
         if tag in ("body", "title"):
             self.in_body_or_title -= 1
         if tag in BLOCK_TAGS:
             self.parts.append(" ")
 
     def handle_data(self, data):
+        if self.tables and self.tables[-1][2] and self.tables[-1][0]:
+            self.tables[-1][0][-1] += data
         if self._in_scope() and not self._skipped():
             self.parts.append(data)
 

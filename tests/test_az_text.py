@@ -109,6 +109,17 @@ def test_code_other_language_and_parentheses_are_not_checked():
     assert english_words("bu batch böyükdür", frozenset({"batch"})) == {"batch": 1}
 
 
+def test_a_table_column_headed_english_holds_english():
+    html = (
+        '<html lang="az"><body><table><thead><tr><th>Azərbaycanca</th><th>English</th></tr>'
+        "</thead><tbody><tr><td>partiya ölçüsü</td><td>batch size</td></tr></tbody></table>"
+        "<table><tr><th>Göstərici</th><th>Dəyər</th></tr><tr><td>batch</td><td>1</td></tr>"
+        "</table></body></html>"
+    )
+    text = reader_text(html)
+    assert "batch size" not in text and "batch" in text
+
+
 def test_none_and_parentheses_helpers():
     assert none_count("4,92 $ (None ay)") == 1
     assert strip_parentheses("a (b (c) d) e").split() == ["a", "e"]
