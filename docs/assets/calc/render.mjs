@@ -103,7 +103,8 @@ export function errorText(err, S) {
   return t.replace(/\{(\w+)\}/g, (_, k) => {
     const v = err.params ? err.params[k] : undefined;
     if (v === undefined || v === null) return "";
-    if (typeof v === "number") return fmt(v, S, 2);
+    // A limit stays as written (65536); a measured figure takes the page's decimal comma.
+    if (typeof v === "number" && !Number.isInteger(v)) return fmt(v, S, 2);
     return Array.isArray(v) ? v.join(", ") : v;
   });
 }
