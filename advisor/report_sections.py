@@ -480,5 +480,9 @@ class Sections:
             fld = self.t(key, precision=prec.upper())
         elif f"what.{fld}" in table:
             fld = self.t(f"what.{fld}")
-        fld = re.sub(r"\d+\.\d+", lambda m: self.n(float(m.group()), len(m.group()) - m.group().index(".") - 1), fld)
+        fld = re.sub(
+            r"\d+\.\d+",
+            lambda m: self.n(float(m.group()), len(m.group()) - m.group().index(".") - 1),
+            fld,
+        )
         return f"{subject}: {fld}" if subject else fld
