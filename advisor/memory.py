@@ -80,6 +80,29 @@ expandable segments shrink it)."""
 NCCL_BUFFER_BYTES = 256 * MIB
 """NCCL communication buffers for multi-GPU runs: NCCL_BUFFSIZE 4 MiB per channel, up to 32
 channels x send/recv (NCCL docs, 'Environment Variables: NCCL_BUFFSIZE'); assumed 256 MiB per GPU."""
+
+
+def default_checkpointing(lora_rank: int) -> str:
+    """The activation checkpointing a run gets when nobody chooses one: "full" for LoRA and
+    QLoRA (lora_rank > 0), "none" for full training.
+
+    Sources: peft's `prepare_model_for_kbit_training(model, use_gradient_checkpointing=True)`
+    turns it on by default for a quantised base (peft docs, "Quantization"); the QLoRA paper
+    trains with it (Dettmers et al. 2023, arXiv:2305.14314, section 4; its `qlora.py` defaults
+    `--gradient_checkpointing True`), and the adapter recipes built on them (Unsloth's
+    `get_peft_model(use_gradient_checkpointing=...)`, TRL's SFT examples) enable it for LoRA as
+    well. Full training in transformers' `Trainer` keeps every activation unless asked
+    (`TrainingArguments.gradient_checkpointing=False`)."""
+    return "full" if lora_rank else "none"
+
+
+def resolve_checkpointing(choice: str, lora_rank: int) -> str:
+    """`choice` from a form or profile (vocab.CHECKPOINTING_CHOICES) as a TrainingSetup value:
+    "default" becomes default_checkpointing(lora_rank); any other choice is kept as asked."""
+    check_choice("checkpointing", choice, vocab.CHECKPOINTING_CHOICES)
+    return default_checkpointing(lora_rank) if choice == "default" else choice
+
+
 DDP_BUCKET_NOTE = "DDP keeps its gradient buckets for the whole run (a second copy of the gradients; PyTorch DDP docs, gradient_as_bucket_view=False)"
 
 
@@ -880,6 +903,8 @@ def min_gpus(setup, capacity_bytes: int, limit: int = 1024) -> int | None:
 __all__ = [
     "ATTENTION",
     "CHECKPOINTING",
+    "default_checkpointing",
+    "resolve_checkpointing",
     "COMPONENTS",
     "KV_DTYPES",
     "OPTIMIZERS",

@@ -58,7 +58,7 @@ class Workload:
     quant: str | None = None
     kv_dtype: str = "bf16"
     optimizer: str = "adamw"
-    checkpointing: str = "none"
+    checkpointing: str = "default"  # vocab.CHECKPOINTING_CHOICES; memory.default_checkpointing
     lora_rank: int = 16
     target_tokens_per_s: float | None = None
     deadline_hours: float | None = None
@@ -90,7 +90,7 @@ class Workload:
             check_choice("weights", self.weights, vocab.WEIGHT_FORMATS)
         check_choice("kv_dtype", self.kv_dtype, mem.KV_DTYPES)
         check_choice("optimizer", self.optimizer, mem.OPTIMIZERS)
-        check_choice("checkpointing", self.checkpointing, mem.CHECKPOINTING)
+        check_choice("checkpointing", self.checkpointing, vocab.CHECKPOINTING_CHOICES)
         if not isinstance(self.tiers, tuple):
             raise AdvisorError("field.not_list", "tiers: expected a list of tiers", field="tiers")
         for t in self.tiers:
@@ -202,7 +202,9 @@ def _training_setup(w: Workload, count: int, sharding: str, tp: int):
         seq=w.seq,
         precision=w.train_precision,
         optimizer=w.optimizer,
-        checkpointing=w.checkpointing,
+        checkpointing=mem.resolve_checkpointing(
+            w.checkpointing, w.lora_rank if w.task in ("lora", "qlora") else 0
+        ),
         gpus=count,
         sharding=sharding,
         tensor_parallel=tp,

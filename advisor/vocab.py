@@ -29,6 +29,8 @@ QLORA_BASE_FORMATS = ("nf4", "int8", "int4", "fp8")  # the quantised base of QLo
 KV_DTYPES = ("bf16", "fp16", "fp32", "fp8")
 OPTIMIZERS = ("adamw", "adamw-8bit", "adafactor", "sgd", "sgd-momentum")
 CHECKPOINTING = ("none", "selective", "full")
+# what a form or profile may ask for: "default" is advisor.memory.default_checkpointing's rule
+CHECKPOINTING_CHOICES = ("default", *CHECKPOINTING)
 ATTENTION = ("sdpa", "eager")
 SHARDING = ("ddp", "zero1", "zero2", "zero3")
 ACQUIRE = ("either", "rent", "own")
@@ -45,7 +47,7 @@ FORM_FIELDS = {
     "weights": WEIGHT_FORMATS,
     "kv_dtype": KV_DTYPES,
     "optimizer": OPTIMIZERS,
-    "checkpointing": CHECKPOINTING,
+    "checkpointing": CHECKPOINTING_CHOICES,
     "sharding": SHARDING,
     "phase": ROOFLINE_PHASES,
     "currency": CURRENCIES,

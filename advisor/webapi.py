@@ -115,7 +115,7 @@ class VramRequest(_Request):
     batch: int = _f(1, "int", maximum=MAX_BATCH)
     seq: int = _f(4096, "int", maximum=MAX_SEQ)
     optimizer: str = _f("adamw", "choice", choices=memory.OPTIMIZERS)
-    checkpointing: str = _f("none", "choice", choices=memory.CHECKPOINTING)
+    checkpointing: str = _f("default", "choice", choices=vocab.CHECKPOINTING_CHOICES)
     lora_rank: int = _f(16, "int", maximum=65_536)
     gpus: int = _f(1, "int", maximum=MAX_GPUS)
     sharding: str = _f("ddp", "choice", choices=memory.SHARDING)
@@ -358,7 +358,7 @@ def _setup(req: VramRequest, spec):
         seq=req.seq,
         precision=precision,
         optimizer=req.optimizer,
-        checkpointing=req.checkpointing,
+        checkpointing=memory.resolve_checkpointing(req.checkpointing, rank),
         lora_rank=rank,
         quant=quant,
         gpus=req.gpus,
@@ -419,6 +419,9 @@ def vram(params: dict) -> dict:
     return {
         "model": _model_info(spec),
         "task": task,
+        # training only: the checkpointing used, and whether it is the rule's default
+        "checkpointing": getattr(setup, "checkpointing", None),
+        "checkpointing_default": task != "inference" and req.checkpointing == "default",
         "components": d["components"],
         "overhead": d["overhead"],
         "peak_allocated_bytes": d["peak_allocated_bytes"],

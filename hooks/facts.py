@@ -1040,11 +1040,19 @@ def throughput_rows() -> tuple:
 
 @lru_cache(maxsize=1)
 def throughput_unexpressed() -> MappingProxyType:
-    """The published measurements the model cannot express (`rows`: id, kind, the reason,
-    source URL) and how many (`count`)."""
+    """The published measurements the model cannot express (`rows`: id, kind, the English reason,
+    its key and params for the page's translation `tv.reason.<key>`, source URL) and how many
+    (`count`)."""
     doc = throughput_validation()
     rows = tuple(
-        _frozen(id=r["id"], kind=r["kind"], reason=r["reason"], url=r["source"]["url"])
+        _frozen(
+            id=r["id"],
+            kind=r["kind"],
+            reason=r["reason"],
+            key=r.get("reason_key") or "other",
+            params=MappingProxyType(dict(r.get("reason_params") or {})),
+            url=r["source"]["url"],
+        )
         for r in (doc["entries"] if doc else ())
         if not r["expressible"]
     )

@@ -263,11 +263,6 @@ def test_generated_azerbaijani_text_is_clean(built_site):
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.xfail(
-    reason="docs/az hand-written pages (issue 17, second helper) still have hits: see the "
-    "warning for the per-page list; remove this mark once the counts are 0",
-    strict=False,
-)
 def test_whole_azerbaijani_site_is_clean(built_site):
     reports = check_site(built_site)
     counts = totals(reports)

@@ -174,6 +174,29 @@ def _band_en(result: dict, kind: str) -> str:
     )
 
 
+def test_vram_qlora_defaults_to_checkpointing_and_says_so(browser_page, site_server):
+    """QLoRA of a 70B model at batch 1: the tools' default (full checkpointing) gives the figure
+    users expect, and the note next to it says it is the default, in the page's language."""
+    page = browser_page
+    params = {"model": "llama-3.1-70b", "task": "qlora", "seq": 2048}
+    want = webapi.run("vram", params)
+    assert want["checkpointing"] == "full" and want["checkpointing_default"]
+    for lang, gib in (("en", _gib_en), ("az", lambda b: _gib_en(b).replace(".", ","))):
+        _open(page, site_server, lang, "vram")
+        for name, value in params.items():
+            _set(page, "vram", name, value)
+        assert page.locator('[data-out="total"]').inner_text() == gib(want["total_bytes"])
+        note = _out(page, "checkpointing")
+        assert STRINGS[lang]["calc.o.full"] in note
+        assert STRINGS[lang]["calc.ck_default_adapter"] in note
+    _set(page, "vram", "checkpointing", "none")
+    asked = webapi.run("vram", {**params, "checkpointing": "none"})
+    assert page.locator('[data-out="total"]').inner_text() == _gib_en(asked["total_bytes"]).replace(
+        ".", ","
+    )
+    assert STRINGS["az"]["calc.ck_default_adapter"] not in _out(page, "checkpointing")
+
+
 def _out(page, name: str) -> str:
     return page.locator(f'[data-out="{name}"]').inner_text()
 

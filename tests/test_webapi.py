@@ -3,6 +3,8 @@ input comes back as an error object with a message key and the offending field."
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import math
 from pathlib import Path
@@ -232,3 +234,49 @@ def test_budget_gives_no_price_for_what_does_not_fit_nor_for_an_encoder():
     b = webapi.run("budget", {"model": "bert-base-uncased", "seq": 512})
     assert b["inference"]["reason"]["key"] == "model.not_causal"
     assert b["training"]["cloud_cost"] is not None  # an encoder still trains
+
+
+@pytest.mark.parametrize(
+    ("task", "rank", "expected"),
+    [("qlora", 16, "full"), ("lora", 16, "full"), ("train", 0, "none")],
+)
+def test_vram_checkpointing_defaults_to_what_the_tools_apply(task, rank, expected):
+    """One rule (memory.default_checkpointing): QLoRA/LoRA recipes (peft's
+    prepare_model_for_kbit_training, the QLoRA paper) checkpoint; full training does not. The
+    result says which one it used and that it was the default; an explicit choice is kept."""
+    assert memory.default_checkpointing(rank) == expected
+    base = {"model": "llama-3.1-70b", "task": task, "batch": 1, "seq": 2048}
+    r = webapi.vram(base)
+    assert (r["checkpointing"], r["checkpointing_default"]) == (expected, True)
+    other = "none" if expected == "full" else "full"
+    asked = webapi.vram({**base, "checkpointing": other})
+    assert (asked["checkpointing"], asked["checkpointing_default"]) == (other, False)
+    explicit = webapi.vram({**base, "checkpointing": expected})
+    assert explicit["total_bytes"] == r["total_bytes"]
+    if task == "qlora":
+        # the issue's case: QLoRA of a 70B model at batch 1 is about 47 GiB with checkpointing
+        assert 40 < r["total_bytes"] / 2**30 < 50 < asked["total_bytes"] / 2**30
+
+
+def test_recommend_and_cli_follow_the_same_checkpointing_rule():
+    from advisor import recommend
+    from advisor.cli import main
+    from advisor.errors import AdvisorError
+
+    spec = CAT.model("llama-3.1-8b").spec
+    w = recommend.Workload(model=spec, task="qlora", batch=1, seq=2048).validated()
+    assert recommend._training_setup(w, 1, "ddp", 1).checkpointing == "full"
+    w = recommend.Workload(model=spec, task="train", batch=1, seq=2048).validated()
+    assert recommend._training_setup(w, 1, "ddp", 1).checkpointing == "none"
+    with pytest.raises(AdvisorError) as e:
+        memory.resolve_checkpointing("sometimes", 16)
+    assert e.value.field == "checkpointing"
+    args = ["memory", "--model", "llama-3.1-8b", "--task", "train", "--lora-rank", "16"]
+    args += ["--batch", "1", "--seq", "2048", "--json"]
+    outs = []
+    for extra in ([], ["--checkpointing", "full"], ["--checkpointing", "none"]):
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            assert main([*args, *extra]) == 0
+        outs.append(json.loads(buf.getvalue())["total_bytes"])
+    assert outs[0] == outs[1] < outs[2]

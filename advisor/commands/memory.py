@@ -16,14 +16,15 @@ from ._common import (
 
 DEFAULTS_NOTE = (
     "Defaults are what the rest of advisor assumes: amp-bf16 mixed precision (fp32 master "
-    "weights), AdamW (foreach, states in the parameter dtype), no activation checkpointing, SDPA "
+    "weights), AdamW (foreach, states in the parameter dtype), activation checkpointing as the "
+    "tools apply it (full for LoRA/QLoRA, none for full training; advisor.memory.default_checkpointing), SDPA "
     "attention, one GPU; inference: bf16 weights and bf16 KV cache."
 )
 # Defaults of the options that apply to one task only (None on the parser: given or not).
 TRAIN_DEFAULTS = {
     "precision": "amp-bf16",
     "optimizer": "adamw",
-    "checkpointing": "none",
+    "checkpointing": "default",
     "lora_rank": 0,
     "lora_targets": "q_proj,v_proj",
     "quant": None,
@@ -51,7 +52,11 @@ def register(sub) -> None:
     t = "training only, default "
     p.add_argument("--precision", choices=memory.PRECISIONS, help=t + "amp-bf16")
     p.add_argument("--optimizer", choices=memory.OPTIMIZERS, help=t + "adamw")
-    p.add_argument("--checkpointing", choices=memory.CHECKPOINTING, help=t + "none")
+    p.add_argument(
+        "--checkpointing",
+        choices=memory.vocab.CHECKPOINTING_CHOICES,
+        help=t + "default: full with --lora-rank, else none",
+    )
     p.add_argument("--attention", default="sdpa", choices=memory.ATTENTION)
     p.add_argument(
         "--lora-rank", type=count("lora_rank", 0, 65_536), help=t + "0 (full fine-tuning)"
@@ -96,7 +101,7 @@ def run(args) -> int:
             args.seq,
             precision=o["precision"],
             optimizer=o["optimizer"],
-            checkpointing=o["checkpointing"],
+            checkpointing=memory.resolve_checkpointing(o["checkpointing"], o["lora_rank"]),
             attention=args.attention,
             lora_rank=o["lora_rank"],
             lora_targets=targets,

@@ -46,7 +46,11 @@ def register(subparsers) -> None:
     )
     p.add_argument("--kv-dtype", choices=mem.KV_DTYPES, help="inference, default bf16")
     p.add_argument("--optimizer", choices=mem.OPTIMIZERS, help="training, default adamw")
-    p.add_argument("--checkpointing", choices=mem.CHECKPOINTING, help="training, default none")
+    p.add_argument(
+        "--checkpointing",
+        choices=mem.vocab.CHECKPOINTING_CHOICES,
+        help="training; default: full for lora/qlora, else none",
+    )
     p.add_argument("--lora-rank", type=count("lora_rank", 1, 65_536), help="lora/qlora, default 16")
     p.add_argument(
         "--target-tps",
@@ -147,7 +151,7 @@ def _run(args) -> int:
         weights=args.weights,
         kv_dtype=args.kv_dtype,
         optimizer=args.optimizer or "adamw",
-        checkpointing=args.checkpointing or "none",
+        checkpointing=args.checkpointing or "default",
         lora_rank=args.lora_rank or 16,
         target_tokens_per_s=args.target_tps,
         deadline_hours=args.deadline_hours,

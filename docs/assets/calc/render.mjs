@@ -164,6 +164,11 @@ function renderVram(r, S) {
   const rows = parts.filter(([, b]) => b > 0).map(([n, b]) => [tr(S, "calc.c." + n, n), gib(b, S), `${fmt(b / 1e9, S, 2)} GB`]);
   rows.push([tr(S, "calc.total", "Total to provision"), gib(r.total_bytes, S), `${fmt(r.total_bytes / 1e9, S, 2)} GB`]);
   let out = `<p class="calc-headline"><strong data-out="total">${esc(gib(r.total_bytes, S))}</strong> ${esc(tr(S, "calc.per_gpu", "per GPU"))} · ${esc(r.model.display_name)} (${esc(fmt(r.model.params / 1e9, S, 2))} B) · ${esc(tr(S, "calc.o." + r.task, r.task))}</p>`;
+  if (r.checkpointing) {
+    const ck = tr(S, "calc.o." + r.checkpointing, r.checkpointing);
+    const why = r.checkpointing_default ? " " + tr(S, r.checkpointing === "full" ? "calc.ck_default_adapter" : "calc.ck_default_full", "") : "";
+    out += `<p class="calc-note" data-out="checkpointing">${esc(tr(S, "calc.f.checkpointing", "Activation checkpointing"))}: ${esc(ck)}.${esc(why)}</p>`;
+  }
   out += stackedBar(parts, r.total_bytes, S);
   out += table([tr(S, "calc.component", "Component"), "GiB", "GB"], rows, "calc-main");
   if (r.chosen) {
