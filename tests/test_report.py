@@ -133,6 +133,7 @@ def _expected_setup(w, aw, r):
     )
     if w.task == "fine-tuning":
         kw["lora_rank"] = 16
+        kw["checkpointing"] = "full"  # what peft / the QLoRA recipe apply (issue 12)
         if w.method == "qlora":
             kw["quant"] = "nf4"
     return mem.TrainingSetup(**kw)
