@@ -81,6 +81,34 @@ def set_bands(summary: dict) -> None:
     _bands = bands_from_summary(summary)
 
 
+MEMORY_SUMMARY = "memory-summary.json"
+_memory: dict | None = None
+
+
+def memory_band() -> dict | None:
+    """The memory model's measured band: median and worst |estimate / measured - 1| of the peak
+    allocated bytes over the validation cases of bench/memory_validation.py (real PyTorch runs
+    on CPU and FakeTensorMode shapes), with the number of cases and families; None when the
+    summary is missing."""
+    global _memory
+    if _memory is None:
+        _memory = {}
+        for p in DEFAULT_PATHS:
+            try:
+                doc = json.loads(p.with_name(MEMORY_SUMMARY).read_text(encoding="utf-8"))
+                m = doc["summary"]["memory"]
+                _memory = {
+                    "n": int(m["n"]),
+                    "families": int(m["families"]),
+                    "median_abs_error": float(m["median_abs_error"]),
+                    "worst_abs_error": float(m["worst_abs_error"]),
+                }
+                break
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+    return dict(_memory) if _memory else None
+
+
 def band(kind: str) -> Band | None:
     return bands().get(kind)
 

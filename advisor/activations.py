@@ -105,6 +105,14 @@ def attention_saved_bytes(
         probs = a * seq * (FP32 + (dt if dt != FP32 else 0))
         kv_rep = 2 * q if kv != q else 2 * kv
         per_token = (q + kv_rep + q) * dt + probs
+        if (
+            spec.family == "gemma2"
+            and dt == FP32
+            and (spec.hf_config or {}).get("attn_logit_softcapping", 50.0)
+        ):
+            # attention logit soft-capping (tanh) keeps its fp32 output (measured; in bf16 the
+            # tanh output replaces the upcast copy)
+            per_token += a * seq * FP32
         if spec.family in ("gpt2", "bert"):
             # GPT-2 and BERT keep q, k, v as views of the fused c_attn output (or three
             # projections) and the merged-heads copy: 3h + h, plus the probabilities.
@@ -185,6 +193,10 @@ def layer_saved_bytes(
     h = spec.hidden_size
     norms = spec.norms_per_layer if spec.family != "bert" else 2
     n = 2 * norm_saved_bytes(spec, tokens, dtype) + 2 * residual_bytes(spec, tokens, dtype)
+    if spec.norm == "layernorm" and _amp(dtype):
+        # autocast runs layer_norm in fp32 and every following linear saves its own 16-bit cast:
+        # nothing keeps the fp32 output of a block's LayerNorm (measured, GPT-2 and BERT)
+        n -= 2 * tokens * h * FP32
     if norms == 4:
         # Gemma 2 post-norms: their input (o_proj / down_proj output) and x*rsqrt, in fp32.
         n += 2 * tokens * (h * _act_dt(dtype) + 4 * h + FP32)
@@ -206,38 +218,68 @@ def layer_input_bytes(spec: ModelSpec, tokens: int, dtype: str) -> int:
     return tokens * spec.hidden_size * _dt(dtype if dtype != "bf16" else "bf16")
 
 
-def logits_train_bytes(spec: ModelSpec, tokens: int, tp: int = 1) -> int:
+def logits_train_bytes(spec: ModelSpec, tokens: int, tp: int = 1, dtype: str = "bf16") -> int:
     """Vocabulary-sized buffers at the start of backward: HF's `ForCausalLMLoss` upcasts the
     logits to fp32 (`logits.float()`), `cross_entropy` = log_softmax (fp32 output saved) + nll;
     backward then holds the nll gradient and the log_softmax input gradient, both fp32: 3 x 4
     bytes x tokens x vocab at the peak (measured; transformers/loss/loss_utils.py). Gemma 2's
-    final logit soft-capping (tanh) keeps two more fp32-sized tensors. Vocabulary-parallel cross
-    entropy splits them /tp (Megatron)."""
+    final logit soft-capping (`tanh(logits / cap) * cap` before the upcast) keeps the tanh output
+    (dt) and, in 16-bit runs, its gradient before the upcast: 4 more bytes per token and
+    vocabulary entry in fp32 and in bf16 alike (measured).
+    Vocabulary-parallel cross entropy splits them /tp (Megatron)."""
     per = 3 * FP32
     if spec.final_logit_softcap:
-        per += 2 * FP32
+        per += FP32 if _act_dt(dtype) == FP32 else 2 * _act_dt(dtype)
     return tokens * spec.vocab_size * per // tp
 
 
 def prefill_transient_bytes(
     spec: ModelSpec, batch: int, seq: int, dtype: str, attention: str
 ) -> int:
-    """Peak of the temporaries of one layer in an inference prefill (no autograd): the embedding
-    output, the layer input and mid-layer residual, the normalised input (4 h) and, in the MLP,
-    the gate, activation and product (3 i; 2 i for a plain MLP) all in the activation dtype.
-    Eager attention also holds the fp32 scores/probabilities and their cast
-    (heads x seq x seq) and the s x s mask. MoE: a visit's i terms per routed token."""
+    """Peak of the temporaries of one layer in an inference prefill (no autograd), fitted to the
+    live storages of a transformers 5.24 forward (bench/memory_validation.py):
+
+    - outside attention: the embedding output, the layer input and mid-layer residual and the
+      normalised input (4 h); with learned positions (GPT-2) the embedding sum and the position
+      rows are one more h per token (+ h per position); in the MLP the gate, activation and
+      product (3 i; 2 i for a plain MLP; 4 i for GPT-2's `gelu_new`, a Python formula whose
+      `0.5 * x * (1 + tanh(...))` keeps x, 0.5 x and two temporaries alive);
+    - eager attention: besides 4 h, q and k/v (q + 2 kv), the scores in the run's dtype, their
+      fp32 upcast when the run is 16-bit (`softmax(..., dtype=float32)` casts its input) and the
+      fp32 probabilities, per head and query-key pair; plus the additive s x s mask per sequence
+      (two for Gemma 2: full and sliding), alive in every layer; the probabilities in the run's
+      dtype stay alive through the MLP (the layer binds the returned weights to `_`);
+    - MoE: a visit's i terms per routed token.
+    """
     tokens = batch * seq
     dt = _act_dt(dtype)
     h, i = spec.hidden_size, spec.intermediate_size
     if spec.is_moe:
         mlp = tokens * spec.experts_per_token * (3 * i + 2 * h) * dt
+    elif spec.gated_mlp:
+        mlp = tokens * 3 * i * dt
     else:
-        mlp = tokens * (3 if spec.gated_mlp else 2) * i * dt
+        mlp = tokens * (4 if spec.hidden_act == "gelu_new" else 2) * i * dt
     base = tokens * 4 * h * dt
+    if spec.learned_positions and spec.causal:
+        base += (tokens + seq) * h * dt
     peak = base + mlp
     if attention == "eager":
         s2 = batch * spec.num_heads * seq * seq
-        attn = base + s2 * (2 * dt + FP32) + batch * seq * seq * dt
-        peak = max(peak, attn)
+        masks = 2 if spec.num_sliding_layers and spec.num_sliding_layers < spec.num_layers else 1
+        qkv = tokens * (spec.q_dim + 2 * spec.kv_dim) * dt
+        upcast = FP32 if dt != FP32 else 0
+        mask = masks * batch * seq * seq * dt  # made once per forward, alive in every layer
+        attn = base + qkv + s2 * (dt + upcast + FP32) + mask
+        # the decoder layer keeps the returned probabilities (run dtype) until it returns
+        # (`hidden_states, _ = self.self_attn(...)`), so they coexist with the MLP
+        peak = max(peak + mask + s2 * dt, attn)
     return peak
+
+
+def encoder_head_bytes(spec: ModelSpec, tokens: int, dtype: str) -> int:
+    """An encoder's MLM head at inference (BERT `BertForMaskedLM`, fill-mask): the encoder output
+    and the head transform's output (2 h per token) while the decoder writes the logits of every
+    position (V per token) in the run's dtype (no fp32 upcast without labels)."""
+    dt = _act_dt(dtype)
+    return tokens * (2 * spec.hidden_size + spec.vocab_size) * dt

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from . import activations as act
 from . import quant, vocab
 from .errors import AdvisorError, check_choice, check_int, check_positive
-from .models import ModelSpec, param_count
+from .models import ModelSpec, layer_params, param_count
 from .units import GIB, MIB
 
 # choice lists: advisor.vocab (one definition for every module and the site)
@@ -38,7 +38,19 @@ SHARDING = vocab.SHARDING
 WEIGHT_FORMATS = vocab.WEIGHT_FORMATS  # inference weights
 KV_DTYPES = vocab.KV_DTYPES
 QUANT = vocab.QLORA_BASE_FORMATS  # TrainingSetup.quant: the QLoRA base
+# the projection roles every family accepts (on Phi-3 and GPT-2 a role is its fused slice)
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+# Fused projections as peft users name them, and the families that have them: Phi-3's
+# `qkv_proj` / `gate_up_proj` (modeling_phi3.py), GPT-2's Conv1D `c_attn` (q, k, v), `c_fc` and
+# `c_proj` (peft matches by name: both the attention output and the MLP output).
+FUSED_TARGETS = {
+    "qkv_proj": ("phi3",),
+    "gate_up_proj": ("phi3",),
+    "c_attn": ("gpt2",),
+    "c_fc": ("gpt2",),
+    "c_proj": ("gpt2",),
+}
+LORA_TARGET_NAMES = LORA_TARGETS + tuple(FUSED_TARGETS)  # what `lora_targets` accepts
 
 COMPONENTS = (
     "weights",
@@ -68,7 +80,7 @@ expandable segments shrink it)."""
 NCCL_BUFFER_BYTES = 256 * MIB
 """NCCL communication buffers for multi-GPU runs: NCCL_BUFFSIZE 4 MiB per channel, up to 32
 channels x send/recv (NCCL docs, 'Environment Variables: NCCL_BUFFSIZE'); assumed 256 MiB per GPU."""
-DDP_BUCKET_NOTE = "DDP keeps its gradient buckets (a second copy of the gradients; PyTorch DDP docs, gradient_as_bucket_view=False)"
+DDP_BUCKET_NOTE = "DDP keeps its gradient buckets for the whole run (a second copy of the gradients; PyTorch DDP docs, gradient_as_bucket_view=False)"
 
 
 @dataclass(frozen=True)
@@ -198,24 +210,47 @@ def linear_params_per_layer(spec: ModelSpec) -> int:
     return attn + mlp * (spec.num_experts if spec.is_moe else 1)
 
 
+NF4_TABLE_BYTES = 16 * 4 + 256 * 4
+"""Per quantised module, bitsandbytes' `QuantState` holds the 16-value NF4 code (fp32) and, with
+double quantisation, the 256-value dynamic code of its 8-bit absmax (fp32): 1,088 bytes
+(bitsandbytes/functional.py `quantize_4bit`, `QuantState.state2`; measured, 0.50.2)."""
+
+
+def linear_modules_per_layer(spec: ModelSpec) -> int:
+    """Linear modules in one block (what a quantiser replaces): q, k, v, o and the MLP's two or
+    three per expert (Phi-3 and GPT-2 fuse theirs: 4)."""
+    if spec.family in ("phi3", "gpt2"):
+        return 4
+    mlp = 3 if spec.gated_mlp else 2
+    return 4 + mlp * (spec.num_experts if spec.is_moe else 1)
+
+
 def head_weight_params(spec: ModelSpec) -> int:
     """The output projection's weight (V x h), shared with the embedding when tied."""
     return spec.vocab_size * spec.hidden_size
 
 
-def _target_dims(spec: ModelSpec, target: str) -> tuple[int, int, int]:
-    """(in_features, out_features, modules per layer) of a LoRA target role. Fused projections
-    (Phi-3 qkv_proj/gate_up_proj, GPT-2 c_attn) count as the roles they contain."""
+def _target_modules(spec: ModelSpec, target: str) -> list[tuple[int, int, int]]:
+    """(in_features, out_features, modules per layer) of each module a LoRA target names. A role
+    (q_proj ... down_proj) on a family that fuses it (Phi-3, GPT-2) counts as that role's own
+    slice; a fused name (`FUSED_TARGETS`) is one adapter over the whole fused output: Phi-3's
+    qkv_proj h -> q + 2 kv and gate_up_proj h -> 2 i, GPT-2's c_attn h -> 3h, c_fc h -> i and
+    c_proj (attention h -> h and MLP i -> h)."""
     h, q, kv, i = spec.hidden_size, spec.q_dim, spec.kv_dim, spec.intermediate_size
     e = spec.num_experts if spec.is_moe else 1
     return {
-        "q_proj": (h, q, 1),
-        "k_proj": (h, kv, 1),
-        "v_proj": (h, kv, 1),
-        "o_proj": (q, h, 1),
-        "gate_proj": (h, i, e),
-        "up_proj": (h, i, e),
-        "down_proj": (i, h, e),
+        "q_proj": [(h, q, 1)],
+        "k_proj": [(h, kv, 1)],
+        "v_proj": [(h, kv, 1)],
+        "o_proj": [(q, h, 1)],
+        "gate_proj": [(h, i, e)],
+        "up_proj": [(h, i, e)],
+        "down_proj": [(i, h, e)],
+        "qkv_proj": [(h, q + 2 * kv, 1)],
+        "gate_up_proj": [(h, 2 * i, 1)],
+        "c_attn": [(h, 3 * h, 1)],
+        "c_fc": [(h, i, 1)],
+        "c_proj": [(h, h, 1), (i, h, 1)],
     }[target]
 
 
@@ -224,8 +259,8 @@ def lora_params(spec: ModelSpec, rank: int, targets) -> int:
     2021, arXiv:2106.09685 §4.1): r x (in + out) each, times layers."""
     n = 0
     for t in targets:
-        fin, fout, count = _target_dims(spec, t)
-        n += rank * (fin + fout) * count
+        for fin, fout, count in _target_modules(spec, t):
+            n += rank * (fin + fout) * count
     return n * spec.num_layers
 
 
@@ -294,7 +329,17 @@ def validate_training(s: TrainingSetup) -> None:
                 field="lora_targets",
             )
         for t in targets:
-            check_choice("lora_targets", t, LORA_TARGETS)
+            check_choice("lora_targets", t, LORA_TARGET_NAMES)
+            fams = FUSED_TARGETS.get(t)
+            if fams and s.model.family not in fams:
+                raise AdvisorError(
+                    "lora.target_family",
+                    f"lora_targets: {t} is a fused projection of {', '.join(fams)}; "
+                    f"{s.model.family} has no such module",
+                    field="lora_targets",
+                    value=t,
+                    family=s.model.family,
+                )
 
 
 def validate_inference(s: InferenceSetup) -> None:
@@ -366,8 +411,8 @@ def _trainable_state_bytes(
     if lora_rank:
         shapes = []
         for t in lora_targets:
-            fin, fout, count = _target_dims(spec, t)
-            shapes += [(lora_rank, fin), (fout, lora_rank)] * count * spec.num_layers
+            for fin, fout, count in _target_modules(spec, t):
+                shapes += [(lora_rank, fin), (fout, lora_rank)] * count * spec.num_layers
     else:
         shapes = param_shapes(spec)
     return optimizer_state_bytes(shapes, optimizer, state_dt)
@@ -392,6 +437,8 @@ def training_memory(setup: TrainingSetup) -> MemoryEstimate:
     spec = s.model
     tp = s.tensor_parallel
     dp = s.gpus // tp
+    ddp_buckets = 0
+    fsdp_grad_transient = 0
     amp = s.precision.startswith("amp")
     param_dt = 4 if (s.precision == "fp32" or amp) else 2
     state_dt = param_dt  # torch keeps states in the parameter dtype
@@ -406,6 +453,8 @@ def training_memory(setup: TrainingSetup) -> MemoryEstimate:
     if s.quant is not None:
         fmt = quant.FORMATS[s.quant]
         w, sc = quant.stored_bytes(fmt, linear, other)
+        if s.quant == "nf4":
+            sc += spec.num_layers * linear_modules_per_layer(spec) * NF4_TABLE_BYTES
         comps["weights"] = w // tp
         comps["quant_scales"] = sc // tp
         assumptions.append(fmt.source)
@@ -442,14 +491,23 @@ def training_memory(setup: TrainingSetup) -> MemoryEstimate:
             full_w = comps["weights"]
             comps["weights"] //= dp
             comps["lora_adapters"] //= dp
-            # one layer's gathered parameters (+ prefetch of the next): 2 layers of full weights
-            gathered = 2 * full_w // max(1, spec.num_layers)
-            comps["weights"] += gathered
+            # FSDP2 (`fully_shard` per block and on the root): the root's parameters (embeddings,
+            # final norm, head) stay gathered from the forward to the end of the backward; a
+            # block's are gathered for its forward and again for its backward, with the next
+            # block's prefetched: two blocks at a time (measured, bench/memory_validation.py).
+            layer_w = full_w * layer_params(spec) // max(1, param_count(spec))
+            root_w = full_w - spec.num_layers * layer_w
+            comps["weights"] += root_w + 2 * layer_w
+            # in backward a block's unsharded gradients wait for their reduce-scatter while the
+            # next block computes its own: two blocks of full-size gradients
+            fsdp_grad_transient = 2 * layer_w * train_dt // param_dt
             assumptions.append(
-                "ZeRO-3/FSDP: parameters sharded; two layers gathered at a time (current + prefetch)"
+                "ZeRO-3/FSDP: parameters sharded; the root's (embeddings, head) gathered for the "
+                "whole step and two blocks at a time (current + prefetch)"
             )
-    elif dp > 1 and s.sharding == "ddp":
-        grads *= 2
+    if dp > 1 and s.sharding in ("ddp", "zero1"):
+        # PyTorch's ZeRO-1 is DDP + ZeroRedundancyOptimizer: the same buckets
+        ddp_buckets = n_train * train_dt // tp
         assumptions.append(DDP_BUCKET_NOTE)
 
     if s.optimizer_offload:
@@ -459,7 +517,9 @@ def training_memory(setup: TrainingSetup) -> MemoryEstimate:
             "optimizer offload: optimizer states and the update run on the CPU (ZeRO-Offload, "
             "Ren et al. 2021, arXiv:2101.06840)"
         )
-    comps["gradients"] = grads
+    # DDP's buckets (allocated when DDP wraps the model, alive for the whole run) are reported
+    # with the gradients and held in every phase of the step
+    comps["gradients"] = grads + ddp_buckets
     comps["optimizer_states"] = states
     comps["master_weights"] = 0
     if amp:
@@ -486,10 +546,14 @@ def training_memory(setup: TrainingSetup) -> MemoryEstimate:
         # each adapter keeps its A output (r). Layer 0's first norm sees a frozen embedding
         # (no grad needed): it saves nothing. Measured in bench/memory_validation.py.
         dta = act._act_dt(dtype)
-        per_layer += tokens * s.lora_rank * len(s.lora_targets) * dta
-        if "down_proj" not in s.lora_targets and not spec.is_moe:
+        adapters = sum(len(_target_modules(spec, t)) for t in s.lora_targets)
+        per_layer += tokens * s.lora_rank * adapters * dta
+        if not {"down_proj", "c_proj"} & set(s.lora_targets) and not spec.is_moe:
             per_layer -= tokens * spec.intermediate_size * dta // tp
-        if not {"gate_proj", "up_proj"} & set(s.lora_targets):
+        if not {"o_proj", "c_proj"} & set(s.lora_targets) and spec.family not in ("gpt2", "bert"):
+            # a frozen o_proj keeps no copy of the merged heads (SDPA keeps its own output)
+            per_layer -= tokens * spec.q_dim * dta // tp
+        if not {"gate_proj", "up_proj", "gate_up_proj", "c_fc"} & set(s.lora_targets):
             per_layer -= tokens * spec.hidden_size * dta
         lora_saving = act.norm_saved_bytes(spec, tokens, dtype)
         if amp:
@@ -500,7 +564,7 @@ def training_memory(setup: TrainingSetup) -> MemoryEstimate:
     if amp:
         outside += tokens * h * 2 + head_weight_params(spec) * 2 // tp
     outside += tokens * act.INT64 * 2
-    logits = act.logits_train_bytes(spec, tokens, tp)
+    logits = act.logits_train_bytes(spec, tokens, tp, dtype)
     if s.checkpointing == "full":
         inputs = spec.num_layers * tokens * h * act._act_dt(dtype)
         activations = inputs + per_layer + outside
@@ -515,6 +579,7 @@ def training_memory(setup: TrainingSetup) -> MemoryEstimate:
     else:
         activations = spec.num_layers * per_layer + outside - lora_saving
         fwd_bwd = activations + logits
+    fwd_bwd += fsdp_grad_transient
     comps["activations"] = activations
     comps["logits"] = logits
 
@@ -524,6 +589,7 @@ def training_memory(setup: TrainingSetup) -> MemoryEstimate:
         + comps["lora_adapters"]
         + comps["master_weights"]
         + comps["optimizer_states"]
+        + ddp_buckets
     )
     step = grads + temp
     # Tied embeddings (GPT-2, Gemma, small Qwen2/Llama 3.2): the shared V x h weight receives two
@@ -611,14 +677,30 @@ def inference_memory(setup: InferenceSetup) -> MemoryEstimate:
     w, sc = inference_weight_bytes(spec, s.weights)
     comps["weights"] = w // tp
     comps["quant_scales"] = sc // tp
-    comps["kv_cache"] = s.batch * kv_cache_bytes(spec, s.seq, s.kv_dtype) // tp
+    # The prefill's peak holds the whole prompt's K/V on every layer: transformers'
+    # `DynamicSlidingWindowLayer` keeps a view of the full concatenated tensor after the prefill
+    # (the storage stays whole) and shrinks to the window only at the first decode step
+    # (measured, bench/memory_validation.py); the decode steady state (`kv_cache_bytes`) keeps
+    # the window.
+    comps["kv_cache"] = s.batch * s.seq * kv_cache_bytes_per_token(spec, s.kv_dtype) // tp
     dtype = "fp32" if s.weights == "fp32" else "bf16"
-    comps["activations"] = act.prefill_transient_bytes(spec, s.batch, s.seq, dtype, s.attention)
-    comps["logits"] = s.batch * spec.vocab_size * (act._act_dt(dtype) + 4) // tp
+    transient = act.prefill_transient_bytes(spec, s.batch, s.seq, dtype, s.attention)
+    if spec.causal:
+        comps["activations"] = transient
+        comps["logits"] = s.batch * spec.vocab_size * (act._act_dt(dtype) + 4) // tp
+    else:
+        # an encoder scores every position: logits b x s x V in the run's dtype
+        logits = s.batch * s.seq * spec.vocab_size * act._act_dt(dtype) // tp
+        head = act.encoder_head_bytes(spec, s.batch * s.seq, dtype) // tp
+        comps["logits"] = logits
+        comps["activations"] = max(transient, head) - logits
     peak = sum(comps.values())
     assumptions = [quant.FORMATS[s.weights].source]
     if spec.num_sliding_layers:
-        assumptions.append(f"sliding-window layers keep at most {spec.sliding_window} tokens")
+        assumptions.append(
+            f"sliding-window layers keep at most {spec.sliding_window} tokens once decoding "
+            "starts; the prefill holds the whole prompt's K/V"
+        )
     return _finish(comps, peak, tp > 1, tuple(assumptions))
 
 

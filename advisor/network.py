@@ -155,6 +155,27 @@ def allreduce_time(nbytes: float, n: int, fabric: Fabric) -> float:
     return 2 * (n - 1) * fabric.latency_s + 2 * (n - 1) / n * nbytes / fabric.bytes_per_s
 
 
+def tp_allreduce_time(nbytes: float, n: int, fabric: Fabric) -> float:
+    """The all-reduce an inference engine runs after each tensor-parallel block, in one node.
+
+    On NVLink/xGMI the engines use their own all-reduce instead of NCCL's ring: TensorRT-LLM's
+    custom all-reduce (cpp/tensorrt_llm/kernels/customAllReduceKernels, ONESHOT/TWOSHOT),
+    vLLM's custom all-reduce (csrc/custom_all_reduce.cuh, one-stage / two-stage) and
+    PyTorch's intra-node comm that gpt-fast enables (ENABLE_INTRA_NODE_COMM). One-shot: each
+    rank reads the n-1 peer buffers at once and reduces them, ``alpha + (n-1) * nbytes / bw``;
+    two-shot: reduce-scatter then all-gather, ``2 alpha + 2(n-1)/n * nbytes / bw``; the engine
+    takes the faster. Over PCIe they fall back to NCCL's ring (vLLM disables its custom
+    all-reduce without NVLink beyond 2 GPUs), `allreduce_time`."""
+    nbytes, n = _check(nbytes, n)
+    if n <= 1 or nbytes == 0:
+        return 0.0
+    if fabric.name.startswith("pcie"):
+        return allreduce_time(nbytes, n, fabric)
+    one_shot = fabric.latency_s + (n - 1) * nbytes / fabric.bytes_per_s
+    two_shot = 2 * fabric.latency_s + 2 * (n - 1) / n * nbytes / fabric.bytes_per_s
+    return min(one_shot, two_shot)
+
+
 def gather_time(nbytes: float, n: int, fabric: Fabric) -> float:
     """Ring all-gather or reduce-scatter of a `nbytes` buffer (the full, unsharded size):
     ``(n-1) alpha + (n-1)/n * nbytes / busbw``."""

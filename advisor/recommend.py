@@ -594,7 +594,7 @@ def _judge(w: Workload, gpu, count: int, eff, priced, factor: float, plans, deco
             "own": ("recommend.no_price", "no purchase price in the catalog"),
             "either": ("recommend.no_offer_no_price", "no cloud offer and no price"),
         }[w.acquire]
-        return reject(_reason(why[0], why[1], gpu=gpu.id))
+        return reject(_reason(why[0], why[1], gpu=gpu.id, pricing=w.pricing))
     if w.budget is not None:
         spend = {}
         if rent_cost is not None:

@@ -529,9 +529,7 @@ def build_report(profile: Profile, catalog, *, lang: str | None = None) -> dict:
             sources.append(_src(r.source_url, r.read, f"USD → {c.currency}: {r.per_usd:g}"))
     if any(wd["cost"] and wd["cost"]["tco"] for wd in workloads):
         if c.electricity_usd_per_kwh is None:
-            sources.append(
-                _src(*EXTRA_SOURCES["electricity"], "electricity price (U.S. EIA, 2023)")
-            )
+            sources.append(_src(*EXTRA_SOURCES["electricity"], "electricity"))
         sources.append(_src(*EXTRA_SOURCES["pue"], f"PUE {cost.DEFAULT_PUE:g}"))
     uniq: list[dict] = []
     by_key: dict = {}

@@ -7,6 +7,7 @@ markup. One `Sections` per report and language; the templates call its methods.
 from __future__ import annotations
 
 import math
+import re
 
 from .report_format import fmt_count, fmt_gib, fmt_money, fmt_num, fmt_pct, tr
 from .report_i18n import STRINGS
@@ -21,6 +22,11 @@ def _what(items: list[str]) -> str:
         subject, sep, fld = item.partition(": ")
         groups.setdefault(subject if sep else "", []).append(fld if sep else subject)
     return "; ".join(f"{k}: {', '.join(v)}" if k else ", ".join(v) for k, v in groups.items())
+
+
+def _precision_text(precision: str) -> str:
+    """'amp-bf16' -> 'AMP BF16', 'bf16' -> 'BF16': the precision's name as a datasheet writes it."""
+    return precision.replace("-", " ").upper()
 
 
 class Sections:
@@ -77,6 +83,8 @@ class Sections:
         for k in ("tokens_per_s", "target"):
             if k in p:
                 p[k] = self.n(p[k], 0)
+        if isinstance(p.get("precision"), str):
+            p["precision"] = p["precision"].upper()
         return self.t(key, **p)
 
     def item(self, entry: dict) -> str:
@@ -165,7 +173,7 @@ class Sections:
             rows.append((self.t("in.hours_per_day"), self.n(hours, 1)))
             return rows
         rows.append((self.t("in.batch"), self.n(inp["batch"])))
-        rows.append((self.t("in.precision"), inp["precision"]))
+        rows.append((self.t("in.precision"), _precision_text(inp["precision"])))
         data = self.t(
             "in.data_v",
             tokens=self.count(inp["dataset_tokens"]),
@@ -304,8 +312,8 @@ class Sections:
 
     def speed(self, r) -> str:
         if r.get("hours_per_run") is not None:
-            return self.n(r["hours_per_run"], 1) + NBSP + "h"
-        return self.n(r["tokens_per_s"], 0) + NBSP + "tok/s"
+            return self.n(r["hours_per_run"], 1) + NBSP + self.t("unit.hours")
+        return self.n(r["tokens_per_s"], 0) + NBSP + self.t("unit.tokens_s")
 
     def memory_fit(self, r) -> str:
         return f"{self.gib(r['memory_per_gpu_bytes'])}{NBSP}/ {self.gib(r['capacity_bytes'])}"
@@ -456,4 +464,25 @@ class Sections:
         return out + [self.t("assume.memory"), self.t("assume.power")]
 
     def what(self, source: dict) -> str:
-        return _what(source["what"])
+        """What a source backs, in the report's language: catalog field names as words
+        (`field.*`), the English labels of report_data by their `what.*` key, numbers in the
+        language's form ("USD → EUR: 0,86")."""
+        return _what([self._what_item(item) for item in source["what"]])
+
+    def _what_item(self, item: str) -> str:
+        subject, sep, fld = item.partition(": ")
+        if not sep:
+            subject, fld = "", item
+        base, dot, prec = fld.partition(".")
+        table = STRINGS[self.lang]
+        key = f"field.{base}.prec" if dot else f"field.{base}"
+        if key in table:
+            fld = self.t(key, precision=prec.upper())
+        elif f"what.{fld}" in table:
+            fld = self.t(f"what.{fld}")
+        fld = re.sub(
+            r"\d+\.\d+",
+            lambda m: self.n(float(m.group()), len(m.group()) - m.group().index(".") - 1),
+            fld,
+        )
+        return f"{subject}: {fld}" if subject else fld

@@ -52,6 +52,8 @@ class Device:
     attention_bwd: float
     decode_bandwidth: float
     elementwise_factor: float = 1.0
+    allreduce_s: float = 0.0  # software cost of one inference TP all-reduce (Stack.allreduce_us)
+    fused_attention: bool = True  # Stack.fused_attention
 
     @classmethod
     def of(cls, gpu, peak_key: str, stack: eff.Stack | None = None, achievable=None):
@@ -87,6 +89,8 @@ class Device:
             attention_bwd=stack.attention_bwd,
             decode_bandwidth=stack.decode_bandwidth,
             elementwise_factor=stack.elementwise_factor,
+            allreduce_s=stack.allreduce_us * 1e-6,
+            fused_attention=stack.fused_attention,
         )
 
 
@@ -232,14 +236,34 @@ def train_layer(
             buf = T * spec.experts_per_token * spec.hidden_size * ACT_BYTES
             ep_comm = 4 * net.alltoall_time(buf, ep, ep_fabric)  # dispatch+combine, fwd+bwd
     seqs = max(1.0, T * cp / seq)
-    attn_flops = 4.0 * seqs * causal_pairs(spec, seq) * spec.q_dim / tp / cp
-    a_f = attn_flops / (dev.peak16_flops * dev.attention_fwd) + dev.kernel_s
-    a_b = 2.5 * attn_flops / (dev.peak16_flops * dev.attention_bwd) + dev.kernel_s
+    if dev.fused_attention:
+        attn_flops = 4.0 * seqs * causal_pairs(spec, seq) * spec.q_dim / tp / cp
+        a_f = attn_flops / (dev.peak16_flops * dev.attention_fwd) + dev.kernel_s
+        a_b = 2.5 * attn_flops / (dev.peak16_flops * dev.attention_bwd) + dev.kernel_s
+    else:
+        a_f, a_b = unfused_attention_times(spec, dev, seqs=seqs, seq=seq, tp=tp * cp)
     e_f = T * elementwise_elems(spec) * ACT_BYTES * dev.elementwise_factor / tp / dev.bandwidth
     tp_comm = 0.0
     if tp > 1 and tp_fabric is not None:
         tp_comm = 4 * net.allreduce_time(T * spec.hidden_size * ACT_BYTES, tp, tp_fabric)
     return LayerTimes(g_f, a_f, e_f, g_b, a_b, 2 * e_f, tp_comm, ep_comm)
+
+
+def unfused_attention_times(
+    spec: ModelSpec, dev: Device, *, seqs: float, seq: int, tp: int
+) -> tuple[float, float]:
+    """Forward and backward of attention without flash attention (Megatron-LM before 2022,
+    Shoeybi et al. 2019, arXiv:1909.08053 §3; Korthikanti et al. 2022, arXiv:2205.05198 §4.1
+    count the same tensors): QK^T and PV as batched GEMMs over the whole s x s score matrix
+    (the causal mask is applied after), and the score matrix of `heads / tp` heads at 2 bytes
+    crosses memory 4 times forward (QK^T writes it, the fused scale-mask-softmax reads and
+    writes it, PV reads it) and 6 times backward (the saved probabilities read twice, the
+    score gradient written and read by the softmax backward and read by the dK/dQ GEMMs)."""
+    scores = seqs * (spec.num_heads / tp) * float(seq) * seq * ACT_BYTES
+    flops = 4.0 * seqs * float(seq) * seq * spec.q_dim / tp
+    a_f = flops / dev.matmul_flops + 4 * scores / dev.bandwidth + 3 * dev.kernel_s
+    a_b = 2 * flops / dev.matmul_flops + 6 * scores / dev.bandwidth + 5 * dev.kernel_s
+    return a_f, a_b
 
 
 def head_time(spec: ModelSpec, dev: Device, tokens: float, tp: int, train: bool) -> float:
@@ -280,11 +304,19 @@ def decode_step_time(
     kv_bytes: int,
     tp: int,
     tp_fabric: net.Fabric | None,
+    kv_reads: int = 1,
 ) -> dict:
     """One decode step (one token for each of `batch` sequences with `context` cached tokens)
     on one TP rank: each layer's GEMMs at M = batch (weights streamed, dequantised for
-    weight-only formats), the KV cache read (flash-decoding streams it once), the element-wise
-    kernels, 2 all-reduces of batch*h per layer under TP, the output head; seconds by part."""
+    weight-only formats), the KV cache read, the element-wise kernels, 2 all-reduces of
+    batch*h per layer under TP, the output head; seconds by part.
+
+    `kv_reads`: how many times a step streams each KV head. 1 for kernels that serve a whole
+    query group from one load (flash-decoding, Dao et al. 2023; TensorRT-LLM's XQA kernel;
+    vLLM's paged attention). A kernel that runs one thread block per query head, as
+    TensorRT-LLM's masked MHA did before XQA (v0.8, "New XQA-kernel provides 2.4x more
+    Llama-70B throughput", TensorRT-LLM docs/source/blogs/XQA-kernel.md), streams it once per
+    query head of the group: kv_reads = num_heads / num_kv_heads (serving.kv_reads)."""
     batch = check_int("batch", batch)
     wb = _weight_bytes(weights)
     dq = stack.dequant_factor(weights)
@@ -301,14 +333,18 @@ def decode_step_time(
     gem *= spec.num_layers
     bw = dev.bandwidth * dev.decode_bandwidth
     kv = 2 * spec.kv_dim * kv_bytes * span_sum(spec, context) * batch / tp if spec.causal else 0.0
-    attn = kv / bw + spec.num_layers * dev.kernel_s
+    attn = kv * kv_reads / bw + spec.num_layers * dev.kernel_s
     elem = batch * elementwise_elems(spec) * ACT_BYTES / tp / bw * spec.num_layers
     launch = spec.num_layers * max(0, stack.kernels_per_layer - 6) * dev.kernel_s
     head = gemm_time(batch, spec.hidden_size, spec.vocab_size / tp, dev)
     comm = 0.0
     if tp > 1 and tp_fabric is not None:
-        comm = 2 * spec.num_layers * net.allreduce_time(batch * spec.hidden_size * 2, tp, tp_fabric)
-    total = gem + attn + elem + launch + head + comm * (1 - stack.tp_overlap)
+        comm = (
+            2
+            * spec.num_layers
+            * (net.tp_allreduce_time(batch * spec.hidden_size * 2, tp, tp_fabric) + dev.allreduce_s)
+        )
+    total = gem + attn + elem + launch + head + comm * (1 - stack.tp_overlap_inference)
     return MappingProxyType(
         {
             "seconds": total,
@@ -356,8 +392,10 @@ def prefill_time(
     per_layer = gem + attn + elem
     comm = 0.0
     if tp > 1 and tp_fabric is not None:
-        comm = 2 * net.allreduce_time(T * spec.hidden_size * ACT_BYTES, tp, tp_fabric)
-    layers = spec.num_layers * (per_layer + comm * (1 - stack.tp_overlap))
+        comm = 2 * (
+            net.tp_allreduce_time(T * spec.hidden_size * ACT_BYTES, tp, tp_fabric) + dev.allreduce_s
+        )
+    layers = spec.num_layers * (per_layer + comm * (1 - stack.tp_overlap_inference))
     head = gemm_time(batch, spec.hidden_size, spec.vocab_size / tp, dev)
     total = layers + head
     return {

@@ -427,7 +427,15 @@ def vram(params: dict) -> dict:
         "assumptions": d["assumptions"],
         "fits": fits,
         "chosen": chosen,
+        "memory_accuracy": _memory_band(),
     }
+
+
+def _memory_band() -> dict | None:
+    """The memory model's measured error band (advisor.accuracy.memory_band)."""
+    from . import accuracy
+
+    return accuracy.memory_band()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ import datetime as dt
 import json
 import math
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -76,7 +77,13 @@ OFFLINE_CONCURRENCY = 1024  # offline runs state no concurrency: the KV-cache li
 
 
 class NotExpressible(Exception):
-    pass
+    """An entry the model cannot answer: `key` names the reason for the site's translations
+    (templates/i18n: tv.reason.<key>), `params` fill it; the message is the English text."""
+
+    def __init__(self, message: str, key: str = "other", **params):
+        super().__init__(message)
+        self.key = key
+        self.params = params
 
 
 def _load_entries() -> list[dict]:
@@ -107,7 +114,7 @@ def _model(cat, w: dict, notes: list[str]):
 
         need = ("layers", "hidden", "heads")
         if not all(arch.get(k) for k in need):
-            raise NotExpressible("architecture incomplete in the source")
+            raise NotExpressible("architecture incomplete in the source", "arch_incomplete")
         h = int(arch["hidden"])
         cfg = {
             "model_type": "gpt2" if not arch.get("ffn") else "llama",
@@ -134,18 +141,24 @@ def _model(cat, w: dict, notes: list[str]):
 
             spec = replace(spec, gated_mlp=False)
         return spec
-    raise NotExpressible(f"model {hf or '?'} is not in the catalog and the source gives no shape")
+    raise NotExpressible(
+        f"model {hf or '?'} is not in the catalog and the source gives no shape",
+        "model_unknown",
+        model=hf or "?",
+    )
 
 
 def _gpu(cat, w: dict, notes: list[str]):
     gid = w.get("accelerator")
     named = (w.get("accelerator_as_named") or "").lower()
     if "gcd" in named:
-        raise NotExpressible("one GCD of a two-die card is not a catalog accelerator")
+        raise NotExpressible("one GCD of a two-die card is not a catalog accelerator", "gcd")
     if not gid:
         named = w.get("accelerator_as_named") or ""
         raise NotExpressible(
-            f"accelerator '{named}' is not in the catalog (its peak is not published)"
+            f"accelerator '{named}' is not in the catalog (its peak is not published)",
+            "accelerator_unknown",
+            accelerator=named,
         )
     return cat.gpu(gid)
 
@@ -155,9 +168,9 @@ def _weights(w: dict, key: str = "weights") -> str:
     if v in ("mxfp8",):
         return "fp8"
     if v in ("fp4", "nvfp4", "mxfp4"):
-        raise NotExpressible("fp4 weights are not modelled (no fp4 peak in the catalog)")
+        raise NotExpressible("fp4 weights are not modelled (no fp4 peak in the catalog)", "fp4")
     if not v:
-        raise NotExpressible("precision not stated in the source")
+        raise NotExpressible("precision not stated in the source", "precision_unstated")
     if v not in WEIGHTS:
         raise NotExpressible(f"weight format {v} is not modelled")
     return WEIGHTS[v]
@@ -175,7 +188,7 @@ def _tp(w: dict, eid: str = "", notes: list | None = None) -> int:
             return int(hit.group(1))
         if (w.get("count") or 1) == 1:
             return 1
-        raise NotExpressible("tensor-parallel degree not stated")
+        raise NotExpressible("tensor-parallel degree not stated", "tp_unstated")
     return int(tp)
 
 
@@ -203,7 +216,7 @@ def predict_bandwidth(e, cat, notes):
 def predict_decode(e, cat, notes):
     w = e["workload"]
     if "spec" in e["id"]:
-        raise NotExpressible("speculative decoding is not modelled")
+        raise NotExpressible("speculative decoding is not modelled", "speculative")
     spec = _model(cat, w, notes)
     gpu = _gpu(cat, w, notes)
     weights = _weights(w)
@@ -258,14 +271,42 @@ def predict_prefill(e, cat, notes):
     raise NotExpressible(f"metric {e['metric']} for prefill")
 
 
+def _software_stack(software: str | None, notes: list[str]) -> eff.Stack:
+    """The stack a published training run's software had. Megatron-LM as the PTD-P paper ran
+    it (Narayanan et al. 2021, arXiv:2104.04473) predates flash attention (Dao et al. 2022,
+    arXiv:2205.14135) and ran its tensor-parallel all-reduces in line with the layer ("two
+    all-reduce operations in the forward pass and two in the backward pass", §2.3; the
+    overlap of TP collectives with GEMMs came with Transformer Engine's userbuffers, 2023)."""
+    from dataclasses import replace
+
+    if "Megatron-LM (PTD-P" in (software or ""):
+        notes.append(
+            "Megatron-LM of 2021: unfused attention (no flash attention yet), TP all-reduces "
+            "not overlapped"
+        )
+        return replace(eff.DEFAULT_STACK, tp_overlap=0.0, fused_attention=False)
+    return eff.DEFAULT_STACK
+
+
+def _trtllm_before_xqa(software: str | None) -> bool:
+    """True for TensorRT-LLM releases before v0.8, whose generation attention had no XQA
+    kernel for GQA/MQA ("These improvements ... will be included in the v0.8 releases",
+    TensorRT-LLM docs/source/blogs/XQA-kernel.md)."""
+    m = re.search(r"TensorRT-LLM v?0\.(\d+)", software or "")
+    return bool(m) and int(m.group(1)) < 8
+
+
 def predict_serving(e, cat, notes):
     w = e["workload"]
     if "ambiguous" in (e.get("notes") or "") and e["metric"] == "tokens_per_s":
-        raise NotExpressible("the source does not say whether the figure is per GPU or per system")
+        raise NotExpressible(
+            "the source does not say whether the figure is per GPU or per system", "per_gpu_unclear"
+        )
     if w.get("input_tokens") is None or w.get("output_tokens") is None:
         raise NotExpressible(
             "input/output lengths not stated (MLPerf: the dataset's distribution, not in the "
-            "stored result)"
+            "stored result)",
+            "lengths_mlperf" if "mlperf" in e["id"] else "lengths_unstated",
         )
     spec = _model(cat, w, notes)
     gpu = _gpu(cat, w, notes)
@@ -275,6 +316,12 @@ def predict_serving(e, cat, notes):
     inp, out = int(w["input_tokens"]), int(w["output_tokens"])
     conc = w.get("concurrency") or w.get("batch")
     engine = "trtllm" if "tensorrt" in (w.get("software") or "").lower() else "vllm"
+    grouped = not _trtllm_before_xqa(w.get("software"))
+    if not grouped and spec.num_kv_heads < spec.num_heads:
+        notes.append(
+            "TensorRT-LLM before v0.8: masked MHA streams the KV cache once per query head "
+            "(XQA came in v0.8, docs/source/blogs/XQA-kernel.md)"
+        )
     kv_dtype = w.get("kv_dtype") or "bf16"
     if engine == "trtllm" and weights == "fp8" and not w.get("kv_dtype"):
         kv_dtype = "fp8"
@@ -314,6 +361,7 @@ def predict_serving(e, cat, notes):
         tensor_parallel=tp,
         gpus=count,
         engine=engine,
+        grouped_kv_kernel=grouped,
     )
     m = e["metric"]
     if m == "tokens_per_s":
@@ -333,12 +381,16 @@ def predict_latency(e, cat, notes):
     w = e["workload"]
     if (w.get("scenario") or "").lower().startswith("online"):
         raise NotExpressible(
-            "online serving at a request rate: queueing at that rate is not modelled"
+            "online serving at a request rate: queueing at that rate is not modelled",
+            "request_rate",
         )
     if w.get("input_tokens") is None:
-        raise NotExpressible("input/output lengths not stated")
+        raise NotExpressible(
+            "input/output lengths not stated",
+            "lengths_mlperf" if "mlperf" in e["id"] else "lengths_unstated",
+        )
     if w.get("concurrency") is None and w.get("batch") is None:
-        raise NotExpressible("concurrency not stated")
+        raise NotExpressible("concurrency not stated", "concurrency_unstated")
     return predict_serving(e, cat, notes)
 
 
@@ -364,7 +416,7 @@ def predict_training(e, cat, notes):
     w = e["workload"]
     spec = _model(cat, w, notes)
     if spec.is_moe and w.get("model") is None:
-        raise NotExpressible("MoE model not in the catalog")
+        raise NotExpressible("MoE model not in the catalog", "model_unknown", model="MoE")
     gpu = _gpu(cat, w, notes)
     prec = (w.get("precision") or "bf16").lower()
     prec = {"mxfp8": "fp8"}.get(prec, prec)
@@ -376,7 +428,7 @@ def predict_training(e, cat, notes):
     cp = int(w.get("context_parallel") or 1)
     ep = int(w.get("expert_parallel") or 1)
     if w.get("tensor_parallel") is None and count > 8 and spec.hidden_size >= 12288:
-        raise NotExpressible("parallel layout not stated")
+        raise NotExpressible("parallel layout not stated", "layout_unstated")
     dp = count // (tp * pp * cp)
     if dp * tp * pp * cp != count:
         raise NotExpressible("parallel layout does not multiply to the GPU count")
@@ -419,7 +471,14 @@ def predict_training(e, cat, notes):
         notes.append(f"network between nodes not stated: {net_id}")
     ck = _checkpointing(w.get("checkpointing"))
     st = training.train_step(
-        spec, gpu, layout, seq=seq, precision=prec, checkpointing=ck, inter=inter
+        spec,
+        gpu,
+        layout,
+        seq=seq,
+        precision=prec,
+        checkpointing=ck,
+        inter=inter,
+        stack=_software_stack(w.get("software"), notes),
     )
     metric = e["metric"]
     if metric == "tokens_per_s_per_gpu":
@@ -480,7 +539,9 @@ FIT_GRID = {
     "elementwise_factor": [1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0],
     "decode_bandwidth": [0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0],
     "kernel_us": [0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 10.0, 12.0],
-    "tp_overlap": [0.0, 0.2, 0.4, 0.6, 0.8],
+    "tp_overlap": [0.0, 0.2, 0.4, 0.6, 0.8, 0.9, 1.0],
+    "tp_overlap_inference": [0.0, 0.2, 0.4, 0.6],
+    "allreduce_us": [0.0, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0],
     "seq_step_us.vllm": [0.0, 5.0, 10.0, 15.0, 20.0],
     "seq_step_us.trtllm": [0.0, 2.0, 5.0, 10.0, 20.0, 30.0],
     "request_ms": [0.0, 1.0, 2.0, 3.0, 4.0, 5.0],
@@ -568,7 +629,9 @@ def evaluate(entries, cat) -> list[dict]:
                 error=float(pred) / float(e["value"]) - 1.0,
             )
         except NotExpressible as exc:
-            row.update(expressible=False, reason=str(exc))
+            row.update(
+                expressible=False, reason=str(exc), reason_key=exc.key, reason_params=exc.params
+            )
         except AdvisorError as exc:
             row.update(expressible=False, reason=f"advisor refused: {exc.message}")
         row["assumptions"] = notes

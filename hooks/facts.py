@@ -911,6 +911,12 @@ def validation_rows() -> tuple:
                 batch=st.get("batch", 0),
                 seq=st.get("seq", 0),
                 fake=bool(st.get("fake", False)),
+                gpus=st.get("gpus", 1),
+                sharding=st.get("sharding", "ddp"),
+                bnb=st.get("optimizer") == "adamw-8bit" or bool(st.get("quant")),
+                quant=st.get("quant") or "",
+                lora_targets=", ".join(st.get("lora_targets", ())) if st.get("lora_rank") else "",
+                method=c.get("method", ""),
                 estimated=peak["estimate"],
                 measured=peak["measured"],
                 error=(peak["estimate"] - peak["measured"]) / peak["measured"],
@@ -929,6 +935,7 @@ def validation_summary() -> MappingProxyType:
         return _frozen(cases=0, median=0.0, worst=0.0, component_worst=0.0, bound=0.0)
     doc = validation()
     return _frozen(
+        families=len({r["family"] for r in rows}),
         cases=len(errs),
         median=statistics.median(errs),
         worst=max(errs),

@@ -124,5 +124,5 @@ def extend(config, catalog, cache: dict) -> None:
         nav.insert(at, {"Kalkulyatorlar": extra["calculators"]})
         titles.insert(at, "Kalkulyatorlar")
     if extra["reports"] and "Hesabatlar" not in titles:
-        at = len(nav) - 1 if titles and titles[-1] == "Məlumat" else len(nav)
+        at = len(nav) - 1 if titles and titles[-1] == "Arayış" else len(nav)
         nav.insert(at, {"Hesabatlar": extra["reports"]})

@@ -190,6 +190,7 @@ def _check_wheel(wheel: Path) -> None:
         if "__pycache__" not in p.parts
     } | {f"advisor/report_templates/{p.name}" for p in REPORT_TEMPLATES.iterdir() if p.is_file()}
     want.add(f"advisor/validation_data/{ACCURACY_SUMMARY.name}")
+    want.add("advisor/validation_data/memory-summary.json")
     if got != want:
         raise PluginError(
             f"advisor wheel: missing {sorted(want - got)}, unexpected {sorted(got - want)} "

@@ -41,7 +41,7 @@ from mkdocs.plugins import event_priority  # noqa: E402
 
 from advisor import memory, models, units  # noqa: E402
 from advisor.errors import AdvisorError  # noqa: E402
-from hooks import charts, facts, generate, markers, sitedata, state  # noqa: E402
+from hooks import bench_text, charts, facts, generate, markers, sitedata, state  # noqa: E402
 from hooks.templating import LANGS, MissingTranslation, make_t  # noqa: E402
 
 log = logging.getLogger("mkdocs.hooks.render")
@@ -104,6 +104,7 @@ def page_context(page) -> dict:
         "facts": facts,
         "bench": st.bench,
         "t": make_t(lang, st.strings),
+        "bench_text": bench_text.translator(make_t(lang, st.strings), lang),
         "fmt": st.envs[lang].filters,
         "memory": memory,
         "models": models,
@@ -226,3 +227,19 @@ def on_post_build(config):
             for name in ("sitemap.xml", "sitemap.xml.gz"):
                 if (site / name).is_file():
                     shutil.copyfile(site / name, site / lang / name)
+
+
+_NOT_FOUND: dict[str, str] = {}
+
+
+def on_post_template(output, template_name, config):
+    """The site has one 404.html, at the root, where the default language (az) lives; but
+    mkdocs-static-i18n builds English after Azerbaijani and its 404.html overwrote the az one.
+    Keep the default language's page and hand it back when a later build writes its own."""
+    if template_name != "404.html":
+        return output
+    lang = config.theme.get("language")
+    if lang != "en":  # the az build's theme language is "custom" (mkdocs.yml)
+        _NOT_FOUND["az"] = output
+        return output
+    return _NOT_FOUND.get("az", output)

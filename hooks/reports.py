@@ -29,6 +29,7 @@ from advisor import vocab  # noqa: E402
 from advisor.errors import AdvisorError  # noqa: E402
 from advisor.profile import load_profile  # noqa: E402
 from advisor.report import build_report, render_fragment, render_html, tr  # noqa: E402
+from advisor.report_i18n import STRINGS  # noqa: E402
 from advisor.report_render import render_template  # noqa: E402
 from hooks import markers, state  # noqa: E402
 
@@ -133,6 +134,18 @@ def _form_defaults() -> dict:
 DEFAULTS = _form_defaults()
 
 
+def _choice_label(lang: str, value: str) -> str:
+    """A select option of the form in words (`form.o.<value>`), the value itself otherwise
+    (model ids, currency codes)."""
+    key = f"form.o.{value}"
+    return tr(lang, key) if key in STRINGS[lang] else value
+
+
+def _example_label(root: Path, name: str) -> str:
+    """An example profile as the form lists it: its organisation (the client's own name)."""
+    return load_profile(root / "examples" / f"{name}.yaml").organisation
+
+
 def render_form(lang: str, st: state.BuildState) -> str:
     """The in-browser report form (docs/{az,en}/reports/new.md; templates/report/form.html.j2);
     assets/reports/form.js drives it through the Pyodide worker. One HTML block, no blank
@@ -142,7 +155,9 @@ def render_form(lang: str, st: state.BuildState) -> str:
         "form.html.j2",
         lang=lang,
         t=lambda key: tr(lang, key),
+        label=lambda value: _choice_label(lang, value),
         examples=names,
+        example_labels={n: _example_label(st.root, n) for n in names},
         models=[m.id for m in st.catalog.models],
         fields=FIELDS,
         defaults=DEFAULTS,
@@ -151,4 +166,10 @@ def render_form(lang: str, st: state.BuildState) -> str:
             n: (st.root / "examples" / f"{n}.yaml").read_text(encoding="utf-8") for n in names
         },
         publisher=st.publisher.to_dict(),
+        # The site's error messages (templates/i18n err.*) without parameters: a profile's
+        # errors name their field and key only (advisor.profile), so a text that needs
+        # parameters stays the error's own message.
+        error_texts={
+            k[4:]: v for k, v in st.strings[lang].items() if k.startswith("err.") and "{" not in v
+        },
     )

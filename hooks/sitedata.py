@@ -90,11 +90,12 @@ class SiteData:
     @staticmethod
     def sources(gpu: GPU) -> list[tuple[str, str, str, str]]:
         """[(fields, url, read date, how checked)] of a GPU (`GPU.sources`: field -> Source),
-        one row per distinct source, fields joined by ", "."""
+        one row per distinct source; fields are the catalog's names ("peak_tflops.bf16"): the
+        page shows each through its `field.*` translation."""
         groups: dict = {}
         for fld, s in sorted(gpu.sources.items()):
             groups.setdefault((s.url, s.read, s.checked), []).append(fld)
-        return [(", ".join(f), url, read, checked) for (url, read, checked), f in groups.items()]
+        return [(tuple(f), url, read, checked) for (url, read, checked), f in groups.items()]
 
     @staticmethod
     def best_precision(gpu) -> str | None:

@@ -91,6 +91,9 @@ def test_vram_inputs_equal_cpython(browser_page, site_server):
     assert page.locator('[data-out="total"]').inner_text() == _gib_en(want["total_bytes"])
     assert page.locator('[data-out="max_batch"]').inner_text() == f"{want['chosen']['max_batch']:,}"
     assert page.locator('[data-out="max_seq"]').inner_text() == f"{want['chosen']['max_seq']:,}"
+    # the memory model's measured band, as CPython reports it
+    band = page.locator('[data-out="mband"]').inner_text()
+    assert f"{want['memory_accuracy']['n']} measured PyTorch runs" in band
     # state in the URL: a shared link reproduces the result
     url = page.url
     assert "vram.batch=2" in url
@@ -175,6 +178,12 @@ def _out(page, name: str) -> str:
     return page.locator(f'[data-out="{name}"]').inner_text()
 
 
+def _assert_outs(page, want: dict) -> None:
+    """Each named output on the page shows the text CPython's result gives it."""
+    for name, text in want.items():
+        assert _out(page, name) == text, name
+
+
 def _serving_best(result: dict) -> dict:
     b = result["best"]
     pm = lambda kind: "±" + numfmt.percent(result["accuracy"][kind]["median_abs_error"], 0, "en")  # noqa: E731
@@ -192,8 +201,7 @@ def test_serving_equals_cpython_with_error_bands(browser_page, site_server):
     _open(page, site_server, "en", "serving")
     # the prerendered default equals CPython's default, with the measured error bands
     want = webapi.run("serving", {})
-    for name, text in _serving_best(want).items():
-        assert _out(page, name) == text, name
+    _assert_outs(page, _serving_best(want))
     band = _out(page, "band")
     for kind in ("decode", "prefill", "serving"):
         assert _band_en(want, kind) in band, kind
@@ -205,8 +213,7 @@ def test_serving_equals_cpython_with_error_bands(browser_page, site_server):
     _set(page, "serving", "input_tokens", "4096")
     _set(page, "serving", "tpot_ms", "20")
     want = webapi.run("serving", {"input_tokens": 4096, "tpot_ms": 20})
-    for name, text in _serving_best(want).items():
-        assert _out(page, name) == text, name
+    _assert_outs(page, _serving_best(want))
     assert rows.count() == len(want["points"])
     assert "serving.input_tokens=4096" in page.url and "serving.tpot_ms=20" in page.url
     # an impossible limit: no best point, said in words
@@ -236,8 +243,7 @@ def test_cluster_equals_cpython_and_the_picker_links_to_it(browser_page, site_se
     page = browser_page
     _open(page, site_server, "en", "cluster")
     want = webapi.run("cluster", {})
-    for name, text in _cluster_head(want).items():
-        assert _out(page, name) == text, name
+    _assert_outs(page, _cluster_head(want))
     assert _out(page, "reason") == STRINGS["en"]["calc.cl.r.deadline"]
     assert _band_en(want, "training") in _out(page, "band")
     rows = page.locator('.calc[data-calc="cluster"] table.calc-main tbody tr')
@@ -245,8 +251,7 @@ def test_cluster_equals_cpython_and_the_picker_links_to_it(browser_page, site_se
     # a longer deadline: fewer GPUs, as in CPython
     _set(page, "cluster", "deadline_days", "90")
     want = webapi.run("cluster", {"deadline_days": 90})
-    for name, text in _cluster_head(want).items():
-        assert _out(page, name) == text, name
+    _assert_outs(page, _cluster_head(want))
     # a deadline nothing meets: no plan, the reason translated
     _set(page, "cluster", "deadline_days", "0.01")
     want = webapi.run("cluster", {"deadline_days": 0.01})
@@ -262,8 +267,7 @@ def test_cluster_equals_cpython_and_the_picker_links_to_it(browser_page, site_se
     page.wait_for_function("() => Number(document.querySelector('.calc').dataset.updates) >= 1")
     assert page.locator('[name="model"]').input_value() == "llama-3.1-70b"
     want = webapi.run("cluster", {"model": "llama-3.1-70b"})
-    for name, text in _cluster_head(want).items():
-        assert _out(page, name) == text, name
+    _assert_outs(page, _cluster_head(want))
 
 
 def test_every_time_figure_carries_its_band(browser_page, site_server):

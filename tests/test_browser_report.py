@@ -1,5 +1,6 @@
 """Reports in Chromium: a PDF printed by Chromium (Playwright `page.pdf`) keeps every table whole
-and starts every section on a new page; the in-browser form (Pyodide) builds the same report as
+(the sources list may run over pages with its header repeated, each row whole) and starts every
+section on a new page; the in-browser form (Pyodide) builds the same report as
 the CLI. Needs /usr/bin/chromium, Playwright and poppler's pdftotext."""
 
 from __future__ import annotations
@@ -42,14 +43,24 @@ MARK_JS = """() => {
     };
     tag(cells[0], `QQS${i}QQ`);
     tag(cells[cells.length - 1], `QQE${i}QQ`);
+    // the sources list may run over pages (its header repeats): then each row stays whole
+    if (t.dataset.table === 'sources') {
+      t.querySelectorAll('tbody tr').forEach((r, j) => {
+        const c = r.querySelectorAll('td');
+        tag(c[0], `QQR${i}x${j}aQQ`);
+        tag(c[c.length - 1], `QQR${i}x${j}bQQ`);
+      });
+    }
   });
+  const long = tables.findIndex((t) => t.dataset.table === 'sources');
   document.querySelectorAll('.ar section.ar-sec > h2').forEach((h, i) => {
     const s = document.createElement('span');
     s.textContent = `QQH${i}QQ `;
     s.style.cssText = 'font-size:6px;white-space:nowrap';
     h.prepend(s);
   });
-  return [tables.length, document.querySelectorAll('.ar section.ar-sec').length];
+  return [tables.length, document.querySelectorAll('.ar section.ar-sec').length, long,
+          long < 0 ? 0 : tables[long].querySelectorAll('tbody tr').length];
 }"""
 
 
@@ -87,15 +98,25 @@ def test_pdf_keeps_every_table_whole(browser, tmp_path, name, lang):
     html_path.write_text(report.render_html(data, report.load_publisher(ROOT / "publisher.yaml")))
     page = browser.new_page()
     page.goto(html_path.as_uri())
-    n_tables, n_sections = page.evaluate(MARK_JS)
+    n_tables, n_sections, long, long_rows = page.evaluate(MARK_JS)
     pdf = tmp_path / f"{name}.{lang}.pdf"
     page.pdf(path=str(pdf), format="A4", print_background=True)
     page.close()
     pages = _pages_text(pdf)
     assert n_tables >= 8 and n_sections == len(report.SECTIONS)
     for i in range(n_tables):
+        if i == long:
+            continue
         start, end = _page_of(pages, f"QQS{i}QQ"), _page_of(pages, f"QQE{i}QQ")
         assert start == end, f"table {i} runs from page {start + 1} to page {end + 1}"
+    if long >= 0:
+        # the sources list: its header on every page it spans, no row cut in two
+        heads = [k for k, text in enumerate(pages) if f"QQS{long}QQ" in text.replace(" ", "")]
+        end = _page_of(pages, f"QQE{long}QQ")
+        assert heads == list(range(heads[0], heads[0] + len(heads))) and end == heads[-1]
+        for j in range(long_rows):
+            a, b = _page_of(pages, f"QQR{long}x{j}aQQ"), _page_of(pages, f"QQR{long}x{j}bQQ")
+            assert a == b, f"source row {j} runs from page {a + 1} to page {b + 1}"
     heads = [_page_of(pages, f"QQH{i}QQ") for i in range(n_sections)]
     # every section starts on a new page, in order
     assert heads == sorted(set(heads)), heads

@@ -45,6 +45,69 @@ def test_collectives_by_hand():
     assert network.slowest(FAB, slow) is slow
 
 
+def test_inference_allreduce_is_one_or_two_shot_on_nvlink_and_a_ring_over_pcie():
+    # one-shot: alpha + (n-1) * bytes / bw; two-shot: 2 alpha + 2(n-1)/n * bytes / bw
+    small, big = 64e3, 64e6
+    assert network.tp_allreduce_time(small, 8, FAB) == pytest.approx(10e-6 + 7 * small / 1e11)
+    assert network.tp_allreduce_time(big, 8, FAB) == pytest.approx(20e-6 + 1.75 * big / 1e11)
+    assert network.tp_allreduce_time(small, 8, FAB) < network.allreduce_time(small, 8, FAB)
+    pcie = replace(FAB, id="p", name="pcie4")
+    assert network.tp_allreduce_time(small, 4, pcie) == network.allreduce_time(small, 4, pcie)
+    assert network.tp_allreduce_time(small, 1, FAB) == 0.0
+
+
+def test_a_kernel_without_grouped_kv_reads_the_cache_once_per_query_head():
+    assert serving.kv_reads(L70B) == 1
+    assert serving.kv_reads(L70B, grouped_kv_kernel=False) == L70B.num_heads // L70B.num_kv_heads
+    mha = CAT.model("llama-2-7b").spec
+    assert serving.kv_reads(mha, grouped_kv_kernel=False) == 1  # MHA: nothing to share
+    kw = dict(concurrency=64, input_tokens=128, output_tokens=2048, weights="fp8", kv_dtype="fp8")
+    grouped = serving.point(L70B, CAT.gpu("h200"), engine="trtllm", **kw)
+    per_head = serving.point(L70B, CAT.gpu("h200"), engine="trtllm", grouped_kv_kernel=False, **kw)
+    # TensorRT-LLM's XQA blog: 2.4x the throughput once the group shares its KV reads
+    assert 1.5 < grouped.tokens_per_s / per_head.tokens_per_s < 3.5
+
+
+def test_unfused_attention_costs_the_score_matrix_traffic():
+    stack = eff.DEFAULT_STACK
+    dev = timing.Device.of(A100, "bf16", stack)
+    old = timing.Device.of(A100, "bf16", replace(stack, fused_attention=False))
+    spec = CAT.model("llama-2-7b").spec
+    a_f, a_b = timing.unfused_attention_times(spec, old, seqs=4, seq=2048, tp=1)
+    scores = 4 * spec.num_heads * 2048 * 2048 * 2  # bytes of the 16-bit score matrices
+    flops = 4 * 4 * 2048 * 2048 * spec.q_dim
+    assert a_f == pytest.approx(
+        flops / old.matmul_flops + 4 * scores / old.bandwidth + 3 * old.kernel_s
+    )
+    assert a_b == pytest.approx(
+        2 * flops / old.matmul_flops + 6 * scores / old.bandwidth + 5 * old.kernel_s
+    )
+    kw = dict(tokens=8192, seq=2048, tp=1, ep=1, tp_fabric=None, ep_fabric=None)
+    fused = timing.train_layer(spec, dev, **kw)
+    unfused = timing.train_layer(spec, old, **kw)
+    assert unfused.attention_fwd > 2 * fused.attention_fwd
+    assert unfused.gemm_fwd == fused.gemm_fwd
+
+
+def test_validation_gives_2021_megatron_its_own_stack():
+    from bench import throughput_validation as tv
+
+    notes: list[str] = []
+    st = tv._software_stack("Megatron-LM (PTD-P, interleaved schedule per paper)", notes)
+    assert not st.fused_attention and st.tp_overlap == 0.0 and notes
+    assert tv._software_stack("NeMo 24.07 container", []) is eff.DEFAULT_STACK
+
+
+def test_validation_knows_which_tensorrt_llm_releases_predate_xqa():
+    from bench import throughput_validation as tv
+
+    assert tv._trtllm_before_xqa("TensorRT-LLM v0.5.0, TensorRT v9.1.0.4")
+    assert tv._trtllm_before_xqa("TensorRT-LLM v0.6.1 (gptSessionBenchmark)")
+    assert not tv._trtllm_before_xqa("TensorRT-LLM 0.17, trtllm-bench")
+    assert not tv._trtllm_before_xqa("TensorRT-LLM 1.0")
+    assert not tv._trtllm_before_xqa(None)
+
+
 def test_intra_node_fabric_halves_the_bidirectional_figure():
     f = network.intra_node_fabric(H100)  # NVLink 4: 900 GB/s both ways
     assert f.gb_per_s_per_gpu == pytest.approx(450.0)
@@ -247,10 +310,10 @@ def test_achievable_ceilings_come_from_the_catalog_with_sources():
 # --- the published set (golden) ----------------------------------------------------------------
 
 
-def test_published_validation_is_current_and_meets_the_median_target():
+def test_published_validation_is_current_and_meets_the_targets():
     """bench_results/validation/throughput.json is what the builder makes from the committed
     model (rerun `make bench-throughput` after changing it), and the model's median |error| on
-    the published measurements stays within the issue's 15 % target."""
+    the published measurements stays within the issue's targets (median 15 %, worst 40 %)."""
     from bench import throughput_validation as tv
 
     fresh = tv.build(CAT)
@@ -265,6 +328,8 @@ def test_published_validation_is_current_and_meets_the_median_target():
     s = fresh["summary"]
     assert s["validation_entries"] >= 30
     assert s["by_kind"]["all"]["median_abs_error"] <= 0.15
+    assert s["by_kind"]["all"]["worst_abs_error"] <= 0.40
+    assert s["targets"]["median_met"] and s["targets"]["worst_met"]
     for r in fresh["entries"]:
         assert r["expressible"] or r["reason"], r["id"]
         assert r["source"]["url"].startswith("https://"), r["id"]

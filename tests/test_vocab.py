@@ -92,3 +92,31 @@ def test_every_string_the_calculators_name_is_translated():
     for lang in ("az", "en"):
         missing = sorted(k for k in keys if k not in strings[lang])
         assert missing == [], (lang, missing)
+
+
+def test_every_error_key_raised_by_advisor_is_translated():
+    """The site shows an AdvisorError by its key (`err.<key>`) in the reader's language: every
+    key that advisor/ raises literally must have a message in both languages. Catalog and
+    benchmark-file checks (`catalog.*`, `bench.*`, `offer.*`) run at build time on the project's
+    own data and speak to its developers, in English."""
+    import ast
+
+    from hooks.templating import load_strings
+
+    strings = load_strings(ROOT / "templates" / "i18n")
+    keys = set()
+    for path in (ROOT / "advisor").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "id", None) == "AdvisorError"
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)
+                and not node.args[0].value.startswith(("catalog.", "bench.", "offer."))
+            ):
+                keys.add(node.args[0].value)
+    assert len(keys) > 40
+    for lang in ("az", "en"):
+        missing = sorted(k for k in keys if f"err.{k}" not in strings[lang])
+        assert missing == [], (lang, missing)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -49,6 +50,21 @@ def test_vram_equals_memory_model():
     assert len(r["fits"]) == len(CAT.gpus)
     for row in r["fits"]:
         assert row["fits"] == (est["total_bytes"] <= row["memory_bytes"])
+
+
+def test_vram_carries_the_measured_memory_band():
+    """The band under the VRAM result is the committed memory validation's (memory.json)."""
+    doc = json.loads(
+        (
+            Path(__file__).resolve().parent.parent / "bench_results/validation/memory.json"
+        ).read_text()
+    )
+    errs = [abs(c["components"]["peak_allocated_bytes"]["error"]) for c in doc["cases"]]
+    band = webapi.run("vram", {})["memory_accuracy"]
+    assert band["n"] == len(doc["cases"]) >= 45
+    assert band["families"] == len({c["family"] for c in doc["cases"]}) >= 12
+    assert band["worst_abs_error"] == pytest.approx(max(errs))
+    assert band["median_abs_error"] == pytest.approx(sorted(errs)[len(errs) // 2], abs=0.01)
 
 
 def test_vram_training_setup_and_limits_independent_of_the_varied_field():

@@ -100,7 +100,13 @@ export function shardingText(label, S) {
 export function errorText(err, S) {
   let t = S["err." + err.key];
   if (!t) return err.message;
-  return t.replace(/\{(\w+)\}/g, (_, k) => (err.params && err.params[k] !== undefined ? (Array.isArray(err.params[k]) ? err.params[k].join(", ") : err.params[k]) : ""));
+  return t.replace(/\{(\w+)\}/g, (_, k) => {
+    const v = err.params ? err.params[k] : undefined;
+    if (v === undefined || v === null) return "";
+    // A limit stays as written (65536); a measured figure takes the page's decimal comma.
+    if (typeof v === "number" && !Number.isInteger(v)) return fmt(v, S, 2);
+    return Array.isArray(v) ? v.join(", ") : v;
+  });
 }
 
 function field(kind, name, type, state, S, L, choices) {
@@ -110,7 +116,9 @@ function field(kind, name, type, state, S, L, choices) {
   let input;
   if (type === "model" || type === "gpu" || type === "network") {
     const list = { model: L.models, gpu: L.gpus, network: L.networks }[type];
-    input = `<select id="${id}" name="${name}">${list.map(([i, n]) => `<option value="${esc(i)}"${i === v ? " selected" : ""}>${esc(n)}</option>`).join("")}</select>`;
+    // A network's name in the page's language (calc.net.<id>); models and accelerators by name.
+    const label = (i, n) => (type === "network" ? tr(S, "calc.net." + i, n) : n);
+    input = `<select id="${id}" name="${name}">${list.map(([i, n]) => `<option value="${esc(i)}"${i === v ? " selected" : ""}>${esc(label(i, n))}</option>`).join("")}</select>`;
   } else if (type === "select") {
     input = `<select id="${id}" name="${name}">${L.options[choices || name].map(([o, key]) => `<option value="${esc(o)}"${o === v ? " selected" : ""}>${esc(tr(S, key, o))}</option>`).join("")}</select>`;
   } else if (type === "config") {
@@ -163,6 +171,11 @@ function renderVram(r, S) {
     out += `<p class="calc-chosen" data-out="chosen">${esc(c.name)}: ${esc(c.fits ? tr(S, "calc.fits", "fits") : tr(S, "calc.no_fit", "does not fit"))} · ${esc(tr(S, "calc.max_batch", "largest batch"))} <strong data-out="max_batch">${esc(fmt(c.max_batch, S, 0))}</strong> · ${esc(tr(S, "calc.max_seq", "longest context"))} <strong data-out="max_seq">${esc(fmt(c.max_seq, S, 0))}</strong></p>`;
   }
   const fr = r.fits.map((g) => [g.name, gib(g.memory_bytes, S), g.fits ? "✓ " + tr(S, "calc.fits", "fits") : "✗ " + tr(S, "calc.no_fit", "does not fit"), gib(g.headroom_bytes, S)]);
+  const mb = r.memory_accuracy;
+  if (mb) {
+    const text = fillText(tr(S, "calc.mband", "±{median} (median), ±{worst} at worst, against {n} measured PyTorch runs"), { median: formatPercent(mb.median_abs_error, lang2(S), 1), worst: formatPercent(mb.worst_abs_error, lang2(S), 1), n: formatNumber(mb.n, lang2(S)) });
+    out += `<p class="calc-band" data-out="mband">${esc(tr(S, "calc.mband_title", "Measured error of the peak memory"))}: ${esc(text)} (<a href="../../methodology/#validation">${esc(tr(S, "calc.band_link", "how it was measured"))}</a>)</p>`;
+  }
   out += `<details class="calc-fits"><summary>${esc(tr(S, "calc.fits_table", "Fits on each accelerator"))} (${r.fits.filter((g) => g.fits).length}/${r.fits.length})</summary>${table([tr(S, "calc.gpu", "Accelerator"), tr(S, "calc.memory", "Memory"), tr(S, "calc.verdict", "Verdict"), tr(S, "calc.headroom", "Headroom")], fr)}</details>`;
   return out;
 }
@@ -176,7 +189,7 @@ function renderRoofline(r, S) {
   for (let e = -1; e <= 4; e += 0.05) { const i = 10 ** e; pts.push(`${lx(i).toFixed(1)},${ly(Math.min(peak, i * bw)).toFixed(1)}`); }
   const ai = r.intensity_flop_per_byte ?? 1e4;
   const px = lx(Math.min(Math.max(ai, 0.1), 1e4)), py = ly(r.attainable_tflops);
-  const svg = `<svg class="calc-svg" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(tr(S, "calc.roofline", "Roofline"))}"><line x1="${x0}" y1="${y0}" x2="${W - 10}" y2="${y0}" stroke="currentColor"/><line x1="${x0}" y1="10" x2="${x0}" y2="${y0}" stroke="currentColor"/><polyline fill="none" stroke="#3f51b5" stroke-width="2" points="${pts.join(" ")}"/><line x1="${lx(r.ridge_point).toFixed(1)}" y1="10" x2="${lx(r.ridge_point).toFixed(1)}" y2="${y0}" stroke="#999" stroke-dasharray="4"/><circle cx="${px.toFixed(1)}" cy="${py.toFixed(1)}" r="6" fill="#e91e63"/><text x="${x0 + 5}" y="${H - 8}" font-size="12" fill="currentColor">${esc(tr(S, "calc.intensity", "Arithmetic intensity (FLOP/byte)"))}, log</text><text x="${x0 + 5}" y="22" font-size="12" fill="currentColor">TFLOPS, log · ${esc(fmt(peak, S, 0))}</text></svg>`;
+  const svg = `<svg class="calc-svg" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(tr(S, "calc.roofline", "Roofline"))}"><line x1="${x0}" y1="${y0}" x2="${W - 10}" y2="${y0}" stroke="currentColor"/><line x1="${x0}" y1="10" x2="${x0}" y2="${y0}" stroke="currentColor"/><polyline fill="none" stroke="#3f51b5" stroke-width="2" points="${pts.join(" ")}"/><line x1="${lx(r.ridge_point).toFixed(1)}" y1="10" x2="${lx(r.ridge_point).toFixed(1)}" y2="${y0}" stroke="#999" stroke-dasharray="4"/><circle cx="${px.toFixed(1)}" cy="${py.toFixed(1)}" r="6" fill="#e91e63"/><text x="${x0 + 5}" y="${H - 8}" font-size="12" fill="currentColor">${esc(tr(S, "calc.intensity", "Arithmetic intensity (FLOP/byte)"))}, ${esc(tr(S, "calc.log_scale", "log"))}</text><text x="${x0 + 5}" y="22" font-size="12" fill="currentColor">TFLOPS, ${esc(tr(S, "calc.log_scale", "log"))} · ${esc(fmt(peak, S, 0))}</text></svg>`;
   const rows = [
     [tr(S, "calc.intensity", "Arithmetic intensity (FLOP/byte)"), fmt(r.intensity_flop_per_byte, S, 2)],
     [tr(S, "calc.ridge", "Ridge point (FLOP/byte)"), fmt(r.ridge_point, S, 1)],
@@ -204,16 +217,27 @@ function renderBudget(r, S) {
     [tr(S, "calc.cloud_price", "Cloud price per GPU-hour (USD)"), fmt(r.cloud_usd_per_gpu_hour, S, 2)],
   ];
   // No price for a workload that does not fit (or an encoder's tokens): the reason instead.
-  if (r.training) rows.push([tr(S, "calc.train_cost", "Training run in the cloud"), r.training.reason ? errorText(r.training.reason, S) : `${withPm(money(r.training.cloud_cost, cur, S), r, "training", S)} · ${withPm(fmt(r.training.hours, S, 1), r, "training", S)} h`]);
+  if (r.training) rows.push([tr(S, "calc.train_cost", "Training run in the cloud"), r.training.reason ? errorText(r.training.reason, S) : `${withPm(money(r.training.cloud_cost, cur, S), r, "training", S)} · ${withPm(`${fmt(r.training.hours, S, 1)} ${tr(S, "calc.unit.hours", "h")}`, r, "training", S)}`]);
   if (r.inference) rows.push([tr(S, "calc.per_million", "Per 1M generated tokens (rented)"), r.inference.reason ? errorText(r.inference.reason, S) : `${fmt(r.inference.per_million_tokens, S, 3)} ${cur} ${pm(r, "decode", S)}`.trim()]);
   const verdict = t.savings > 0 ? tr(S, "calc.own_cheaper", "owning is cheaper") : tr(S, "calc.rent_cheaper", "renting is cheaper");
   return `<p class="calc-headline">${esc(r.gpus)} × ${esc(r.gpu.name)} · <strong data-out="verdict">${esc(verdict)}</strong> (${esc(money(Math.abs(t.savings), cur, S))})</p>${svg}${table([tr(S, "calc.quantity", "Quantity"), tr(S, "calc.value", "Value")], rows, "calc-main")}${bandLine(r, S)}`;
 }
 
+// A rejection reason in the page's language (calc.r.<key>, else the error's err.<key>): numbers
+// through the one formatter (decimal comma in az), money with its currency, the pricing kind in
+// words; the English message only for a key neither table knows.
 function reasonText(x, S) {
-  let t = S["calc.r." + x.key];
+  const t = S["calc.r." + x.key] ?? S["err." + x.key];
   if (!t) return x.message;
-  return t.replace(/\{(\w+)\}/g, (_, k) => (x.params && x.params[k] !== undefined ? x.params[k] : ""));
+  const p = x.params || {};
+  return t.replace(/\{(\w+)\}/g, (_, k) => {
+    const v = p[k];
+    if (v === undefined || v === null) return "";
+    if ((k === "cost" || k === "budget") && p.currency) return money(v, p.currency, S);
+    if (k === "pricing") return tr(S, "calc.pricing." + v, v);
+    if (typeof v === "number") return fmt(v, S, 1);
+    return Array.isArray(v) ? v.join(", ") : v;
+  });
 }
 
 // A training task in the picker: the cluster calculator for more than one node, same model

@@ -61,6 +61,7 @@ function init() {
   const yaml = $("ar-yaml");
   const examples = JSON.parse($("report-examples").textContent);
   const publisher = JSON.parse($("report-publisher").textContent);
+  const errorTexts = JSON.parse($("report-errors").textContent);
   const buttons = ["ar-build", "ar-download", "ar-print"].map($);
   const lang_el = root.querySelector('[name="language"]');
   if (lang_el) lang_el.value = lang;
@@ -80,7 +81,10 @@ function init() {
       status.textContent = status.dataset.errors;
       for (const e of list) {
         const li = document.createElement("li");
-        li.textContent = e.message;
+        // The site's words for the error's key (report-errors: err.* without parameters),
+        // after the field it names; the error's own message for any other key.
+        const text = errorTexts[e.key];
+        li.textContent = text ? (e.field ? `${e.field}: ${text}` : text) : e.message;
         errs.append(li);
       }
       $("ar-output").replaceChildren();
