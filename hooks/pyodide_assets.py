@@ -29,6 +29,7 @@ from __future__ import annotations
 import base64
 import gzip
 import hashlib
+import html
 import io
 import json
 import logging
@@ -48,7 +49,6 @@ from mkdocs.exceptions import PluginError  # noqa: E402
 from mkdocs.plugins import event_priority  # noqa: E402
 
 from hooks import markers, state  # noqa: E402
-from hooks.templating import script_json  # noqa: E402
 
 
 def _repo() -> Path:
@@ -403,12 +403,36 @@ def _catalog_lists() -> dict:
     }
 
 
+def calc_data(lang: str) -> str:
+    """The page's calculator data inside its content (so that Material's instant navigation,
+    which swaps the content, brings the new page's along): a hidden element whose attributes
+    hold the strings (`calc.*`, `err.*` of `lang`) and the drop-downs' lists as JSON. Not a
+    `<script type="application/json">`: instant navigation re-creates every script of the
+    content without its attributes, so JSON would run as JavaScript."""
+    strings = html.escape(json.dumps(_strings(lang), ensure_ascii=False, sort_keys=True))
+    lists = html.escape(json.dumps(_catalog_lists(), ensure_ascii=False, sort_keys=True))
+    return (
+        f'<div class="calc-data" hidden data-lang="{lang}" data-strings="{strings}" '
+        f'data-lists="{lists}"></div>'
+    )
+
+
 def on_post_page(output, page, config):
+    """Calculator pages: each marker becomes its prerendered calculator (the first preceded by
+    `calc_data`); into <head>: boot.js (starts the worker before the page is parsed) and module
+    preloads of the runtime's scripts. calc.css (mkdocs.yml extra_css) and
+    docs/assets/calc/loader.mjs (extra_javascript, which imports calc.mjs and wires the
+    calculators) are on every page, for instant navigation."""
     if not any(kind == "calc" for kind, _ in markers.found(output)):
         return output
     lang = state.page_lang(page)
     pre = prerender()
-    output = markers.replace(output, "calc", lambda name: pre[(name, lang)])
+    first = [calc_data(lang)]
+
+    def swap(name: str) -> str:
+        return (first.pop() if first else "") + pre[(name, lang)]
+
+    output = markers.replace(output, "calc", swap)
     base = "../" * page.url.count("/") if page.url else ""
     head = (
         f'<script data-base="{base}">{BOOT_JS}</script>'
@@ -416,15 +440,8 @@ def on_post_page(output, page, config):
         f'<link rel="modulepreload" href="{base}assets/calc/render.mjs">'
         f'<link rel="modulepreload" href="{base}assets/calc/worker.mjs">'
         f'<link rel="modulepreload" href="{base}assets/pyodide/pyodide.mjs">'
-        f'<link rel="stylesheet" href="{base}assets/calc/calc.css">'
     )
-    data = (
-        f'<script type="application/json" id="calc-strings">{script_json(_strings(lang))}</script>'
-        f'<script type="application/json" id="calc-lists">{script_json(_catalog_lists())}</script>'
-        f'<script type="module" src="{base}assets/calc/calc.mjs"></script>'
-    )
-    output = output.replace("</head>", head + "</head>", 1)
-    return output.replace("</body>", data + "</body>", 1)
+    return output.replace("</head>", head + "</head>", 1)
 
 
 # --------------------------------------------------------------------------- assets

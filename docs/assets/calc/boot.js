@@ -8,6 +8,7 @@
 //    seconds. Building the search index costs about 0.4 s of CPU, which on a 2-core machine
 //    slowed the calculators' start. Messages for it are queued and delivered in order.
 (function () {
+  if (window.__calcBoot) return; // once per document (instant navigation may bring a copy)
   var base = document.currentScript.dataset.base;
   var boot = (window.__calcBoot = { worker: null, messages: [], error: null });
   try {

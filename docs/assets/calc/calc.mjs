@@ -1,8 +1,11 @@
 // The calculators' page runtime. One module Web Worker (worker.mjs) behind ONE ready-promise,
-// started as soon as this module loads; id-tagged messages carry plain JSON. Each
-// `.calc[data-calc]` element (prerendered at build time with its default result) is wired on
-// every page view: mkdocs-material's instant navigation replaces the page without re-running
-// module scripts, so wiring hooks into its `document$` observable.
+// started as soon as this module loads; id-tagged messages carry plain JSON. Imported once per
+// full page load by loader.mjs (on every page), which calls `init` for every page view with
+// calculators: mkdocs-material's instant navigation replaces the page without re-running
+// module scripts, so loader.mjs hooks into its `document$` observable. Each `.calc[data-calc]`
+// element (prerendered at build time with its default result) is wired once; the page's
+// strings come with its content (`.calc-data`, hooks/pyodide_assets.py), so that an instant
+// navigation brings the new page's language along.
 import { FORMS, errorText, renderResult } from "./render.mjs";
 
 let worker = null;
@@ -55,10 +58,10 @@ export async function calc(fn, params) {
   });
 }
 
-function strings() {
-  const el = document.getElementById("calc-strings");
-  const S = el ? JSON.parse(el.textContent) : {};
-  S.lang = document.documentElement.lang && document.documentElement.lang.startsWith("en") ? "en" : "az";
+function strings(root) {
+  const el = root.closest("article")?.querySelector(".calc-data") || document.querySelector(".calc-data");
+  const S = el ? JSON.parse(el.dataset.strings) : {};
+  S.lang = el && el.dataset.lang ? el.dataset.lang : document.documentElement.lang.startsWith("en") ? "en" : "az";
   return S;
 }
 
@@ -110,7 +113,7 @@ function wire(root) {
   if (root.dataset.wired) return;
   root.dataset.wired = "1";
   const kind = root.dataset.calc;
-  const S = strings();
+  const S = strings(root);
   const status = root.querySelector(".calc-status");
   const out = root.querySelector(".calc-result");
   let seq = 0;
@@ -189,7 +192,7 @@ function wire(root) {
   );
 }
 
-function init() {
+export function init() {
   const roots = document.querySelectorAll(".calc[data-calc]");
   if (!roots.length) return;
   roots.forEach(wire);
@@ -197,7 +200,4 @@ function init() {
   worker.postMessage({ warm: [...new Set([...roots].map((r) => r.dataset.calc))] });
 }
 
-getWorker(); // start Pyodide as the page loads, before the DOM is wired
-if (window.document$ && typeof window.document$.subscribe === "function") window.document$.subscribe(init);
-else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
-else init();
+getWorker(); // start Pyodide (or take over boot.js's worker) as soon as this module loads
