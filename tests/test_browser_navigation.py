@@ -16,9 +16,9 @@ here with the test server's origin, as the real host serves it with its own."""
 
 from __future__ import annotations
 
-import pytest
-
 from pathlib import Path
+
+import pytest
 
 from advisor import webapi, yamlsafe
 
