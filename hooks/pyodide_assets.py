@@ -14,6 +14,7 @@ Registered in mkdocs.yml `hooks:`.
   C extensions, which both replace with their own pure-Python code; `dependency_wheel`); a lock
   file listing every wheel by name with its sha256 and dependencies
   (`loadPyodide({lockFileURL, packages: ["advisor"]})`);
+  `python_stdlib.zip` with only the standard-library modules the calculators use (`stdlib_zip`);
   `advisor.snapshot.gz`, a Pyodide memory snapshot taken under Node after loading that wheel and
   the catalog (scripts/pyodide_snapshot.mjs; loadPyodide's `_makeSnapshot`/`_loadSnapshot`:
   cold start in 0.4 s instead of 4 s); the validated catalog as JSON. The catalog is the build
@@ -318,6 +319,7 @@ def make_snapshot(assets: Path, lock: dict, catalog_files: dict) -> bytes:
     key = _sha(
         *(assets.joinpath(p["file_name"]).read_bytes() for p in lock["packages"].values()),
         files_json,
+        (assets / "python_stdlib.zip").read_bytes(),
         (ROOT / "scripts" / "pyodide_snapshot.mjs").read_bytes(),
         (PYODIDE / "package.json").read_bytes(),
     )[:16]
@@ -335,6 +337,76 @@ def make_snapshot(assets: Path, lock: dict, catalog_files: dict) -> bytes:
     part.write_bytes(data)
     part.rename(cached)
     _prune("snapshot-*.gz")
+    return data
+
+
+def _stdlib_calls() -> list[list[str]]:
+    """The calls run to find the standard-library modules the calculators use: every function
+    with its defaults, malformed JSON and an unknown model, and a report of every example
+    profile in both languages plus a malformed profile (the error paths import too)."""
+    from advisor import webapi
+
+    calls = []
+    for name in sorted(webapi.FUNCTIONS):
+        if name != "report":
+            calls += [[name, "{}"], [name, "{"], [name, json.dumps({"model": "no-such-model"})]]
+    publisher = {"name": "GPU Advisor", "url": "https://example.org", "contact": "a@example.org"}
+    for profile in sorted((ROOT / "examples").glob("*.yaml")):
+        for lang in ("az", "en"):
+            params = {"profile": profile.read_text(encoding="utf-8"), "lang": lang}
+            calls.append(["report", json.dumps({**params, "publisher": publisher})])
+    calls.append(["report", json.dumps({"profile": "a: &x 1\nb: *x\n: [", "lang": "en"})])
+    return calls
+
+
+def stdlib_zip(assets: Path, catalog_files: dict) -> bytes:
+    """python_stdlib.zip with only the modules the calculators use (2.5 MB -> about 1 MB): the
+    files whose modules are in sys.modules after the calculators have started both ways the
+    worker starts them and run `_stdlib_calls` (scripts/pyodide_stdlib_used.mjs, on the full zip
+    of the pinned package in `assets`, with the wheels of its advisor-lock.json). A module that
+    advisor or its dependencies import only on a path those calls do not take would be missing:
+    tests/test_pyodide_node.py runs every golden and bad input and the reports on this zip.
+    Deterministic (members in the original order, fixed timestamps), cached by its inputs."""
+    full = (PYODIDE / "python_stdlib.zip").read_bytes()
+    files_json = json.dumps(catalog_files, sort_keys=True, ensure_ascii=False).encode()
+    calls = json.dumps(_stdlib_calls()).encode()
+    lock = json.loads((assets / "advisor-lock.json").read_text(encoding="utf-8"))
+    key = _sha(
+        full,
+        files_json,
+        calls,
+        *(assets.joinpath(p["file_name"]).read_bytes() for p in lock["packages"].values()),
+        (ROOT / "scripts" / "pyodide_stdlib_used.mjs").read_bytes(),
+    )[:16]
+    cached = CACHE / f"stdlib-{key}.zip"
+    if cached.is_file():
+        return cached.read_bytes()
+    with tempfile.TemporaryDirectory() as tmp:
+        run_dir = Path(tmp, "assets")
+        shutil.copytree(assets, run_dir)
+        (run_dir / "python_stdlib.zip").write_bytes(full)
+        cat = Path(tmp, "catalog-files.json")
+        cat.write_bytes(files_json)
+        used = set(
+            json.loads(_node("pyodide_stdlib_used.mjs", str(run_dir), str(cat), stdin=calls))
+        )
+    buf = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(full)) as src, zipfile.ZipFile(buf, "w") as out:
+        for info in src.infolist():
+            if info.filename not in used:
+                continue
+            zi = zipfile.ZipInfo(info.filename, date_time=(2026, 1, 1, 0, 0, 0))
+            zi.external_attr = 0o644 << 16
+            zi.compress_type = zipfile.ZIP_DEFLATED
+            out.writestr(zi, src.read(info), compresslevel=9)
+    data = buf.getvalue()
+    if not {"encodings/__init__.py", "json/__init__.py", "site.py"} <= used:
+        raise PluginError(f"python_stdlib.zip: {len(used)} modules found in use: not plausible")
+    _mkcache()
+    part = cached.with_suffix(".part")
+    part.write_bytes(data)
+    part.rename(cached)
+    _prune("stdlib-*.zip")
     return data
 
 
@@ -465,4 +537,5 @@ def on_post_build(config):
         json.dumps(files, sort_keys=True, ensure_ascii=False).encode(),
     )
     _write(site / "assets" / "calc" / "catalog.json", st.catalog.to_json().encode())
+    _write(assets / "python_stdlib.zip", stdlib_zip(assets, files))
     _write(assets / "advisor.snapshot.gz", make_snapshot(assets, lock, files))
