@@ -410,6 +410,54 @@ def stdlib_zip(assets: Path, catalog_files: dict) -> bytes:
     return data
 
 
+# Precompressed copies next to the calculators' text and wasm files, for hosts that serve
+# them (nginx gzip_static / brotli_static, Caddy `file_server { precompressed br gzip }`: README,
+# "Hosting"); a host that does not still compresses on the fly or sends the file as it is. The
+# browser decodes them to the very bytes of the file (checked here), so the lock file's sha256
+# and the snapshot's gzip are untouched: the snapshot and the wheels and the zip are compressed
+# already and get no copy.
+PRECOMPRESS_SUFFIXES = (".wasm", ".mjs", ".js", ".json", ".css")
+PRECOMPRESS_MIN_BYTES = 1024
+
+
+def precompressed(data: bytes) -> dict[str, bytes]:
+    """{".gz": gzip -9 (mtime 0), ".br": brotli quality 11} of `data` (".br" only where the
+    `brotli` package is installed: requirements-dev.txt), cached by the data's SHA-256 (brotli
+    11 of the 9.6 MB wasm takes about 25 s once)."""
+    out = {".gz": gzip.compress(data, compresslevel=9, mtime=0)}
+    try:
+        import brotli
+    except ImportError:
+        return out
+    cached = CACHE / f"br-{hashlib.sha256(data).hexdigest()[:16]}.br"
+    if cached.is_file():
+        out[".br"] = cached.read_bytes()
+    else:
+        out[".br"] = brotli.compress(data, quality=11, lgwin=24)
+        if brotli.decompress(out[".br"]) != data:
+            raise PluginError("brotli: the compressed copy does not decompress to the file")
+        _mkcache()
+        part = cached.with_suffix(".part")
+        part.write_bytes(out[".br"])
+        part.rename(cached)
+        _prune("br-*.br", keep=16)
+    if gzip.decompress(out[".gz"]) != data:
+        raise PluginError("gzip: the compressed copy does not decompress to the file")
+    return out
+
+
+def write_precompressed(folder: Path) -> None:
+    """NAME.gz and NAME.br next to every file of `folder` that is text or wasm and not tiny."""
+    for path in sorted(folder.iterdir()):
+        if path.suffix not in PRECOMPRESS_SUFFIXES or not path.is_file():
+            continue
+        data = path.read_bytes()
+        if len(data) < PRECOMPRESS_MIN_BYTES:
+            continue
+        for suffix, packed in precompressed(data).items():
+            _write(path.with_name(path.name + suffix), packed)
+
+
 def _prune(pattern: str, keep: int = 4) -> None:
     """Keep the cache small: the `keep` newest entries matching `pattern`."""
     entries = sorted(CACHE.glob(pattern), key=lambda p: p.stat().st_mtime, reverse=True)
@@ -539,3 +587,5 @@ def on_post_build(config):
     _write(site / "assets" / "calc" / "catalog.json", st.catalog.to_json().encode())
     _write(assets / "python_stdlib.zip", stdlib_zip(assets, files))
     _write(assets / "advisor.snapshot.gz", make_snapshot(assets, lock, files))
+    write_precompressed(assets)
+    write_precompressed(site / "assets" / "calc")

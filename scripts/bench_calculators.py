@@ -2,8 +2,10 @@
 
     .venv/bin/python scripts/bench_calculators.py [--site site] [--runs 20] [--mobile] [--no-desktop]
 
-Serves the built site (`make site` first) on a local port as a static host does (gzip transport
-when the browser accepts it, a precompressed `NAME.gz` next to a file preferred; versioned assets
+Serves the built site (`make site` first) on a local port as a static host does (a precompressed
+`NAME.br` next to a file when the browser accepts brotli, as nginx `brotli_static` / Caddy
+`precompressed br gzip` do; else a precompressed `NAME.gz`, else gzip on the fly for text and
+wasm, as every static host does; `--gzip-only`: no brotli, the issue's first profile; versioned assets
 cacheable; sitemap.xml with this server's origin in place of site_url's, so that Material's
 instant navigation works here as on the real host), drives headless Chromium (Debian's
 /usr/bin/chromium through Playwright).
@@ -105,6 +107,7 @@ class _Host(http.server.SimpleHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     gz_cache: dict[tuple[str, float], bytes] = {}
     origin = ""
+    brotli = True  # serve NAME.br where it exists and the browser accepts br
 
     def log_message(self, *a):
         pass
@@ -146,7 +149,10 @@ class _Host(http.server.SimpleHTTPRequestHandler):
             body = body.replace(SITE_URL_ORIGIN.encode(), self.origin.encode())
         enc = ""
         accepts = "gzip" in self.headers.get("Accept-Encoding", "")
-        if accepts and path.suffix in GZIP_TYPES:
+        br = path.with_name(path.name + ".br")
+        if self.brotli and "br" in self.headers.get("Accept-Encoding", "") and br.is_file():
+            body, enc = br.read_bytes(), "br"
+        elif accepts and path.suffix in GZIP_TYPES:
             pre = path.with_name(path.name + ".gz")
             if pre.is_file() and path.name != "sitemap.xml":
                 body = pre.read_bytes()
@@ -162,7 +168,7 @@ class _Host(http.server.SimpleHTTPRequestHandler):
         self.send_header("Last-Modified", self.date_time_string(int(st.st_mtime)))
         if enc:
             self.send_header("Content-Encoding", enc)
-        if path.suffix in GZIP_TYPES:
+        if path.suffix in GZIP_TYPES or enc:
             self.send_header("Vary", "Accept-Encoding")
         self.end_headers()
         self.wfile.write(body)
@@ -280,7 +286,7 @@ def measure(base: str, page: str, runs: int, pw) -> dict:
 
 def desktop(base: str, pages: list[str], runs: int, pw) -> None:
     rows = [measure(base, page, runs, pw) for page in pages]
-    print("desktop (no throttling; gzip transport)")
+    print(f"desktop (no throttling; {'gzip' if not _Host.brotli else 'br or gzip'} transport)")
     print(
         f"{'page':<10} {'cold TTI':>9} {'reload TTI':>11} {'input p50':>10} {'input p90':>10} "
         f"{'painted p50':>12} {'cold bytes':>12} {'reload bytes':>13}"
@@ -486,7 +492,8 @@ def mobile(base: str, pages: list[str], pw, verbose: bool, cpu: str) -> None:
         f"mobile: {MOBILE_VIEWPORT['width']}x{MOBILE_VIEWPORT['height']}, CPU x"
         f"{MOBILE_CPU_SLOWDOWN}, {MOBILE_NET['downloadThroughput'] * 8 / 1e6:g}/"
         f"{MOBILE_NET['uploadThroughput'] * 8 / 1e6:g} Mbit/s, {MOBILE_NET['latency']} ms RTT, "
-        f"gzip transport, persistent profile; CPU slowdown on "
+        f"{'gzip' if not _Host.brotli else 'br (precompressed) or gzip'} transport, "
+        "persistent profile; CPU slowdown on "
         + ("the page's main thread (CDP)" if cpu == "cdp" else "the renderer process")
     )
     print("bytes over the network, per page and request (first visit):")
@@ -530,7 +537,11 @@ def main(argv=None) -> int:
         help="mobile CPU slowdown: CDP (main thread only) or the whole renderer process",
     )
     ap.add_argument("--verbose", action="store_true", help="list every scenario's requests")
+    ap.add_argument(
+        "--gzip-only", action="store_true", help="never serve the precompressed NAME.br files"
+    )
     args = ap.parse_args(argv)
+    _Host.brotli = not args.gzip_only
     site = Path(args.site)
     if not (site / "assets" / "pyodide" / "advisor.snapshot.gz").is_file():
         print(f"{site}: not a built site with the calculators (make site)", file=sys.stderr)

@@ -14,14 +14,41 @@ let nextId = 1;
 const pending = new Map();
 let lastPyMs = 0; // time the last call spent in Python (measured in the worker)
 
+// as boot.js makes it: the pointer (a phone?) and a forced start (?calc-start=plain|snapshot)
+function workerURL() {
+  const url = new URL("./worker.mjs", import.meta.url);
+  url.searchParams.set("coarse", matchMedia("(pointer: coarse)").matches ? "1" : "0");
+  url.searchParams.set("snap", snapshotNoted() ? "1" : "0");
+  const forced = new URLSearchParams(location.search).get("calc-start");
+  if (forced) url.searchParams.set("start", forced);
+  return url;
+}
+
+// "this browser has the snapshot": set when a worker has fetched it (or loader.mjs prefetched it)
+function snapshotNoted() {
+  try {
+    return !!localStorage.getItem("calc.snapshot");
+  } catch {
+    return false;
+  }
+}
+function noteSnapshot() {
+  try {
+    localStorage.setItem("calc.snapshot", "1");
+  } catch {
+    /* storage refused: the next worker decides without the note */
+  }
+}
+
 function getWorker() {
   if (worker) return ready;
   const boot = window.__calcBoot; // started in <head> (boot.js), its early messages kept
   const early = boot && boot.worker;
-  worker = early || new Worker(new URL("./worker.mjs", import.meta.url), { type: "module" });
+  worker = early || new Worker(workerURL(), { type: "module" });
   ready = new Promise((resolve, reject) => {
     const onMessage = (e) => {
       const m = e.data;
+      if (m.snapshotCached) return noteSnapshot();
       if (m.id === 0) {
         if (m.ready) {
           window.__calcTimings = m.timings;

@@ -13,12 +13,11 @@ const here = import.meta.url;
 // What a calculator page's worker fetches (worker.mjs, pyodide.mjs), in the order it needs them.
 // Module scripts are preloaded as modules; the rest is fetched and its body read to the end.
 const MODULES = ["./calc.mjs", "./render.mjs", "./worker.mjs", "../pyodide/pyodide.mjs", "../pyodide/pyodide.asm.mjs"];
-const FILES = [
-  "../pyodide/advisor-lock.json",
-  "../pyodide/pyodide.asm.wasm",
-  "../pyodide/python_stdlib.zip",
-  "../pyodide/advisor.snapshot.gz",
-];
+// What both starts need first, then the plain start's wheels (named in the lock file) and
+// catalog, then the snapshot (worker.mjs starts from it once it is in the HTTP cache).
+const FILES = ["../pyodide/pyodide.asm.wasm", "../pyodide/python_stdlib.zip"];
+const LOCK = "../pyodide/advisor-lock.json";
+const LATE = ["./catalog-files.json", "../pyodide/advisor.snapshot.gz"];
 
 let calc = null;
 let prefetched = false;
@@ -35,13 +34,21 @@ async function prefetch() {
     link.href = new URL(m, here).href;
     document.head.appendChild(link);
   }
-  for (const f of FILES) {
-    try {
-      const res = await fetch(new URL(f, here), { priority: "low" });
-      if (res.body) await res.body.pipeTo(new WritableStream());
-    } catch {
-      return; // offline or blocked: the calculator page fetches what it needs itself
-    }
+  const get = async (f) => {
+    const res = await fetch(new URL(f, here), { priority: "low" });
+    if (res.body) await res.body.pipeTo(new WritableStream());
+  };
+  try {
+    const lock = await (await fetch(new URL(LOCK, here), { priority: "low" })).json();
+    const wheels = Object.values(lock.packages).map((p) => "../pyodide/" + p.file_name);
+    for (const f of [...FILES, ...wheels.sort(), ...LATE]) await get(f);
+  } catch {
+    return; // offline or blocked: the calculator page fetches what it needs itself
+  }
+  try {
+    localStorage.setItem("calc.snapshot", "1"); // worker.mjs starts from it next time
+  } catch {
+    /* storage refused */
   }
   window.__calcPrefetched = true;
 }
