@@ -88,6 +88,7 @@ SITE_URL_ORIGIN = "http://127.0.0.1:8000/"  # mkdocs.yml site_url, rewritten in 
 
 LOG_LOCK = threading.Lock()
 SENT: list[tuple[str, int, int, str]] = []  # (path, status, body bytes, content-encoding)
+IN_FLIGHT = [0]  # responses being sent now
 
 
 class _Host(http.server.SimpleHTTPRequestHandler):
@@ -123,6 +124,15 @@ class _Host(http.server.SimpleHTTPRequestHandler):
         super().end_headers()
 
     def do_GET(self):  # noqa: N802 - the base class's name
+        with LOG_LOCK:
+            IN_FLIGHT[0] += 1
+        try:
+            self._get()
+        finally:
+            with LOG_LOCK:
+                IN_FLIGHT[0] -= 1
+
+    def _get(self):
         path = Path(self.translate_path(self.path))
         if path.is_dir():
             if not self.path.split("?")[0].endswith("/"):
@@ -404,14 +414,16 @@ FCP_JS = """() => new Promise((resolve) => {
 
 
 def _quiet(seconds_min: float, seconds_max: float, still_s: float = 2.0) -> None:
-    """Wait at least `seconds_min`, then until no byte has been sent for `still_s` (or
-    `seconds_max` in all)."""
+    """Wait at least `seconds_min`, then until no response is being sent and none has ended
+    for `still_s` (or `seconds_max` in all): the page's background fetches are done."""
     t0 = time.monotonic()
     last_n, last_t = mark(), time.monotonic()
     while time.monotonic() - t0 < seconds_max:
         time.sleep(0.25)
         n = mark()
-        if n != last_n:
+        with LOG_LOCK:
+            busy = IN_FLIGHT[0] > 0
+        if n != last_n or busy:
             last_n, last_t = n, time.monotonic()
         if time.monotonic() - t0 >= seconds_min and time.monotonic() - last_t >= still_s:
             return
@@ -427,15 +439,24 @@ def mobile_page(base: str, page: str, pw, cpu: str) -> dict:
             m0 = mark()
             p.goto(url, wait_until="commit")
             out["first_ms"] = p.evaluate(READY_JS)
+            out["tti_bytes"] = total(since(m0))
             print(f"{page}: first visit interactive", file=sys.stderr)
             out["fcp_ms"], out["fcp_has_result"] = p.evaluate(FCP_JS)
             out["mode"] = p.evaluate("() => document.querySelector('.calc').dataset.mode")
             out["timings"] = p.evaluate("() => JSON.stringify(window.__calcTimings)")
-            _quiet(0.5, 10)  # late requests of the first visit (search worker, its index)
+            # late requests of the first visit (search worker, its index; after a plain start
+            # the snapshot, for the next page view: the worker notes it in localStorage once
+            # the browser has it all, which the server's side cannot tell)
+            if out["mode"] == "plain":
+                p.wait_for_function("() => !!localStorage.getItem('calc.snapshot')", timeout=90_000)
+            _quiet(0.5, 60)
             out["first_reqs"] = since(m0)
             m0 = mark()
             p.reload(wait_until="commit")
             out["reload_ms"] = p.evaluate(READY_JS)
+            out["reload_mode"] = p.evaluate(
+                "() => [document.querySelector('.calc').dataset.mode, localStorage.getItem('calc.snapshot')]"
+            )
             out["reload_reqs"] = since(m0)
             print(f"{page}: reloaded", file=sys.stderr)
         finally:
@@ -469,6 +490,9 @@ def mobile_page(base: str, page: str, pw, cpu: str) -> dict:
             )
             out["guide_calc_ms"] = None if t1 is None else t1 - t0 if same_doc else t1
             out["guide_calc_kind"] = "instant" if same_doc else "full load"
+            out["guide_calc_mode"] = p.evaluate(
+                "() => document.querySelector('.calc').dataset.mode"
+            )
             out["guide_calc_reqs"] = since(m0)
         finally:
             phone.close()
@@ -487,7 +511,11 @@ def mobile(base: str, pages: list[str], pw, verbose: bool, cpu: str) -> None:
     for page in pages:
         r = mobile_page(base, page, pw, cpu)
         rows.append(r)
-        print(f"{page}: worker {r['mode']} {r['timings']}", file=sys.stderr)
+        print(
+            f"{page}: worker {r['mode']} {r['timings']}; reload {r['reload_mode']}; "
+            f"after the guide page {r['guide_calc_mode']}",
+            file=sys.stderr,
+        )
     print(
         f"mobile: {MOBILE_VIEWPORT['width']}x{MOBILE_VIEWPORT['height']}, CPU x"
         f"{MOBILE_CPU_SLOWDOWN}, {MOBILE_NET['downloadThroughput'] * 8 / 1e6:g}/"
@@ -504,12 +532,14 @@ def mobile(base: str, pages: list[str], pw, verbose: bool, cpu: str) -> None:
             _listing(f"guide page {GUIDE_PAGE} (read {READ_S} s)", r["guide_reqs"])
             _listing(f"{r['page']} after the guide page", r["guide_calc_reqs"])
     print(
-        f"{'page':<10} {'first bytes':>12} {'FCP':>7} {'first TTI':>10} {'reload TTI':>11} "
+        f"{'page':<10} {'bytes to TTI':>13} {'first bytes':>12} {'FCP':>7} {'first TTI':>10} "
+        f"{'reload TTI':>11} "
         f"{'reload bytes':>13} {'guide bytes':>12} {'guide->calc TTI':>16} {'->calc bytes':>13}"
     )
     for r in rows:
         print(
-            f"{r['page']:<10} {total(r['first_reqs']):>12,} {r['fcp_ms']:>5.0f}ms"
+            f"{r['page']:<10} {r['tti_bytes']:>13,} {total(r['first_reqs']):>12,} "
+            f"{r['fcp_ms']:>5.0f}ms"
             f"{'' if r['fcp_has_result'] else '!'} {r['first_ms']:>8.0f}ms "
             f"{r['reload_ms']:>9.0f}ms {total(r['reload_reqs']):>13,} "
             f"{total(r['guide_reqs']):>12,} "
@@ -521,6 +551,10 @@ def mobile(base: str, pages: list[str], pw, verbose: bool, cpu: str) -> None:
             + f"{total(r['guide_calc_reqs']):>13,}  ({r['guide_calc_kind']})"
         )
     print("FCP: first contentful paint, with the prerendered result in the page ('!' if not)")
+    print(
+        "bytes to TTI: what had crossed the network when the calculator became interactive; "
+        "first bytes: the whole first visit, background fetches included"
+    )
 
 
 def main(argv=None) -> int:
