@@ -51,8 +51,8 @@ bench-throughput: setup ## advisor's time model vs published measurements -> ben
 bench-site: setup ## time the bilingual build, with and without the data hooks
 	$(PY) scripts/bench_build.py
 
-bench-calculators: site ## headless Chromium: calculators' time to interactive, input->result, bytes per page
-	$(PY) scripts/bench_calculators.py
+bench-calculators: site ## headless Chromium: calculators' time to interactive, input->result, bytes per page (ARGS=--mobile: phone profile)
+	$(PY) scripts/bench_calculators.py $(ARGS)
 
 reports: setup   ## the example client reports (examples/*.yaml) as HTML into out/reports/, az + en
 	for f in examples/*.yaml; do for l in az en; do $(PY) -m advisor report $$f --lang $$l --out out/reports || exit 1; done; done

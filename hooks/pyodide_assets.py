@@ -14,6 +14,7 @@ Registered in mkdocs.yml `hooks:`.
   C extensions, which both replace with their own pure-Python code; `dependency_wheel`); a lock
   file listing every wheel by name with its sha256 and dependencies
   (`loadPyodide({lockFileURL, packages: ["advisor"]})`);
+  `python_stdlib.zip` with only the standard-library modules the calculators use (`stdlib_zip`);
   `advisor.snapshot.gz`, a Pyodide memory snapshot taken under Node after loading that wheel and
   the catalog (scripts/pyodide_snapshot.mjs; loadPyodide's `_makeSnapshot`/`_loadSnapshot`:
   cold start in 0.4 s instead of 4 s); the validated catalog as JSON. The catalog is the build
@@ -29,6 +30,7 @@ from __future__ import annotations
 import base64
 import gzip
 import hashlib
+import html
 import io
 import json
 import logging
@@ -48,7 +50,6 @@ from mkdocs.exceptions import PluginError  # noqa: E402
 from mkdocs.plugins import event_priority  # noqa: E402
 
 from hooks import markers, state  # noqa: E402
-from hooks.templating import script_json  # noqa: E402
 
 
 def _repo() -> Path:
@@ -318,6 +319,7 @@ def make_snapshot(assets: Path, lock: dict, catalog_files: dict) -> bytes:
     key = _sha(
         *(assets.joinpath(p["file_name"]).read_bytes() for p in lock["packages"].values()),
         files_json,
+        (assets / "python_stdlib.zip").read_bytes(),
         (ROOT / "scripts" / "pyodide_snapshot.mjs").read_bytes(),
         (PYODIDE / "package.json").read_bytes(),
     )[:16]
@@ -336,6 +338,124 @@ def make_snapshot(assets: Path, lock: dict, catalog_files: dict) -> bytes:
     part.rename(cached)
     _prune("snapshot-*.gz")
     return data
+
+
+def _stdlib_calls() -> list[list[str]]:
+    """The calls run to find the standard-library modules the calculators use: every function
+    with its defaults, malformed JSON and an unknown model, and a report of every example
+    profile in both languages plus a malformed profile (the error paths import too)."""
+    from advisor import webapi
+
+    calls = []
+    for name in sorted(webapi.FUNCTIONS):
+        if name != "report":
+            calls += [[name, "{}"], [name, "{"], [name, json.dumps({"model": "no-such-model"})]]
+    publisher = {"name": "GPU Advisor", "url": "https://example.org", "contact": "a@example.org"}
+    for profile in sorted((ROOT / "examples").glob("*.yaml")):
+        for lang in ("az", "en"):
+            params = {"profile": profile.read_text(encoding="utf-8"), "lang": lang}
+            calls.append(["report", json.dumps({**params, "publisher": publisher})])
+    calls.append(["report", json.dumps({"profile": "a: &x 1\nb: *x\n: [", "lang": "en"})])
+    return calls
+
+
+def stdlib_zip(assets: Path, catalog_files: dict) -> bytes:
+    """python_stdlib.zip with only the modules the calculators use (2.5 MB -> about 1 MB): the
+    files whose modules are in sys.modules after the calculators have started both ways the
+    worker starts them and run `_stdlib_calls` (scripts/pyodide_stdlib_used.mjs, on the full zip
+    of the pinned package in `assets`, with the wheels of its advisor-lock.json). A module that
+    advisor or its dependencies import only on a path those calls do not take would be missing:
+    tests/test_pyodide_node.py runs every golden and bad input and the reports on this zip.
+    Deterministic (members in the original order, fixed timestamps), cached by its inputs."""
+    full = (PYODIDE / "python_stdlib.zip").read_bytes()
+    files_json = json.dumps(catalog_files, sort_keys=True, ensure_ascii=False).encode()
+    calls = json.dumps(_stdlib_calls()).encode()
+    lock = json.loads((assets / "advisor-lock.json").read_text(encoding="utf-8"))
+    key = _sha(
+        full,
+        files_json,
+        calls,
+        *(assets.joinpath(p["file_name"]).read_bytes() for p in lock["packages"].values()),
+        (ROOT / "scripts" / "pyodide_stdlib_used.mjs").read_bytes(),
+    )[:16]
+    cached = CACHE / f"stdlib-{key}.zip"
+    if cached.is_file():
+        return cached.read_bytes()
+    with tempfile.TemporaryDirectory() as tmp:
+        run_dir = Path(tmp, "assets")
+        shutil.copytree(assets, run_dir)
+        (run_dir / "python_stdlib.zip").write_bytes(full)
+        cat = Path(tmp, "catalog-files.json")
+        cat.write_bytes(files_json)
+        used = set(
+            json.loads(_node("pyodide_stdlib_used.mjs", str(run_dir), str(cat), stdin=calls))
+        )
+    buf = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(full)) as src, zipfile.ZipFile(buf, "w") as out:
+        for info in src.infolist():
+            if info.filename not in used:
+                continue
+            zi = zipfile.ZipInfo(info.filename, date_time=(2026, 1, 1, 0, 0, 0))
+            zi.external_attr = 0o644 << 16
+            zi.compress_type = zipfile.ZIP_DEFLATED
+            out.writestr(zi, src.read(info), compresslevel=9)
+    data = buf.getvalue()
+    if not {"encodings/__init__.py", "json/__init__.py", "site.py"} <= used:
+        raise PluginError(f"python_stdlib.zip: {len(used)} modules found in use: not plausible")
+    _mkcache()
+    part = cached.with_suffix(".part")
+    part.write_bytes(data)
+    part.rename(cached)
+    _prune("stdlib-*.zip")
+    return data
+
+
+# Precompressed copies next to the calculators' text and wasm files, for hosts that serve
+# them (nginx gzip_static / brotli_static, Caddy `file_server { precompressed br gzip }`: README,
+# "Hosting"); a host that does not still compresses on the fly or sends the file as it is. The
+# browser decodes them to the very bytes of the file (checked here), so the lock file's sha256
+# and the snapshot's gzip are untouched: the snapshot and the wheels and the zip are compressed
+# already and get no copy.
+PRECOMPRESS_SUFFIXES = (".wasm", ".mjs", ".js", ".json", ".css")
+PRECOMPRESS_MIN_BYTES = 1024
+
+
+def precompressed(data: bytes) -> dict[str, bytes]:
+    """{".gz": gzip -9 (mtime 0), ".br": brotli quality 11} of `data` (".br" only where the
+    `brotli` package is installed: requirements-dev.txt), cached by the data's SHA-256 (brotli
+    11 of the 9.6 MB wasm takes about 25 s once)."""
+    out = {".gz": gzip.compress(data, compresslevel=9, mtime=0)}
+    try:
+        import brotli
+    except ImportError:
+        return out
+    cached = CACHE / f"br-{hashlib.sha256(data).hexdigest()[:16]}.br"
+    if cached.is_file():
+        out[".br"] = cached.read_bytes()
+    else:
+        out[".br"] = brotli.compress(data, quality=11, lgwin=24)
+        if brotli.decompress(out[".br"]) != data:
+            raise PluginError("brotli: the compressed copy does not decompress to the file")
+        _mkcache()
+        part = cached.with_suffix(".part")
+        part.write_bytes(out[".br"])
+        part.rename(cached)
+        _prune("br-*.br", keep=16)
+    if gzip.decompress(out[".gz"]) != data:
+        raise PluginError("gzip: the compressed copy does not decompress to the file")
+    return out
+
+
+def write_precompressed(folder: Path) -> None:
+    """NAME.gz and NAME.br next to every file of `folder` that is text or wasm and not tiny."""
+    for path in sorted(folder.iterdir()):
+        if path.suffix not in PRECOMPRESS_SUFFIXES or not path.is_file():
+            continue
+        data = path.read_bytes()
+        if len(data) < PRECOMPRESS_MIN_BYTES:
+            continue
+        for suffix, packed in precompressed(data).items():
+            _write(path.with_name(path.name + suffix), packed)
 
 
 def _prune(pattern: str, keep: int = 4) -> None:
@@ -403,12 +523,36 @@ def _catalog_lists() -> dict:
     }
 
 
+def calc_data(lang: str) -> str:
+    """The page's calculator data inside its content (so that Material's instant navigation,
+    which swaps the content, brings the new page's along): a hidden element whose attributes
+    hold the strings (`calc.*`, `err.*` of `lang`) and the drop-downs' lists as JSON. Not a
+    `<script type="application/json">`: instant navigation re-creates every script of the
+    content without its attributes, so JSON would run as JavaScript."""
+    strings = html.escape(json.dumps(_strings(lang), ensure_ascii=False, sort_keys=True))
+    lists = html.escape(json.dumps(_catalog_lists(), ensure_ascii=False, sort_keys=True))
+    return (
+        f'<div class="calc-data" hidden data-lang="{lang}" data-strings="{strings}" '
+        f'data-lists="{lists}"></div>'
+    )
+
+
 def on_post_page(output, page, config):
+    """Calculator pages: each marker becomes its prerendered calculator (the first preceded by
+    `calc_data`); into <head>: boot.js (starts the worker before the page is parsed) and module
+    preloads of the runtime's scripts. calc.css (mkdocs.yml extra_css) and
+    docs/assets/calc/loader.mjs (extra_javascript, which imports calc.mjs and wires the
+    calculators) are on every page, for instant navigation."""
     if not any(kind == "calc" for kind, _ in markers.found(output)):
         return output
     lang = state.page_lang(page)
     pre = prerender()
-    output = markers.replace(output, "calc", lambda name: pre[(name, lang)])
+    first = [calc_data(lang)]
+
+    def swap(name: str) -> str:
+        return (first.pop() if first else "") + pre[(name, lang)]
+
+    output = markers.replace(output, "calc", swap)
     base = "../" * page.url.count("/") if page.url else ""
     head = (
         f'<script data-base="{base}">{BOOT_JS}</script>'
@@ -416,15 +560,8 @@ def on_post_page(output, page, config):
         f'<link rel="modulepreload" href="{base}assets/calc/render.mjs">'
         f'<link rel="modulepreload" href="{base}assets/calc/worker.mjs">'
         f'<link rel="modulepreload" href="{base}assets/pyodide/pyodide.mjs">'
-        f'<link rel="stylesheet" href="{base}assets/calc/calc.css">'
     )
-    data = (
-        f'<script type="application/json" id="calc-strings">{script_json(_strings(lang))}</script>'
-        f'<script type="application/json" id="calc-lists">{script_json(_catalog_lists())}</script>'
-        f'<script type="module" src="{base}assets/calc/calc.mjs"></script>'
-    )
-    output = output.replace("</head>", head + "</head>", 1)
-    return output.replace("</body>", data + "</body>", 1)
+    return output.replace("</head>", head + "</head>", 1)
 
 
 # --------------------------------------------------------------------------- assets
@@ -448,4 +585,7 @@ def on_post_build(config):
         json.dumps(files, sort_keys=True, ensure_ascii=False).encode(),
     )
     _write(site / "assets" / "calc" / "catalog.json", st.catalog.to_json().encode())
+    _write(assets / "python_stdlib.zip", stdlib_zip(assets, files))
     _write(assets / "advisor.snapshot.gz", make_snapshot(assets, lock, files))
+    write_precompressed(assets)
+    write_precompressed(site / "assets" / "calc")

@@ -43,6 +43,7 @@ def assets(tmp_path_factory):
         (out / name).write_bytes(hook.runtime_file(name))
     lock = hook.write_wheels(out)
     files = webapi.catalog_files(ROOT / "catalog")
+    (out / "python_stdlib.zip").write_bytes(hook.stdlib_zip(out, files))
     (out / "advisor.snapshot.gz").write_bytes(hook.make_snapshot(out, lock, files))
     cat = out / "catalog-files.json"
     cat.write_text(json.dumps(files, ensure_ascii=False), encoding="utf-8")

@@ -8,10 +8,19 @@
 //    seconds. Building the search index costs about 0.4 s of CPU, which on a 2-core machine
 //    slowed the calculators' start. Messages for it are queued and delivered in order.
 (function () {
+  if (window.__calcBoot) return; // once per document (instant navigation may bring a copy)
   var base = document.currentScript.dataset.base;
   var boot = (window.__calcBoot = { worker: null, messages: [], error: null });
   try {
-    boot.worker = new Worker(base + "assets/calc/worker.mjs", { type: "module" });
+    // the worker chooses snapshot or plain start (worker.mjs); it cannot see the pointer
+    var coarse = window.matchMedia && window.matchMedia("(pointer: coarse)").matches ? "1" : "0";
+    var forced = new URLSearchParams(location.search).get("calc-start");
+    var snap = "0";
+    try {
+      snap = localStorage.getItem("calc.snapshot") ? "1" : "0";
+    } catch (e) {}
+    var q = "?coarse=" + coarse + "&snap=" + snap + (forced ? "&start=" + encodeURIComponent(forced) : "");
+    boot.worker = new Worker(base + "assets/calc/worker.mjs" + q, { type: "module" });
     boot.worker.onmessage = function (e) {
       boot.messages.push(e);
     };

@@ -1,8 +1,11 @@
 // The calculators' page runtime. One module Web Worker (worker.mjs) behind ONE ready-promise,
-// started as soon as this module loads; id-tagged messages carry plain JSON. Each
-// `.calc[data-calc]` element (prerendered at build time with its default result) is wired on
-// every page view: mkdocs-material's instant navigation replaces the page without re-running
-// module scripts, so wiring hooks into its `document$` observable.
+// started as soon as this module loads; id-tagged messages carry plain JSON. Imported once per
+// full page load by loader.mjs (on every page), which calls `init` for every page view with
+// calculators: mkdocs-material's instant navigation replaces the page without re-running
+// module scripts, so loader.mjs hooks into its `document$` observable. Each `.calc[data-calc]`
+// element (prerendered at build time with its default result) is wired once; the page's
+// strings come with its content (`.calc-data`, hooks/pyodide_assets.py), so that an instant
+// navigation brings the new page's language along.
 import { FORMS, errorText, renderResult } from "./render.mjs";
 
 let worker = null;
@@ -11,14 +14,41 @@ let nextId = 1;
 const pending = new Map();
 let lastPyMs = 0; // time the last call spent in Python (measured in the worker)
 
+// as boot.js makes it: the pointer (a phone?) and a forced start (?calc-start=plain|snapshot)
+function workerURL() {
+  const url = new URL("./worker.mjs", import.meta.url);
+  url.searchParams.set("coarse", matchMedia("(pointer: coarse)").matches ? "1" : "0");
+  url.searchParams.set("snap", snapshotNoted() ? "1" : "0");
+  const forced = new URLSearchParams(location.search).get("calc-start");
+  if (forced) url.searchParams.set("start", forced);
+  return url;
+}
+
+// "this browser has the snapshot": set when a worker has fetched it (or loader.mjs prefetched it)
+function snapshotNoted() {
+  try {
+    return !!localStorage.getItem("calc.snapshot");
+  } catch {
+    return false;
+  }
+}
+function noteSnapshot() {
+  try {
+    localStorage.setItem("calc.snapshot", "1");
+  } catch {
+    /* storage refused: the next worker decides without the note */
+  }
+}
+
 function getWorker() {
   if (worker) return ready;
   const boot = window.__calcBoot; // started in <head> (boot.js), its early messages kept
   const early = boot && boot.worker;
-  worker = early || new Worker(new URL("./worker.mjs", import.meta.url), { type: "module" });
+  worker = early || new Worker(workerURL(), { type: "module" });
   ready = new Promise((resolve, reject) => {
     const onMessage = (e) => {
       const m = e.data;
+      if (m.snapshotCached) return noteSnapshot();
       if (m.id === 0) {
         if (m.ready) {
           window.__calcTimings = m.timings;
@@ -55,10 +85,10 @@ export async function calc(fn, params) {
   });
 }
 
-function strings() {
-  const el = document.getElementById("calc-strings");
-  const S = el ? JSON.parse(el.textContent) : {};
-  S.lang = document.documentElement.lang && document.documentElement.lang.startsWith("en") ? "en" : "az";
+function strings(root) {
+  const el = root.closest("article")?.querySelector(".calc-data") || document.querySelector(".calc-data");
+  const S = el ? JSON.parse(el.dataset.strings) : {};
+  S.lang = el && el.dataset.lang ? el.dataset.lang : document.documentElement.lang.startsWith("en") ? "en" : "az";
   return S;
 }
 
@@ -110,7 +140,7 @@ function wire(root) {
   if (root.dataset.wired) return;
   root.dataset.wired = "1";
   const kind = root.dataset.calc;
-  const S = strings();
+  const S = strings(root);
   const status = root.querySelector(".calc-status");
   const out = root.querySelector(".calc-result");
   let seq = 0;
@@ -189,7 +219,7 @@ function wire(root) {
   );
 }
 
-function init() {
+export function init() {
   const roots = document.querySelectorAll(".calc[data-calc]");
   if (!roots.length) return;
   roots.forEach(wire);
@@ -197,7 +227,4 @@ function init() {
   worker.postMessage({ warm: [...new Set([...roots].map((r) => r.dataset.calc))] });
 }
 
-getWorker(); // start Pyodide as the page loads, before the DOM is wired
-if (window.document$ && typeof window.document$.subscribe === "function") window.document$.subscribe(init);
-else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
-else init();
+getWorker(); // start Pyodide (or take over boot.js's worker) as soon as this module loads

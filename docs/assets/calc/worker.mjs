@@ -2,9 +2,22 @@
 // Protocol (Pyodide's web-worker guide): the page posts {id, fn, params} (plain JSON); the
 // worker answers {id, json} (advisor.webapi.call's JSON text) or {id, fail} (a runtime failure;
 // bad input is not a failure: webapi returns {"error": {...}} inside json). {id: 0, ready} once.
-// Start: the build-time memory snapshot (advisor imported, catalog loaded), about 0.4 s; if that
-// fails, a plain start that installs the wheel by name from advisor-lock.json with its
-// dependencies (PyYAML, MarkupSafe, Jinja2: pure wheels listed there; each sha256-checked).
+// Two ways to start, chosen per visit by what is cheaper for this reader (`chooseStart`):
+// - "snapshot": the build-time memory snapshot (advisor imported, catalog loaded): about 0.4 s
+//   of CPU on a desktop, but 8.7 MB to download;
+// - "plain": the runtime starts Python itself and installs the wheel by name from
+//   advisor-lock.json with its dependencies (PyYAML, MarkupSafe, Jinja2: pure wheels listed
+//   there; each sha256-checked), then loads the catalog: about 0.6 MB instead of 8.7 MB, but
+//   3-4 s of CPU on a desktop.
+// Measured on the phone profile of issue 12 (scripts/bench_calculators.py --mobile --cpu
+// process: 9 Mbit/s, CPU x4): first visit interactive after 7.7 s plain (5.4 MB) against
+// 12.9 s from the snapshot (13.8 MB); but a reload 2.2 s plain against 0.7 s from the
+// snapshot in the HTTP cache. So: the snapshot when this browser has fetched it before (the page
+// keeps a note in localStorage; the HTTP cache itself cannot be asked without a console error)
+// or on a device with a fine pointer (a desktop: cold start <= 1 s); on a phone or tablet, or
+// with Save-Data, a plain start, and once ready the snapshot is fetched at low priority for the
+// next page view (not with Save-Data). navigator.connection's downlink is no guide: headless
+// Chromium on localhost reports 1.4 Mbit/s. A failed snapshot start falls back to a plain one.
 import { loadPyodide } from "../pyodide/pyodide.mjs";
 
 const base = new URL("../pyodide/", import.meta.url).href;
@@ -21,17 +34,21 @@ async function gunzip(url) {
   return bytes;
 }
 
-async function start() {
-  try {
-    const py = await loadPyodide({
-      indexURL: base,
-      lockFileURL,
-      _loadSnapshot: gunzip(base + "advisor.snapshot.gz"),
-    });
-    return { py, mode: "snapshot" };
-  } catch (err) {
-    console.warn("calculators: snapshot start failed, plain start", err);
-  }
+const snapshotURL = base + "advisor.snapshot.gz";
+// From the page (boot.js, calc.mjs): coarse=1 on a phone or tablet (a coarse pointer), snap=1
+// when this browser has fetched the snapshot before (localStorage), start=plain|snapshot to force.
+const hint = new URL(self.location.href).searchParams;
+
+function chooseStart() {
+  const forced = hint.get("start");
+  if (forced === "snapshot" || forced === "plain") return forced;
+  if (hint.get("snap") === "1") return "snapshot";
+  const c = self.navigator.connection;
+  if (c && c.saveData) return "plain";
+  return hint.get("coarse") === "1" ? "plain" : "snapshot";
+}
+
+async function plainStart() {
   const py = await loadPyodide({ indexURL: base, lockFileURL, packages: ["advisor"] });
   const files = await (await fetch(new URL("catalog-files.json", import.meta.url))).text();
   py.FS.writeFile("/tmp/catalog-files.json", files);
@@ -39,7 +56,33 @@ async function start() {
     "import json, advisor.webapi as w\n" +
       "with open('/tmp/catalog-files.json', encoding='utf-8') as f: w.load_catalog_files(json.load(f))",
   );
-  return { py, mode: "plain" };
+  return py;
+}
+
+async function start() {
+  const how = chooseStart();
+  timings.chosen = how;
+  if (how === "snapshot") {
+    try {
+      const py = await loadPyodide({ indexURL: base, lockFileURL, _loadSnapshot: gunzip(snapshotURL) });
+      self.postMessage({ snapshotCached: true });
+      return { py, mode: "snapshot" };
+    } catch (err) {
+      console.warn("calculators: snapshot start failed, plain start", err);
+    }
+  }
+  return { py: await plainStart(), mode: "plain" };
+}
+
+// After a plain start: the snapshot into the HTTP cache for the next page view, at low
+// priority; the page then notes it (localStorage) for the next worker's choice.
+function fetchSnapshotLater() {
+  const c = self.navigator.connection;
+  if (c && c.saveData) return;
+  fetch(snapshotURL, { priority: "low" })
+    .then((res) => res.ok && res.body && res.body.pipeTo(new WritableStream()))
+    .then(() => self.postMessage({ snapshotCached: true }))
+    .catch(() => {});
 }
 
 const ready = start().then(({ py, mode }) => ({
@@ -108,6 +151,7 @@ self.onmessage = async (event) => {
 ready.then(
   ({ mode }) => {
     timings.ready = performance.now();
+    if (mode === "plain") fetchSnapshotLater();
     self.postMessage({ id: 0, ready: true, mode, timings });
   },
   (err) => self.postMessage({ id: 0, fail: String(err) }),

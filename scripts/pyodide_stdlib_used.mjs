@@ -1,0 +1,69 @@
+// Which files of the runtime's python_stdlib.zip the calculators use (called by
+// hooks/pyodide_assets.py, which ships a zip of only those):
+//   node scripts/pyodide_stdlib_used.mjs ASSETS_DIR CATALOG_FILES_JSON < calls.json
+// ASSETS_DIR holds the runtime with the FULL zip and the wheels of advisor-lock.json.
+// calls.json: [[name, params_json], ...], run through advisor.webapi.call.
+// Runs the calculators both ways the site starts them, each in its own Pyodide:
+// 1. as scripts/pyodide_snapshot.mjs builds the snapshot: wheels unpacked, every advisor module
+//    imported, the report templates compiled, the catalog loaded;
+// 2. the worker's plain start: loadPyodide({lockFileURL, packages: ["advisor"]}) (the package
+//    loader's own imports), then the catalog;
+// then every call, and prints the JSON list of the zip's member names whose modules are in
+// sys.modules (with their packages' __init__.py).
+import fs from "node:fs";
+import path from "node:path";
+
+const fail = (e) => {
+  process.stderr.write("pyodide_stdlib_used: " + String((e && e.message) || e).slice(-4000) + "\n");
+  process.exit(1);
+};
+process.on("uncaughtException", fail);
+process.on("unhandledRejection", fail);
+
+const [assets, catalogFiles] = process.argv.slice(2);
+const dir = path.resolve(assets) + "/";
+const { loadPyodide } = await import(dir + "pyodide.mjs");
+const calls = JSON.stringify(JSON.parse(fs.readFileSync(0, "utf8")));
+const lock = JSON.parse(fs.readFileSync(dir + "advisor-lock.json", "utf8"));
+const opts = () => ({ indexURL: dir, lockFileURL: dir + "advisor-lock.json", stdout: () => {}, stderr: () => {} });
+
+const USED = `
+import json, sys
+with open("/tmp/catalog-files.json", encoding="utf-8") as _f:
+    _w.load_catalog_files(json.load(_f))
+for _n, _p in json.loads(_calls):
+    _w.call(_n, _p)
+_zip = next(p for p in sys.path if p.endswith(".zip")) + "/"
+_used = set()
+for _m in list(sys.modules.values()):
+    _f = getattr(_m, "__file__", None) or ""
+    if _f.startswith(_zip):
+        _used.add(_f[len(_zip):])
+json.dumps(sorted(_used))
+`;
+
+async function run(kind) {
+  const py = await loadPyodide(kind === "plain" ? { ...opts(), packages: ["advisor"] } : opts());
+  if (kind === "unpacked") {
+    const purelib = py.runPython("import sysconfig; sysconfig.get_paths()['purelib']");
+    for (const name of Object.keys(lock.packages).sort()) {
+      const wheel = fs.readFileSync(dir + lock.packages[name].file_name);
+      py.unpackArchive(new Uint8Array(wheel), "wheel", { extractDir: purelib });
+    }
+    py.runPython(`
+import importlib, pkgutil, advisor
+for _m in pkgutil.iter_modules(advisor.__path__, "advisor."):
+    if not _m.ispkg and _m.name not in ("advisor.__main__", "advisor.cli"):
+        importlib.import_module(_m.name)
+import advisor.report_render as _rr
+_rr.compile_all()
+`);
+  }
+  py.FS.writeFile("/tmp/catalog-files.json", fs.readFileSync(catalogFiles));
+  py.globals.set("_calls", calls);
+  py.runPython("import advisor.webapi as _w");
+  return JSON.parse(py.runPython(USED));
+}
+
+const used = new Set([...(await run("unpacked")), ...(await run("plain"))]);
+process.stdout.write(JSON.stringify([...used].sort()));
