@@ -126,7 +126,9 @@ def test_guide_page_to_calculator_by_instant_navigation(page, site_server):
     want = webapi.run("roofline", {"batch": 64})
     assert page.locator('[data-out="bound"]').inner_text() == EN[f"calc.b.{want['bound']}"]
     assert page.evaluate("window.__sameDocument") == 1
-    workers = page.evaluate("window.__workers.filter((u) => u.endsWith('/worker.mjs'))")
+    workers = page.evaluate(
+        "window.__workers.filter((u) => new URL(u, location.href).pathname.endsWith('/worker.mjs'))"
+    )
     assert len(workers) == 1, workers
     assert page.bad == []
 
