@@ -332,26 +332,28 @@ NAME_KEYS = ("name", "vendor", "family", "provider", "id", "display_name", "inst
              "architecture", "interconnect")  # fmt: skip
 
 
-@lru_cache(maxsize=1)
-@lru_cache(maxsize=1)
-def catalog_name_texts() -> tuple[str, ...]:
-    """Every catalog name as written (e.g. "NVIDIA B200 (HGX, 1000 W)"), longest first: a
-    product's name is not a wording choice, so the variant check reads the text without them."""
-    names: set[str] = set()
+def _catalog_name_values():
+    """Every string under a NAME_KEYS key anywhere in catalog/ (names, vendors, families, ...)."""
     for path in (ROOT / "catalog").rglob("*.yaml"):
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        stack = [data]
+        stack = [yaml.safe_load(path.read_text(encoding="utf-8"))]
         while stack:
             node = stack.pop()
             if isinstance(node, dict):
                 for key, value in node.items():
-                    if key in NAME_KEYS and isinstance(value, str):
-                        names.add(value)
-                    elif key not in NAME_KEYS:
+                    if key in NAME_KEYS:
+                        if isinstance(value, str):
+                            yield value
+                    else:
                         stack.append(value)
             elif isinstance(node, list):
                 stack.extend(node)
-    return tuple(sorted(names, key=len, reverse=True))
+
+
+@lru_cache(maxsize=1)
+def catalog_name_texts() -> tuple[str, ...]:
+    """Every catalog name as written (e.g. "NVIDIA B200 (HGX, 1000 W)"), longest first: a
+    product's name is not a wording choice, so the variant check reads the text without them."""
+    return tuple(sorted(set(_catalog_name_values()), key=len, reverse=True))
 
 
 def without_catalog_names(text: str) -> str:
@@ -360,24 +362,10 @@ def without_catalog_names(text: str) -> str:
     return text
 
 
+@lru_cache(maxsize=1)
 def catalog_names() -> frozenset[str]:
     """Words of every catalog name (models, accelerators, vendors, families, clouds, fabrics)."""
-    names: set[str] = set()
-    for path in (ROOT / "catalog").rglob("*.yaml"):
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        stack = [data]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, dict):
-                for key, value in node.items():
-                    if key in NAME_KEYS:
-                        if isinstance(value, str):
-                            names.update(w.lower() for w in ASCII_WORD.findall(value))
-                    else:
-                        stack.append(value)
-            elif isinstance(node, list):
-                stack.extend(node)
-    return frozenset(names)
+    return frozenset(w.lower() for v in _catalog_name_values() for w in ASCII_WORD.findall(v))
 
 
 def _code_like(word: str) -> bool:
