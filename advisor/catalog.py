@@ -1,6 +1,7 @@
 """The catalog: model presets, accelerators and cloud offers, read from `catalog/` (one YAML per
 entity) into advisor's frozen types. The same loader runs at site build time, in tests and in
-the CLI; the browser receives the validated catalog as JSON (`Catalog.to_json`).
+the CLI; the browser receives the parsed documents as JSON (`read_documents`) and builds the
+catalog with the same validators (`catalog_from_documents`), without parsing YAML.
 
 Every error names the file and the field.
 """
@@ -149,14 +150,42 @@ def model_preset_from_dict(doc: dict, source: str) -> ModelPreset:
     return ModelPreset(doc["id"], doc["display_name"], spec, src["url"], str(src["read"]), doc)
 
 
-def _load_dir(folder: Path, build):
-    items = []
-    if not folder.is_dir():
-        return items
-    for path in _yaml_files(folder):
-        name = f"{folder.name}/{path.name}"
-        items.append((build(read_document(path, name), name), name))
-    return items
+FOLDERS = ("models", "gpus", "efficiency", "networks", "clouds")  # catalog/<folder>/*.yaml
+TOP_LEVEL = ("currency.yaml",)
+
+
+def read_documents(root: str | os.PathLike) -> dict[str, object]:
+    """Every catalog document under `root`, parsed (`read_document`): {relative path: document}
+    in path order, e.g. "gpus/h100-sxm.yaml". Plain data only (text, numbers, true/false, null,
+    lists, mappings: advisor.yamlsafe), so it travels as JSON: the site ships it to the browser,
+    which then builds the catalog without parsing YAML (`catalog_from_documents`)."""
+    root = Path(root)
+    if not is_folder(root):
+        raise AdvisorError(
+            "catalog.missing_folder",
+            f"catalog: {shown(str(root))} is not a folder",
+            field="catalog",
+            path=shown(str(root)),
+        )
+    docs: dict[str, object] = {}
+    for folder in FOLDERS:
+        if (root / folder).is_dir():
+            for path in _yaml_files(root / folder):
+                name = f"{folder}/{path.name}"
+                docs[name] = read_document(path, name)
+    for name in TOP_LEVEL:
+        if (root / name).exists():
+            docs[name] = read_document(root / name, name)
+    return dict(sorted(docs.items()))
+
+
+def _documents_in(docs: dict, folder: str) -> list[tuple[str, object]]:
+    """(name, document) of `docs` in catalog/`folder`/, in name order."""
+    return sorted((k, v) for k, v in docs.items() if k.startswith(folder + "/"))
+
+
+def _load_dir(docs: dict, folder: str, build):
+    return [(build(doc, name), name) for name, doc in _documents_in(docs, folder)]
 
 
 @dataclass(frozen=True)
@@ -234,14 +263,10 @@ def _unique(kind: str, items: list[tuple]) -> tuple:
     return tuple(item for item, _ in items)
 
 
-def _load_offers(folder: Path, gpu_ids: list[str]) -> list[CloudOffer]:
+def _load_offers(docs: dict, gpu_ids: list[str]) -> list[CloudOffer]:
     offers: list[CloudOffer] = []
     seen: dict[str, str] = {}
-    if not folder.is_dir():
-        return offers
-    for path in _yaml_files(folder):
-        name = f"{folder.name}/{path.name}"
-        doc = read_document(path, name)
+    for name, doc in _documents_in(docs, "clouds"):
         got = offers_from_dict(doc, name)
         if got and got[0].provider in seen:
             raise AdvisorError(
@@ -266,24 +291,23 @@ def _load_offers(folder: Path, gpu_ids: list[str]) -> list[CloudOffer]:
 
 def load_catalog(root: str | os.PathLike | None = None) -> Catalog:
     """Read and validate the whole catalog under `root` (default: `default_root()`)."""
-    root = Path(root) if root is not None else default_root()
-    if not is_folder(root):
-        raise AdvisorError(
-            "catalog.missing_folder",
-            f"catalog: {shown(str(root))} is not a folder",
-            field="catalog",
-            path=shown(str(root)),
-        )
-    models = _unique("models", _load_dir(root / "models", model_preset_from_dict))
-    gpus = _unique("gpus", _load_dir(root / "gpus", gpu_from_dict))
+    return catalog_from_documents(read_documents(root if root is not None else default_root()))
+
+
+def catalog_from_documents(docs: dict) -> Catalog:
+    """Validate the parsed documents of `read_documents` ({relative path: document}) into the
+    catalog: the one builder behind `load_catalog` and the browser's JSON copy."""
+    for name, doc in docs.items():
+        check_depth(doc, name)
+    models = _unique("models", _load_dir(docs, "models", model_preset_from_dict))
+    gpus = _unique("gpus", _load_dir(docs, "gpus", gpu_from_dict))
     gpu_ids = [g.id for g in gpus]
-    gpus = _with_achievable(root / "efficiency", list(gpus))
-    networks = _unique("networks", _load_dir(root / "networks", fabric_from_dict))
-    offers = _load_offers(root / "clouds", gpu_ids)
-    cur_path = root / "currency.yaml"
+    gpus = _with_achievable(docs, list(gpus))
+    networks = _unique("networks", _load_dir(docs, "networks", fabric_from_dict))
+    offers = _load_offers(docs, gpu_ids)
     currency = (
-        currency_from_dict(read_document(cur_path, "currency.yaml"), "currency.yaml")
-        if cur_path.exists()
+        currency_from_dict(docs["currency.yaml"], "currency.yaml")
+        if "currency.yaml" in docs
         else None
     )
     return Catalog(
@@ -295,7 +319,7 @@ def load_catalog(root: str | os.PathLike | None = None) -> Catalog:
     )
 
 
-def _with_achievable(folder: Path, gpus: list[GPU]) -> list[GPU]:
+def _with_achievable(docs: dict, gpus: list[GPU]) -> list[GPU]:
     """Each GPU with its advisor.efficiency.Achievable: its own `catalog/efficiency/<id>.yaml`
     where there is one, else its vendor's median (efficiency.vendor_defaults)."""
     from dataclasses import replace
@@ -304,23 +328,18 @@ def _with_achievable(folder: Path, gpus: list[GPU]) -> list[GPU]:
 
     by_id = {g.id: g for g in gpus}
     measured = {}
-    if folder.is_dir():
-        for path in _yaml_files(folder):
-            name = f"{folder.name}/{path.name}"
-            doc = read_document(path, name)
-            gid = doc.get("id") if isinstance(doc, dict) else None
-            if not isinstance(gid, str) or gid not in by_id:
-                err = unknown_name("id", shown(str(gid)), list(by_id))
-                raise AdvisorError(
-                    "catalog.efficiency", f"{name}: {err.message}", field=f"{name}:id"
-                )
-            try:
-                measured[gid] = achievable_from_dict(doc, name, by_id[gid])
-            except AdvisorError as exc:
-                if name in exc.message:
-                    raise
-                raise AdvisorError(
-                    exc.key, f"{name}: {exc.message}", field=f"{name}:{exc.field}"
-                ) from None
+    for name, doc in _documents_in(docs, "efficiency"):
+        gid = doc.get("id") if isinstance(doc, dict) else None
+        if not isinstance(gid, str) or gid not in by_id:
+            err = unknown_name("id", shown(str(gid)), list(by_id))
+            raise AdvisorError("catalog.efficiency", f"{name}: {err.message}", field=f"{name}:id")
+        try:
+            measured[gid] = achievable_from_dict(doc, name, by_id[gid])
+        except AdvisorError as exc:
+            if name in exc.message:
+                raise
+            raise AdvisorError(
+                exc.key, f"{name}: {exc.message}", field=f"{name}:{exc.field}"
+            ) from None
     table = vendor_defaults(gpus, measured)
     return [replace(g, achievable=table[g.id]) for g in gpus]

@@ -1,5 +1,5 @@
 // Build-time Pyodide memory snapshot for the calculators (called by hooks/pyodide_assets.py):
-//   node scripts/pyodide_snapshot.mjs ASSETS_DIR CATALOG_FILES_JSON OUT
+//   node scripts/pyodide_snapshot.mjs ASSETS_DIR CATALOG_DOCS_JSON OUT
 // Loads the runtime from ASSETS_DIR (the site's copy of the npm package), installs every
 // wheel named in ASSETS_DIR/advisor-lock.json (advisor, PyYAML, MarkupSafe, Jinja2; each sha256 checked) with unpackArchive into
 // site-packages (loadPackage leaves JS references behind that a snapshot cannot hold), imports advisor.webapi, loads the catalog, and writes loadPyodide's memory
@@ -33,7 +33,7 @@ Date.now = () => (clock += 1);
 let mono = 0;
 performance.now = () => (mono += 0.001);
 
-const [assets, catalogFiles, out] = process.argv.slice(2);
+const [assets, catalogDocs, out] = process.argv.slice(2);
 const dir = path.resolve(assets) + "/";
 const { loadPyodide } = await import(dir + "pyodide.mjs");
 const py = await loadPyodide({
@@ -54,14 +54,14 @@ for (const name of Object.keys(lock.packages).sort()) {
   if (sha !== entry.sha256) fail(new Error(`${entry.file_name}: sha256 ${sha} != lock ${entry.sha256}`));
   py.unpackArchive(new Uint8Array(wheel), "wheel", { extractDir: purelib });
 }
-py.FS.writeFile("/tmp/catalog-files.json", fs.readFileSync(catalogFiles));
+py.FS.writeFile("/tmp/catalog-docs.json", fs.readFileSync(catalogDocs));
 py.runPython(`
 import json
 import advisor.webapi as _w
 import advisor.accuracy as _acc
 assert _acc.bands(), "advisor/validation_data/throughput-summary.json missing from the wheel"
-with open("/tmp/catalog-files.json", encoding="utf-8") as _f:
-    _w.load_catalog_files(json.load(_f))
+with open("/tmp/catalog-docs.json", encoding="utf-8") as _f:
+    _w.load_catalog_documents(json.load(_f))
 for _n in _w.FUNCTIONS:
     # warm every code path (and fail the build if one breaks); not the cluster planner, whose
     # layout caches would only make the snapshot larger (they fill on the page, per model)

@@ -1,6 +1,6 @@
 // Which files of the runtime's python_stdlib.zip the calculators use (called by
 // hooks/pyodide_assets.py, which ships a zip of only those):
-//   node scripts/pyodide_stdlib_used.mjs ASSETS_DIR CATALOG_FILES_JSON < calls.json
+//   node scripts/pyodide_stdlib_used.mjs ASSETS_DIR CATALOG_DOCS_JSON < calls.json
 // ASSETS_DIR holds the runtime with the FULL zip and the wheels of advisor-lock.json.
 // calls.json: [[name, params_json], ...], run through advisor.webapi.call.
 // Runs the calculators both ways the site starts them, each in its own Pyodide:
@@ -20,7 +20,7 @@ const fail = (e) => {
 process.on("uncaughtException", fail);
 process.on("unhandledRejection", fail);
 
-const [assets, catalogFiles] = process.argv.slice(2);
+const [assets, catalogDocs] = process.argv.slice(2);
 const dir = path.resolve(assets) + "/";
 const { loadPyodide } = await import(dir + "pyodide.mjs");
 const calls = JSON.stringify(JSON.parse(fs.readFileSync(0, "utf8")));
@@ -29,8 +29,8 @@ const opts = () => ({ indexURL: dir, lockFileURL: dir + "advisor-lock.json", std
 
 const USED = `
 import json, sys
-with open("/tmp/catalog-files.json", encoding="utf-8") as _f:
-    _w.load_catalog_files(json.load(_f))
+with open("/tmp/catalog-docs.json", encoding="utf-8") as _f:
+    _w.load_catalog_documents(json.load(_f))
 for _n, _p in json.loads(_calls):
     _w.call(_n, _p)
 _zip = next(p for p in sys.path if p.endswith(".zip")) + "/"
@@ -59,7 +59,7 @@ import advisor.report_render as _rr
 _rr.compile_all()
 `);
   }
-  py.FS.writeFile("/tmp/catalog-files.json", fs.readFileSync(catalogFiles));
+  py.FS.writeFile("/tmp/catalog-docs.json", fs.readFileSync(catalogDocs));
   py.globals.set("_calls", calls);
   py.runPython("import advisor.webapi as _w");
   return JSON.parse(py.runPython(USED));

@@ -373,3 +373,32 @@ def test_only_the_sites_origin_is_requested(browser_page, site_server):
         if not u.startswith(site_server) and not u.startswith(("data:", "blob:"))
     ]
     assert outside == []
+
+
+def test_plain_start_as_a_phone_gets_it(chromium, site_server):
+    """The start a phone's first visit gets (no snapshot: Python starts from the compiled
+    standard library, the wheels of the lock file are installed sha256-checked, the catalog is
+    built from its JSON documents) gives CPython's numbers; the report-only wheels (Jinja2,
+    MarkupSafe) are fetched only when a report is asked for, and then the report is built."""
+    ctx = chromium.new_context()
+    requested: list[str] = []
+    ctx.on("request", lambda r: requested.append(r.url))
+    page = ctx.new_page()
+    try:
+        page.goto(f"{site_server}en/calculators/vram/?calc-start=plain")
+        page.wait_for_selector('.calc[data-calc="vram"][data-ready="1"]', timeout=60_000)
+        assert page.locator(".calc").get_attribute("data-mode") == "plain"
+        _set(page, "vram", "batch", "3")
+        want = webapi.run("vram", {"batch": 3})
+        assert page.locator('[data-out="total"]').inner_text() == _gib_en(want["total_bytes"])
+        wheels = sorted(u.rsplit("/", 1)[1].split("-")[0] for u in requested if u.endswith(".whl"))
+        assert wheels and "advisor" in wheels and "pyyaml" in wheels, requested
+        assert not {"jinja2", "markupsafe"} & set(wheels), wheels
+        page.goto(f"{site_server}en/reports/new/?calc-start=plain")
+        page.wait_for_selector("#ar-form[data-engine=ready]", timeout=60_000)
+        page.select_option("#ar-example", "university-lab")
+        page.click("#ar-build")
+        page.wait_for_selector("#ar-output .ar", timeout=30_000)
+        assert any(u.endswith(".whl") and "/jinja2-" in u for u in requested)
+    finally:
+        ctx.close()

@@ -42,10 +42,10 @@ def assets(tmp_path_factory):
     for name in hook.RUNTIME_FILES:
         (out / name).write_bytes(hook.runtime_file(name))
     lock = hook.write_wheels(out)
-    files = webapi.catalog_files(ROOT / "catalog")
+    files = webapi.catalog_documents(ROOT / "catalog")
     (out / "python_stdlib.zip").write_bytes(hook.stdlib_zip(out, files))
     (out / "advisor.snapshot.gz").write_bytes(hook.make_snapshot(out, lock, files))
-    cat = out / "catalog-files.json"
+    cat = out / "catalog-docs.json"
     cat.write_text(json.dumps(files, ensure_ascii=False), encoding="utf-8")
     return out
 
@@ -77,7 +77,7 @@ def _run(assets: Path, mode: str) -> list[str]:
             str(ROOT / "scripts" / "pyodide_node_run.mjs"),
             str(assets),
             mode,
-            str(assets / "catalog-files.json"),
+            str(assets / "catalog-docs.json"),
         ],
         input=json.dumps(CALLS).encode(),
         capture_output=True,

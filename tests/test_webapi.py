@@ -194,24 +194,42 @@ def test_results_are_strict_json():
     assert webapi.dumps({"x": math.inf}) == '{"x": null}'
 
 
-def test_catalog_files_round_trip(tmp_path):
-    files = webapi.catalog_files(webapi.Path(__file__).resolve().parent.parent / "catalog")
-    cat = webapi.load_catalog_files(files)
+def test_catalog_documents_through_json_give_the_same_catalog():
+    """What the site ships (the parsed documents as JSON) builds the very catalog the CLI reads
+    from the YAML files: every model, GPU, offer, fabric and rate, equal field by field."""
+    from advisor.catalog import load_catalog
+
+    root = Path(__file__).resolve().parent.parent / "catalog"
+    docs = json.loads(json.dumps(webapi.catalog_documents(root), ensure_ascii=False))
+    assert list(docs) == sorted(docs) and "currency.yaml" in docs
+    cat = webapi.load_catalog_documents(docs)
     try:
-        assert [g.id for g in cat.gpus] == [g.id for g in CAT.gpus]
-        assert [m.id for m in cat.models] == [m.id for m in CAT.models]
+        assert cat == load_catalog(root)
+        assert cat.to_json() == load_catalog(root).to_json()
     finally:
         webapi.set_catalog(CAT)
 
 
-def test_catalog_files_refuse_names_outside_the_catalog(tmp_path):
+def test_catalog_documents_are_validated_like_the_files():
+    from advisor.errors import AdvisorError
+
+    root = Path(__file__).resolve().parent.parent / "catalog"
+    docs = webapi.catalog_documents(root)
+    gpu = next(k for k in docs if k.startswith("gpus/"))
+    broken = {**docs, gpu: {**docs[gpu], "memory_gib": -1}}
+    with pytest.raises(AdvisorError) as info:
+        webapi.load_catalog_documents(broken)
+    assert gpu in info.value.message
+    assert webapi.get_catalog() is CAT  # a refused catalog replaces nothing
+
+
+def test_catalog_documents_refuse_names_outside_the_catalog():
     from advisor.errors import AdvisorError
 
     for rel in ("../../x.yaml", "/etc/x.yaml", "gpus/../../x.yaml", "gpus/x.yml"):
         with pytest.raises(AdvisorError) as info:
-            webapi.load_catalog_files({rel: "id: x\n"})
+            webapi.load_catalog_documents({rel: {"id": "x"}})
         assert info.value.key == "catalog.bad_name"
-    assert not (tmp_path.parent / "x.yaml").exists()
 
 
 @pytest.mark.parametrize(
@@ -280,3 +298,20 @@ def test_recommend_and_cli_follow_the_same_checkpointing_rule():
             assert main([*args, *extra]) == 0
         outs.append(json.loads(buf.getvalue())["total_bytes"])
     assert outs[0] == outs[1] < outs[2]
+
+
+def test_calculators_do_not_import_the_report_renderer():
+    """The browser's plain start installs Jinja2 and MarkupSafe only when a report is asked for
+    (docs/assets/calc/worker.mjs, REPORT_ONLY): every other function must run without them."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, json, advisor.webapi as w\n"
+        "for n in sorted(w.FUNCTIONS):\n"
+        "    if n != 'report':\n"
+        "        json.loads(w.call(n, '{}'))\n"
+        "print(sorted(m for m in ('jinja2', 'markupsafe') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr

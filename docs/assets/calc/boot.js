@@ -6,7 +6,9 @@
 // 2. It holds Material's search worker back until the reader reaches for search (focus on the
 //    search field, its hotkeys, the search button) or the calculators have been ready for a few
 //    seconds. Building the search index costs about 0.4 s of CPU, which on a 2-core machine
-//    slowed the calculators' start. Messages for it are queued and delivered in order.
+//    slowed the calculators' start. Messages for it are queued and delivered in order; the
+//    request for the search index waits likewise.
+// 3. On a browser's first visit it fetches the runtime's largest files at once (below).
 (function () {
   if (window.__calcBoot) return; // once per document (instant navigation may bring a copy)
   var base = document.currentScript.dataset.base;
@@ -20,9 +22,34 @@
       snap = localStorage.getItem("calc.snapshot") ? "1" : "0";
     } catch (e) {}
     var q = "?coarse=" + coarse + "&snap=" + snap + (forced ? "&start=" + encodeURIComponent(forced) : "");
+    // Fetched into the HTTP cache, read to the end; the worker's own requests for the same
+    // files then join these (measured: no byte crosses twice).
+    var drain = function (url) {
+      return fetch(url)
+        .then(function (r) {
+          return r.body && r.body.pipeTo(new WritableStream());
+        })
+        .catch(function () {});
+    };
+    if (snap === "0" && window.WritableStream) {
+      // First visit of this browser: the runtime files both starts need, now rather than when
+      // the worker asks for them (0.2-0.5 s later on a phone).
+      var early = ["pyodide.asm.wasm", "python_stdlib.zip", "pyodide.asm.mjs"].map(function (f) {
+        return drain(base + "assets/pyodide/" + f);
+      });
+      boot.runtime = early[0];
+    }
+    // The worker's {prefetch: [url, ...]} (the wheels of a plain start): once the wasm has
+    // arrived, so that they do not take its bandwidth; the worker is busy starting Python then.
+    boot.prefetch = function (urls) {
+      (boot.runtime || Promise.resolve()).then(function () {
+        if (window.WritableStream) urls.forEach(drain);
+      });
+    };
     boot.worker = new Worker(base + "assets/calc/worker.mjs" + q, { type: "module" });
     boot.worker.onmessage = function (e) {
-      boot.messages.push(e);
+      if (e.data && e.data.prefetch) boot.prefetch(e.data.prefetch);
+      else boot.messages.push(e);
     };
     boot.worker.onerror = function (e) {
       boot.error = e;
@@ -71,12 +98,34 @@
     return new Native(url, options);
   };
   window.Worker.prototype = Native.prototype;
+  // The search index too (Material fetches it with XMLHttpRequest): 137 kB that a phone
+  // network would otherwise carry while the calculators' runtime downloads.
+  var open = XMLHttpRequest.prototype.open;
+  var send = XMLHttpRequest.prototype.send;
+  var heldRequests = [];
+  XMLHttpRequest.prototype.open = function (method, url) {
+    this.__calcHeld = !released && String(url).indexOf("/search/search_index.json") >= 0;
+    return open.apply(this, arguments);
+  };
+  XMLHttpRequest.prototype.send = function () {
+    if (!this.__calcHeld || released) return send.apply(this, arguments);
+    var xhr = this;
+    var args = arguments;
+    heldRequests.push(function () {
+      send.apply(xhr, args);
+    });
+  };
   function release() {
     if (released) return;
     released = true;
     window.Worker = Native;
     held.forEach(function (h) {
       h.start();
+    });
+    XMLHttpRequest.prototype.open = open;
+    XMLHttpRequest.prototype.send = send;
+    heldRequests.forEach(function (go) {
+      go();
     });
   }
   var search = function (t) {

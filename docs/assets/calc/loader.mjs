@@ -17,7 +17,7 @@ const MODULES = ["./calc.mjs", "./render.mjs", "./worker.mjs", "../pyodide/pyodi
 // catalog, then the snapshot (worker.mjs starts from it once it is in the HTTP cache).
 const FILES = ["../pyodide/pyodide.asm.wasm", "../pyodide/python_stdlib.zip"];
 const LOCK = "../pyodide/advisor-lock.json";
-const LATE = ["./catalog-files.json", "../pyodide/advisor.snapshot.gz"];
+const LATE = ["./catalog-docs.json", "../pyodide/advisor.snapshot.gz"];
 
 let calc = null;
 let prefetched = false;

@@ -4,15 +4,15 @@
 // bad input is not a failure: webapi returns {"error": {...}} inside json). {id: 0, ready} once.
 // Two ways to start, chosen per visit by what is cheaper for this reader (`chooseStart`):
 // - "snapshot": the build-time memory snapshot (advisor imported, catalog loaded): about 0.4 s
-//   of CPU on a desktop, but 8.7 MB to download;
-// - "plain": the runtime starts Python itself and installs the wheel by name from
-//   advisor-lock.json with its dependencies (PyYAML, MarkupSafe, Jinja2: pure wheels listed
-//   there; each sha256-checked), then loads the catalog: about 0.6 MB instead of 8.7 MB, but
-//   3-4 s of CPU on a desktop.
-// Measured on the phone profile of issue 12 (scripts/bench_calculators.py --mobile --cpu
-// process: 9 Mbit/s, CPU x4): first visit interactive after 7.7 s plain (5.4 MB) against
-// 12.9 s from the snapshot (13.8 MB); but a reload 2.2 s plain against 0.7 s from the
-// snapshot in the HTTP cache. So: the snapshot when this browser has fetched it before (the page
+//   of CPU on a desktop, but 6.7 MB to download;
+// - "plain": the runtime starts Python itself (its standard library compiled to bytecode at
+//   build time), installs the wheels of advisor-lock.json (`plainStart`) and builds the catalog
+//   from its JSON documents: about 0.3 MB instead of 6.7 MB on top of the runtime, but about
+//   1.5 s of CPU on a desktop.
+// Measured on the phone profile of issue 12 (scripts/bench_calculators.py --mobile: 9 Mbit/s,
+// CPU x4): the first visit is interactive after about 6 s plain (4.3 MB), far sooner than from
+// the snapshot (10.7 MB); a reload from the snapshot in the HTTP cache is quicker than a plain
+// one. So: the snapshot when this browser has fetched it before (the page
 // keeps a note in localStorage; the HTTP cache itself cannot be asked without a console error)
 // or on a device with a fine pointer (a desktop: cold start <= 1 s); on a phone or tablet, or
 // with Save-Data, a plain start, and once ready the snapshot is fetched at low priority for the
@@ -48,14 +48,83 @@ function chooseStart() {
   return hint.get("coarse") === "1" ? "plain" : "snapshot";
 }
 
+// The plain start installs the wheels of advisor-lock.json itself (as the build's snapshot
+// does, scripts/pyodide_snapshot.mjs): each fetched, its sha256 checked against the lock, and
+// unpacked into site-packages. Unlike loadPyodide's `packages` option this lets it choose when:
+// - the wheels the calculators import are fetched once the runtime's wasm has arrived, not
+//   while it downloads (on a phone network they took its bandwidth: the wasm is the long pole
+//   and Python cannot start without it); they then arrive while Python starts (the page
+//   fetches them, {prefetch}: boot.js);
+// - REPORT_ONLY (Jinja2 and its MarkupSafe: the report renderer, advisor.report_render) are
+//   fetched only when the page first asks for a report (reports/new), 142 kB less for a
+//   calculator. advisor.webapi does not import them (tests/test_webapi.py checks it).
+const REPORT_ONLY = ["jinja2", "markupsafe"];
+const lockText = fetch(lockFileURL).then((res) => {
+  if (!res.ok) throw new Error(`advisor-lock.json: HTTP ${res.status}`);
+  return res.text();
+});
+lockText.catch(() => {}); // reported by the start that awaits it
+
+function closure(lock, name, out = []) {
+  if (out.includes(name)) return out;
+  const entry = lock.packages[name];
+  if (!entry) throw new Error(`advisor-lock.json: no package ${name}`);
+  for (const dep of entry.depends) closure(lock, dep, out);
+  out.push(name); // dependencies first
+  return out;
+}
+
+async function wheel(entry) {
+  const res = await fetch(base + entry.file_name);
+  if (!res.ok) throw new Error(`${entry.file_name}: HTTP ${res.status}`);
+  const bytes = await res.arrayBuffer();
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  const hex = Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+  if (hex !== entry.sha256) throw new Error(`${entry.file_name}: sha256 ${hex} is not the lock's ${entry.sha256}`);
+  return new Uint8Array(bytes);
+}
+
+function install(py, wheels) {
+  const purelib = py.runPython("import sysconfig; sysconfig.get_paths()['purelib']");
+  for (const bytes of wheels) py.unpackArchive(bytes, "wheel", { extractDir: purelib });
+  py.runPython("import importlib; importlib.invalidate_caches()");
+}
+
+let reportPackages = null; // the REPORT_ONLY install, once (plain start only)
+
 async function plainStart() {
-  const py = await loadPyodide({ indexURL: base, lockFileURL, packages: ["advisor"] });
-  const files = await (await fetch(new URL("catalog-files.json", import.meta.url))).text();
-  py.FS.writeFile("/tmp/catalog-files.json", files);
+  // the catalog's documents (JSON, parsed from catalog/ at build time) fetched at once
+  const docs = fetch(new URL("catalog-docs.json", import.meta.url)).then((res) => {
+    if (!res.ok) throw new Error(`catalog-docs.json: HTTP ${res.status}`);
+    return res.text();
+  });
+  docs.catch(() => {});
+  const lock = JSON.parse(await lockText);
+  const names = closure(lock, "advisor");
+  const now = names.filter((n) => !REPORT_ONLY.includes(n));
+  const later = names.filter((n) => REPORT_ONLY.includes(n));
+  // the page fetches these into the HTTP cache once its early fetch of the wasm has ended
+  // (boot.js): this thread is busy starting Python by then, and before, they would take the
+  // wasm's bandwidth
+  self.postMessage({ prefetch: now.map((n) => base + lock.packages[n].file_name) });
+  const py = await loadPyodide({ indexURL: base, lockFileContents: lockText });
+  timings.runtime = performance.now();
+  install(py, await Promise.all(now.map((n) => wheel(lock.packages[n]))));
+  timings.wheels = performance.now();
+  py.FS.writeFile("/tmp/catalog-docs.json", await docs);
   py.runPython(
     "import json, advisor.webapi as w\n" +
-      "with open('/tmp/catalog-files.json', encoding='utf-8') as f: w.load_catalog_files(json.load(f))",
+      "with open('/tmp/catalog-docs.json', encoding='utf-8') as f: w.load_catalog_documents(json.load(f))",
   );
+  timings.catalog = performance.now();
+  let installing = null;
+  reportPackages = () =>
+    (installing ||= Promise.all(later.map((n) => wheel(lock.packages[n])))
+      .then((w) => install(py, w))
+      .catch((err) => {
+        installing = null; // a later report tries again
+        throw err;
+      }));
   return py;
 }
 
@@ -64,7 +133,7 @@ async function start() {
   timings.chosen = how;
   if (how === "snapshot") {
     try {
-      const py = await loadPyodide({ indexURL: base, lockFileURL, _loadSnapshot: gunzip(snapshotURL) });
+      const py = await loadPyodide({ indexURL: base, lockFileContents: lockText, _loadSnapshot: gunzip(snapshotURL) });
       self.postMessage({ snapshotCached: true });
       return { py, mode: "snapshot" };
     } catch (err) {
@@ -141,6 +210,7 @@ self.onmessage = async (event) => {
   readerCalls++;
   try {
     const { call } = await ready;
+    if (fn === "report" && reportPackages) await reportPackages();
     const t0 = performance.now();
     const json = call(fn, JSON.stringify(params));
     self.postMessage({ id, json, ms: performance.now() - t0 });
