@@ -402,3 +402,27 @@ def test_plain_start_as_a_phone_gets_it(chromium, site_server):
         assert any(u.endswith(".whl") and "/jinja2-" in u for u in requested)
     finally:
         ctx.close()
+
+
+def test_plain_start_refuses_a_wheel_that_is_not_the_locks(chromium, site_server):
+    """A wheel whose bytes differ from advisor-lock.json's sha256 is not installed: the
+    calculator says it could not start, naming the file, and never becomes ready."""
+    ctx = chromium.new_context()
+
+    def tampered(route):
+        resp = route.fetch()
+        route.fulfill(response=resp, body=resp.body() + b"\0")
+
+    ctx.route("**/advisor-*-py3-none-any.whl", tampered)
+    page = ctx.new_page()
+    try:
+        page.goto(f"{site_server}en/calculators/vram/?calc-start=plain")
+        page.wait_for_function(
+            "() => /sha256/.test(document.querySelector('.calc').textContent)", timeout=60_000
+        )
+        text = page.locator(".calc").inner_text()
+        assert "could not start" in text and "advisor-0.1.0-py3-none-any.whl" in text
+        assert page.locator(".calc").get_attribute("data-ready") != "1"
+    finally:
+        ctx.unroute_all(behavior="ignoreErrors")
+        ctx.close()
