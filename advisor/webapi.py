@@ -246,7 +246,7 @@ def load_catalog_documents(docs: dict) -> Catalog:
     the one `get_catalog` returns."""
     if not isinstance(docs, dict):
         raise AdvisorError(
-            "field.not_object", "catalog documents: expected an object", field="files"
+            "field.not_object", "catalog documents: expected an object", field="documents"
         )
     for rel in docs:
         # only catalog/-shaped names, as read_documents gives them
@@ -254,7 +254,7 @@ def load_catalog_documents(docs: dict) -> Catalog:
             raise AdvisorError(
                 "catalog.bad_name",
                 f"catalog documents: {shown(rel)} is not a catalog file name",
-                field="files",
+                field="documents",
             )
     cat = catalog_from_documents(docs)
     set_catalog(cat)

@@ -14,14 +14,15 @@ let nextId = 1;
 const pending = new Map();
 let lastPyMs = 0; // time the last call spent in Python (measured in the worker)
 
-// as boot.js makes it: the pointer (a phone?) and a forced start (?calc-start=plain|snapshot)
-function workerURL() {
-  const url = new URL("./worker.mjs", import.meta.url);
-  url.searchParams.set("coarse", matchMedia("(pointer: coarse)").matches ? "1" : "0");
-  url.searchParams.set("snap", snapshotNoted() ? "1" : "0");
+// as boot.js makes it: the hints in the worker's name (worker.mjs reads them): the pointer (a
+// phone?), the snapshot note and a forced start (?calc-start=plain|snapshot)
+function workerHints() {
+  const hints = new URLSearchParams();
+  hints.set("coarse", matchMedia("(pointer: coarse)").matches ? "1" : "0");
+  hints.set("snap", snapshotNoted() ? "1" : "0");
   const forced = new URLSearchParams(location.search).get("calc-start");
-  if (forced) url.searchParams.set("start", forced);
-  return url;
+  if (forced) hints.set("start", forced);
+  return hints.toString();
 }
 
 // "this browser has the snapshot": set when a worker has fetched it (or loader.mjs prefetched it)
@@ -44,7 +45,7 @@ function getWorker() {
   if (worker) return ready;
   const boot = window.__calcBoot; // started in <head> (boot.js), its early messages kept
   const early = boot && boot.worker;
-  worker = early || new Worker(workerURL(), { type: "module" });
+  worker = early || new Worker(new URL("./worker.mjs", import.meta.url), { type: "module", name: workerHints() });
   ready = new Promise((resolve, reject) => {
     const onMessage = (e) => {
       const m = e.data;

@@ -35,9 +35,10 @@ async function gunzip(url) {
 }
 
 const snapshotURL = base + "advisor.snapshot.gz";
-// From the page (boot.js, calc.mjs): coarse=1 on a phone or tablet (a coarse pointer), snap=1
-// when this browser has fetched the snapshot before (localStorage), start=plain|snapshot to force.
-const hint = new URL(self.location.href).searchParams;
+// From the page (boot.js, calc.mjs), in the worker's name: coarse=1 on a phone or tablet (a
+// coarse pointer), snap=1 when this browser has fetched the snapshot before (localStorage),
+// start=plain|snapshot to force.
+const hint = new URLSearchParams(self.name || "");
 
 function chooseStart() {
   const forced = hint.get("start");
