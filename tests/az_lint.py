@@ -9,7 +9,7 @@ What is checked ("reader text"): the text of each Azerbaijani page's <title> and
 (`lang="en"`: source titles, the English name of a term) and text inside parentheses (the
 convention "term (English term)" on first use).
 
-- Glossary variants (templates/i18n/glossary.yaml): a phrase of stems; each word may carry
+- Glossary variants (tests/az_glossary.yaml): a phrase of stems; each word may carry
   Azerbaijani inflectional suffixes (`SUFFIX`), not derivational ones.
 - Stray English: a word of ASCII letters that the built English pages use (their vocabulary,
   lower-cased) and that is not an accepted word (tests/az_allow.yaml: names, units, loanwords
@@ -33,7 +33,7 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-GLOSSARY = ROOT / "templates" / "i18n" / "glossary.yaml"
+GLOSSARY = ROOT / "tests" / "az_glossary.yaml"
 ALLOW = ROOT / "tests" / "az_allow.yaml"
 
 SKIP_TAGS = {"script", "style", "code", "pre", "kbd", "samp", "template", "noscript"}

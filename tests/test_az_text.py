@@ -1,6 +1,6 @@
 """Azerbaijani pages in the glossary's words, without English, with Azerbaijani numbers.
 
-The glossary (templates/i18n/glossary.yaml) is the single source of the replaced variants;
+The glossary (tests/az_glossary.yaml) is the single source of the replaced variants;
 tests/az_lint.py holds the checks; tests/az_allow.yaml the words accepted although English pages
 use them too (names, units, approved loanwords, Azerbaijani homographs).
 
@@ -149,7 +149,7 @@ def _plain(text: str) -> str:
 def test_azerbaijani_strings_use_the_glossary_words():
     bad = {k: dict(variant_hits(_plain(v))) for k, v in _az_strings().items()}
     bad = {k: v for k, v in bad.items() if v}
-    assert not bad, "replaced variants (templates/i18n/glossary.yaml) in:\n" + "\n".join(
+    assert not bad, "replaced variants (tests/az_glossary.yaml) in:\n" + "\n".join(
         f"  {k}: {v}" for k, v in sorted(bad.items())
     )
 
