@@ -10,9 +10,9 @@
 //   from its JSON documents: about 0.3 MB instead of 6.7 MB on top of the runtime, but about
 //   1.5 s of CPU on a desktop.
 // Measured on the phone profile of issue 12 (scripts/bench_calculators.py --mobile: 9 Mbit/s,
-// CPU x4): the first visit is interactive after about 6 s plain (4.3 MB), far sooner than from
-// the snapshot (10.7 MB); a reload from the snapshot in the HTTP cache is quicker than a plain
-// one. So: the snapshot when this browser has fetched it before (the page
+// CPU x4): the first visit is interactive after about 6 s plain (4.3 MB); from the snapshot it
+// would need 10.7 MB, 9.5 s of transfer alone; a reload from the snapshot in the HTTP cache
+// (1.0-1.4 s) is quicker than a plain one. So: the snapshot when this browser has fetched it before (the page
 // keeps a note in localStorage; the HTTP cache itself cannot be asked without a console error)
 // or on a device with a fine pointer (a desktop: cold start <= 1 s); on a phone or tablet, or
 // with Save-Data, a plain start, and once ready the snapshot is fetched at low priority for the
