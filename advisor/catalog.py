@@ -158,7 +158,8 @@ def read_documents(root: str | os.PathLike) -> dict[str, object]:
     """Every catalog document under `root`, parsed (`read_document`): {relative path: document}
     in path order, e.g. "gpus/h100-sxm.yaml". Plain data only (text, numbers, true/false, null,
     lists, mappings: advisor.yamlsafe), so it travels as JSON: the site ships it to the browser,
-    which then builds the catalog without parsing YAML (`catalog_from_documents`)."""
+    which then builds the catalog without parsing YAML (`catalog_from_documents`; parsing
+    with pure-Python PyYAML took 0.3 s of the calculators' plain start)."""
     root = Path(root)
     if not is_folder(root):
         raise AdvisorError(

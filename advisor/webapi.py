@@ -24,12 +24,11 @@ from __future__ import annotations
 import functools
 import json
 import math
-import os
 import re
 from dataclasses import dataclass, field, fields, replace
 
 from . import compute, cost, limits, memory, recommend, vocab
-from .catalog import Catalog, catalog_from_documents, load_catalog, read_documents
+from .catalog import Catalog, catalog_from_documents, load_catalog
 from .errors import AdvisorError, check_choice, check_int, clip, parse_number, shown, yaml_error
 from .files import MAX_FILE_BYTES
 from .models import from_config_json
@@ -228,21 +227,13 @@ def set_catalog(catalog: Catalog) -> None:
     _catalog = catalog
 
 
-def catalog_documents(root: str | os.PathLike) -> dict[str, object]:
-    """Every catalog document under `root`, parsed and in path order ({relative path:
-    document}, advisor.catalog.read_documents): what the site ships to the browser as JSON,
-    where `load_catalog_documents` builds the catalog with the very same validators. Parsing
-    YAML with pure-Python PyYAML took the browser 0.3 s of the calculators' plain start."""
-    return read_documents(root)
-
-
 _CATALOG_FILE = re.compile(
     r"(?:(?:models|gpus|clouds|efficiency|networks)/)?[A-Za-z0-9][A-Za-z0-9._-]*\.yaml"
 )
 
 
 def load_catalog_documents(docs: dict) -> Catalog:
-    """Build the catalog from `docs` (from `catalog_documents`, e.g. through JSON) and make it
+    """Build the catalog from `docs` (from advisor.catalog.read_documents, e.g. through JSON) and make it
     the one `get_catalog` returns."""
     if not isinstance(docs, dict):
         raise AdvisorError(

@@ -404,8 +404,7 @@ def stdlib_zip(assets: Path, catalog_docs: dict) -> bytes:
                     continue
                 zi = zipfile.ZipInfo(info.filename, date_time=(2026, 1, 1, 0, 0, 0))
                 zi.external_attr = 0o644 << 16
-                zi.compress_type = zipfile.ZIP_DEFLATED
-                out.writestr(zi, src.read(info), compresslevel=9)
+                out.writestr(zi, src.read(info))  # stored: only pyodide_compile.mjs reads it
         sources, compiled = Path(tmp, "sources.zip"), Path(tmp, "compiled.zip")
         sources.write_bytes(buf.getvalue())
         _node("pyodide_compile.mjs", str(run_dir), str(sources), str(compiled))
@@ -586,7 +585,7 @@ def on_post_page(output, page, config):
 def on_post_build(config):
     if not PYODIDE.is_dir():
         raise PluginError("node_modules/pyodide is missing: run `npm ci` (make setup)")
-    from advisor import webapi
+    from advisor.catalog import read_documents
 
     site = Path(config.site_dir)
     assets = site / "assets" / "pyodide"
@@ -594,7 +593,7 @@ def on_post_build(config):
         _write(assets / name, runtime_file(name))
     lock = write_wheels(assets)
     st = state.current()
-    files = webapi.catalog_documents(st.catalog_root)
+    files = read_documents(st.catalog_root)
     _write(
         site / "assets" / "calc" / "catalog-docs.json",
         json.dumps(files, sort_keys=True, ensure_ascii=False).encode(),

@@ -14,6 +14,7 @@ import pytest
 from test_webapi import BAD, CAT, GOLDEN
 
 from advisor import webapi
+from advisor.catalog import read_documents
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = [
@@ -42,7 +43,7 @@ def assets(tmp_path_factory):
     for name in hook.RUNTIME_FILES:
         (out / name).write_bytes(hook.runtime_file(name))
     lock = hook.write_wheels(out)
-    files = webapi.catalog_documents(ROOT / "catalog")
+    files = read_documents(ROOT / "catalog")
     (out / "python_stdlib.zip").write_bytes(hook.stdlib_zip(out, files))
     (out / "advisor.snapshot.gz").write_bytes(hook.make_snapshot(out, lock, files))
     cat = out / "catalog-docs.json"

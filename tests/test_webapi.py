@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from advisor import compute, cost, memory, webapi
-from advisor.catalog import load_catalog
+from advisor.catalog import load_catalog, read_documents
 
 CAT = load_catalog()
 webapi.set_catalog(CAT)
@@ -200,7 +200,7 @@ def test_catalog_documents_through_json_give_the_same_catalog():
     from advisor.catalog import load_catalog
 
     root = Path(__file__).resolve().parent.parent / "catalog"
-    docs = json.loads(json.dumps(webapi.catalog_documents(root), ensure_ascii=False))
+    docs = json.loads(json.dumps(read_documents(root), ensure_ascii=False))
     assert list(docs) == sorted(docs) and "currency.yaml" in docs
     cat = webapi.load_catalog_documents(docs)
     try:
@@ -214,7 +214,7 @@ def test_catalog_documents_are_validated_like_the_files():
     from advisor.errors import AdvisorError
 
     root = Path(__file__).resolve().parent.parent / "catalog"
-    docs = webapi.catalog_documents(root)
+    docs = read_documents(root)
     gpu = next(k for k in docs if k.startswith("gpus/"))
     broken = {**docs, gpu: {**docs[gpu], "memory_gib": -1}}
     with pytest.raises(AdvisorError) as info:
