@@ -1,14 +1,19 @@
-// Compiles a zip of Python sources to a zip of sourceless bytecode with the runtime's own
-// interpreter (called by hooks/pyodide_assets.py for the site's python_stdlib.zip):
-//   node scripts/pyodide_compile.mjs ASSETS_DIR IN_ZIP OUT_ZIP
-// ASSETS_DIR holds the pinned Pyodide runtime (and advisor-lock.json); every NAME.py of IN_ZIP
-// becomes NAME.pyc (a timestamp pyc, which zipimport loads without a source beside it), the
-// other members are copied; members keep their order and get a fixed date (deterministic).
+// Compiles zips of Python sources to zips of sourceless bytecode with the runtime's own
+// interpreter (called by hooks/pyodide_assets.py for the site's python_stdlib.zip and for the
+// compiled copy of each wheel that the worker's plain start installs):
+//   node scripts/pyodide_compile.mjs ASSETS_DIR IN_ZIP OUT_ZIP [IN_ZIP OUT_ZIP ...]
+// ASSETS_DIR holds the pinned Pyodide runtime (the site's copy or node_modules/pyodide); every NAME.py of IN_ZIP
+// becomes NAME.pyc (a timestamp pyc, which zipimport and the path finder load without a source
+// beside it), the other members are copied; members keep their order and get a fixed date
+// (deterministic).
 // Why: the worker's plain start imports about 250 modules, and compiling their source in the
 // browser was most of its CPU time (loadPyodide 1.8 s -> 0.6 s under Node, measured for
-// issue 12). Compiled with optimize=2 (no docstrings, no asserts: the standard library is
-// meant to run so, `python -OO`) and without line tables (a traceback then names the file and
-// function but no line): the zip stays as small as the source zip.
+// issue 12; importing advisor.webapi 226 -> 60 ms). Compiled with optimize=2 (no docstrings,
+// no asserts: the standard library is meant to run so, `python -OO`; advisor reads no
+// docstring and validates without assert) and with a line table that says "no location" for
+// every instruction (a traceback then names the file and function, line None): the zip stays
+// about as small as the source zip. An EMPTY line table is not valid: traceback's
+// _get_code_position runs out of positions and raises StopIteration inside sys.excepthook.
 import fs from "node:fs";
 import path from "node:path";
 
@@ -19,29 +24,47 @@ const fail = (e) => {
 process.on("uncaughtException", fail);
 process.on("unhandledRejection", fail);
 
-const [assets, inZip, outZip] = process.argv.slice(2);
+const [assets, ...pairs] = process.argv.slice(2);
+if (!pairs.length || pairs.length % 2) fail(new Error("usage: ASSETS_DIR IN_ZIP OUT_ZIP [IN_ZIP OUT_ZIP ...]"));
 const dir = path.resolve(assets) + "/";
 const { loadPyodide } = await import(dir + "pyodide.mjs");
-const py = await loadPyodide({ indexURL: dir, lockFileURL: dir + "advisor-lock.json", stdout: () => {} });
-py.FS.writeFile("/tmp/in.zip", fs.readFileSync(inZip));
+// the lock file only lets loadPyodide start: this installs no package
+const lockFileURL = dir + (fs.existsSync(dir + "advisor-lock.json") ? "advisor-lock.json" : "pyodide-lock.json");
+const py = await loadPyodide({ indexURL: dir, lockFileURL, stdout: () => {} });
 py.runPython(`
 import importlib._bootstrap_external as _be
 import zipfile
 
+def _no_locations(code):
+    # one "no location" entry (code 15) per 8 code units: the 3.11+ line table format
+    # (CPython's Objects/locations.md)
+    n, out = len(code.co_code) // 2, bytearray()
+    while n > 0:
+        k = min(n, 8)
+        out.append(0x80 | (15 << 3) | (k - 1))
+        n -= k
+    return bytes(out)
+
 def _strip(code):
     consts = tuple(_strip(c) if isinstance(c, type(code)) else c for c in code.co_consts)
-    return code.replace(co_linetable=b"", co_consts=consts)
+    return code.replace(co_linetable=_no_locations(code), co_consts=consts)
 
-with zipfile.ZipFile("/tmp/in.zip") as src, zipfile.ZipFile("/tmp/out.zip", "w") as out:
-    for info in src.infolist():
-        data, name = src.read(info), info.filename
-        if name.endswith(".py"):
-            code = compile(data, name, "exec", dont_inherit=True, optimize=2)
-            data = bytes(_be._code_to_timestamp_pyc(_strip(code), 0, len(data)))
-            name += "c"
-        zi = zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0))
-        zi.external_attr = 0o644 << 16
-        zi.compress_type = zipfile.ZIP_DEFLATED
-        out.writestr(zi, data, compresslevel=9)
+def compile_zip(src_path, out_path):
+    with zipfile.ZipFile(src_path) as src, zipfile.ZipFile(out_path, "w") as out:
+        for info in src.infolist():
+            data, name = src.read(info), info.filename
+            if name.endswith(".py"):
+                code = compile(data, name, "exec", dont_inherit=True, optimize=2)
+                data = bytes(_be._code_to_timestamp_pyc(_strip(code), 0, len(data)))
+                name += "c"
+            zi = zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0))
+            zi.external_attr = 0o644 << 16
+            zi.compress_type = zipfile.ZIP_DEFLATED
+            out.writestr(zi, data, compresslevel=9)
 `);
-fs.writeFileSync(outZip, py.FS.readFile("/tmp/out.zip"));
+const compileZip = py.globals.get("compile_zip");
+for (let i = 0; i < pairs.length; i += 2) {
+  py.FS.writeFile("/tmp/in.zip", fs.readFileSync(pairs[i]));
+  compileZip("/tmp/in.zip", "/tmp/out.zip");
+  fs.writeFileSync(pairs[i + 1], py.FS.readFile("/tmp/out.zip"));
+}

@@ -1,12 +1,16 @@
 // Runs advisor.webapi.call under Pyodide in Node, loaded the way the site's worker loads it:
-//   node scripts/pyodide_node_run.mjs ASSETS_DIR snapshot|lock CATALOG_DOCS_JSON < calls.json
+//   node scripts/pyodide_node_run.mjs ASSETS_DIR snapshot|lock|plain CATALOG_DOCS_JSON < calls.json
 // calls.json: [[name, params_json], ...]; prints the JSON list of result texts.
 // "snapshot": loadPyodide({_loadSnapshot}) from ASSETS_DIR/advisor.snapshot.gz;
 // "lock": loadPyodide({lockFileURL, packages: ["advisor"]}) (the wheel by name, sha256-checked),
-// then the catalog from CATALOG_DOCS_JSON.
+// "plain": as the worker's plain start (worker.mjs): loadPyodide, then the compiled copy of
+// every wheel that the lock entries name (tool["gpu-advisor"], sha256-checked) unpacked into
+// site-packages;
+// then ("lock", "plain") the catalog from CATALOG_DOCS_JSON.
 import fs from "node:fs";
 import path from "node:path";
 import zlib from "node:zlib";
+import { createHash } from "node:crypto";
 
 const [assets, mode, catalogDocs] = process.argv.slice(2);
 const dir = path.resolve(assets) + "/";
@@ -16,7 +20,20 @@ let py;
 if (mode === "snapshot") {
   py = await loadPyodide({ ...opts, _loadSnapshot: zlib.gunzipSync(fs.readFileSync(dir + "advisor.snapshot.gz")) });
 } else {
-  py = await loadPyodide({ ...opts, packages: ["advisor"] });
+  if (mode === "lock") py = await loadPyodide({ ...opts, packages: ["advisor"] });
+  else if (mode === "plain") {
+    py = await loadPyodide(opts);
+    const lock = JSON.parse(fs.readFileSync(dir + "advisor-lock.json", "utf8"));
+    const purelib = py.runPython("import sysconfig; sysconfig.get_paths()['purelib']");
+    for (const name of Object.keys(lock.packages).sort()) {
+      const { compiled, compiled_sha256 } = lock.packages[name].tool["gpu-advisor"];
+      const bytes = fs.readFileSync(dir + compiled);
+      const sha = createHash("sha256").update(bytes).digest("hex");
+      if (sha !== compiled_sha256) throw new Error(`${compiled}: sha256 ${sha} != lock ${compiled_sha256}`);
+      py.unpackArchive(new Uint8Array(bytes), "zip", { extractDir: purelib });
+    }
+    py.runPython("import importlib; importlib.invalidate_caches()");
+  } else throw new Error(`mode ${mode}: snapshot, lock or plain`);
   py.FS.writeFile("/tmp/catalog-docs.json", fs.readFileSync(catalogDocs));
   py.runPython(
     "import json, advisor.webapi as w\n" +

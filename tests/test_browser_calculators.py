@@ -377,7 +377,7 @@ def test_only_the_sites_origin_is_requested(browser_page, site_server):
 
 def test_plain_start_as_a_phone_gets_it(chromium, site_server):
     """The start a phone's first visit gets (no snapshot: Python starts from the compiled
-    standard library, the wheels of the lock file are installed sha256-checked, the catalog is
+    standard library, the compiled copies of the lock's wheels are installed sha256-checked, the catalog is
     built from its JSON documents) gives CPython's numbers; the report-only wheels (Jinja2,
     MarkupSafe) are fetched only when a report is asked for, and then the report is built."""
     ctx = chromium.new_context()
@@ -391,7 +391,9 @@ def test_plain_start_as_a_phone_gets_it(chromium, site_server):
         _set(page, "vram", "batch", "3")
         want = webapi.run("vram", {"batch": 3})
         assert page.locator('[data-out="total"]').inner_text() == _gib_en(want["total_bytes"])
-        wheels = sorted(u.rsplit("/", 1)[1].split("-")[0] for u in requested if u.endswith(".whl"))
+        wheels = sorted(
+            u.rsplit("/", 1)[1].split("-")[0] for u in requested if u.endswith(".pyc.zip")
+        )
         assert wheels and "advisor" in wheels and "pyyaml" in wheels, requested
         assert not {"jinja2", "markupsafe"} & set(wheels), wheels
         page.goto(f"{site_server}en/reports/new/?calc-start=plain")
@@ -399,21 +401,22 @@ def test_plain_start_as_a_phone_gets_it(chromium, site_server):
         page.select_option("#ar-example", "university-lab")
         page.click("#ar-build")
         page.wait_for_selector("#ar-output .ar", timeout=30_000)
-        assert any(u.endswith(".whl") and "/jinja2-" in u for u in requested)
+        assert any(u.endswith(".pyc.zip") and "/jinja2-" in u for u in requested)
+        assert not [u for u in requested if u.endswith(".whl")], "a plain start fetched a wheel"
     finally:
         ctx.close()
 
 
 def test_plain_start_refuses_a_wheel_that_is_not_the_locks(chromium, site_server):
-    """A wheel whose bytes differ from advisor-lock.json's sha256 is not installed: the
-    calculator says it could not start, naming the file, and never becomes ready."""
+    """A compiled wheel whose bytes differ from advisor-lock.json's sha256 is not installed:
+    the calculator says it could not start, naming the file, and never becomes ready."""
     ctx = chromium.new_context()
 
     def tampered(route):
         resp = route.fetch()
         route.fulfill(response=resp, body=resp.body() + b"\0")
 
-    ctx.route("**/advisor-*-py3-none-any.whl", tampered)
+    ctx.route("**/advisor-*-py3-none-any.pyc.zip", tampered)
     page = ctx.new_page()
     try:
         page.goto(f"{site_server}en/calculators/vram/?calc-start=plain")
@@ -421,7 +424,7 @@ def test_plain_start_refuses_a_wheel_that_is_not_the_locks(chromium, site_server
             "() => /sha256/.test(document.querySelector('.calc').textContent)", timeout=60_000
         )
         text = page.locator(".calc").inner_text()
-        assert "could not start" in text and "advisor-0.1.0-py3-none-any.whl" in text
+        assert "could not start" in text and "advisor-0.1.0-py3-none-any.pyc.zip" in text
         assert page.locator(".calc").get_attribute("data-ready") != "1"
     finally:
         ctx.unroute_all(behavior="ignoreErrors")

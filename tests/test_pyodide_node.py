@@ -1,6 +1,7 @@
 """The same golden inputs give identical outputs (byte for byte) in CPython and in Pyodide under
-Node (the npm package `pyodide`), loaded the two ways the site loads advisor: from the build's
-memory snapshot, and by name from the lock file (the wheel, sha256-checked)."""
+Node (the npm package `pyodide`), loaded the ways the site loads advisor: from the build's
+memory snapshot, by name from the lock file (the wheel, sha256-checked), and as the worker's
+plain start does (the compiled copies of the wheels, on the compiled standard library)."""
 
 from __future__ import annotations
 
@@ -88,7 +89,7 @@ def _run(assets: Path, mode: str) -> list[str]:
     return json.loads(proc.stdout)
 
 
-@pytest.mark.parametrize("mode", ["snapshot", "lock"])
+@pytest.mark.parametrize("mode", ["snapshot", "lock", "plain"])
 def test_pyodide_equals_cpython(assets, mode):
     webapi.set_catalog(CAT)
     expected = [webapi.call(n, p) for n, p in CALLS]
@@ -121,3 +122,63 @@ def test_dependency_wheels_are_reproducible():
     hook = _hook()
     for dist, imports, _depends in hook.DEPENDENCIES:
         assert hook.dependency_wheel(dist, imports) == hook.dependency_wheel(dist, imports)
+
+
+def test_compiled_copies_are_the_wheels_as_bytecode(assets):
+    """Each lock entry names the compiled copy of its wheel with its sha256: the same members,
+    every NAME.py as NAME.pyc (Python 3.14 bytecode) and no source left."""
+    import hashlib
+    import zipfile
+
+    lock = json.loads((assets / "advisor-lock.json").read_text())
+    for entry in lock["packages"].values():
+        c = entry["tool"]["gpu-advisor"]
+        data = (assets / c["compiled"]).read_bytes()
+        assert c["compiled"] == entry["file_name"].removesuffix(".whl") + ".pyc.zip"
+        assert c["compiled_sha256"] == hashlib.sha256(data).hexdigest()
+        with zipfile.ZipFile(assets / entry["file_name"]) as zf:
+            want = [n + "c" if n.endswith(".py") else n for n in zf.namelist()]
+        with zipfile.ZipFile(assets / c["compiled"]) as zf:
+            assert zf.namelist() == want, entry["name"]
+            pyc = [n for n in zf.namelist() if n.endswith(".pyc")]
+            magics = {zf.read(n)[:4] for n in pyc}  # one interpreter's magic number
+            assert pyc and len(magics) == 1 and magics.pop()[2:] == b"\r\n", entry["name"]
+
+
+TRACEBACK_JS = """
+const dir = process.argv[1];
+const { loadPyodide } = await import(dir + "/pyodide.mjs");
+const py = await loadPyodide({ indexURL: dir + "/", lockFileURL: dir + "/advisor-lock.json" });
+const fs = await import("node:fs");
+const lock = JSON.parse(fs.readFileSync(dir + "/advisor-lock.json", "utf8"));
+const purelib = py.runPython("import sysconfig; sysconfig.get_paths()['purelib']");
+const file = lock.packages.pyyaml.tool["gpu-advisor"].compiled;
+py.unpackArchive(new Uint8Array(fs.readFileSync(dir + "/" + file)), "zip", { extractDir: purelib });
+process.stdout.write(py.runPython(`
+import json, traceback, yaml
+out = []
+for bad in (lambda: json.loads("{"), lambda: yaml.safe_load("a: [")):
+    try:
+        bad()
+    except Exception:
+        out.append(traceback.format_exc())
+json.dumps(out)
+`));
+"""
+
+
+def test_tracebacks_through_compiled_code_format(assets):
+    """A traceback through the compiled standard library and a compiled copy names each file
+    and function (line None): the bytecode's line tables say "no location", which traceback
+    accepts (an empty table made it raise StopIteration inside sys.excepthook)."""
+    proc = subprocess.run(
+        ["node", "--input-type=module", "-e", TRACEBACK_JS, str(assets)],
+        capture_output=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+    json_tb, yaml_tb = json.loads(proc.stdout)
+    assert 'File "json/decoder.py", line None, in raw_decode' in json_tb, json_tb
+    assert json_tb.rstrip().endswith("(char 1)") and "StopIteration" not in json_tb
+    assert 'File "yaml/parser.py", line None, in parse_node' in yaml_tb, yaml_tb
+    assert "ParserError" in yaml_tb and "StopIteration" not in yaml_tb

@@ -40,7 +40,8 @@ async function prefetch() {
   };
   try {
     const lock = await (await fetch(new URL(LOCK, here), { priority: "low" })).json();
-    const wheels = Object.values(lock.packages).map((p) => "../pyodide/" + p.file_name);
+    // the compiled copies of the wheels, which a plain start installs (worker.mjs)
+    const wheels = Object.values(lock.packages).map((p) => "../pyodide/" + p.tool["gpu-advisor"].compiled);
     for (const f of [...FILES, ...wheels.sort(), ...LATE]) await get(f);
   } catch {
     return; // offline or blocked: the calculator page fetches what it needs itself

@@ -4,15 +4,15 @@
 // bad input is not a failure: webapi returns {"error": {...}} inside json). {id: 0, ready} once.
 // Two ways to start, chosen per visit by what is cheaper for this reader (`chooseStart`):
 // - "snapshot": the build-time memory snapshot (advisor imported, catalog loaded): about 0.4 s
-//   of CPU on a desktop, but 6.7 MB to download;
+//   of CPU on a desktop, but 6.8 MB to download;
 // - "plain": the runtime starts Python itself (its standard library compiled to bytecode at
-//   build time), installs the wheels of advisor-lock.json (`plainStart`) and builds the catalog
-//   from its JSON documents: about 0.3 MB instead of 6.7 MB on top of the runtime, but about
-//   1.5 s of CPU on a desktop.
+//   build time), installs the compiled copies of the wheels of advisor-lock.json
+//   (`plainStart`) and builds the catalog from its JSON documents: about 0.3 MB instead of
+//   6.8 MB on top of the runtime, but interactive after 1.4-1.6 s on a desktop (2 cores).
 // Measured on the phone profile of issue 12 (scripts/bench_calculators.py --mobile: 9 Mbit/s,
-// CPU x4): the first visit is interactive after about 6 s plain (4.3 MB); from the snapshot it
-// would need 10.7 MB, 9.5 s of transfer alone; a reload from the snapshot in the HTTP cache
-// (1.0-1.4 s) is quicker than a plain one. So: the snapshot when this browser has fetched it before (the page
+// CPU x4): the first visit is interactive after 5.4-5.9 s plain (4.4 MB); from the snapshot it
+// would need 10.8 MB, 9.5 s of transfer alone; a reload from the snapshot in the HTTP cache
+// (0.9-1.1 s) is quicker than a plain one. So: the snapshot when this browser has fetched it before (the page
 // keeps a note in localStorage; the HTTP cache itself cannot be asked without a console error)
 // or on a device with a fine pointer (a desktop: cold start <= 1 s); on a phone or tablet, or
 // with Save-Data, a plain start, and once ready the snapshot is fetched at low priority for the
@@ -49,9 +49,12 @@ function chooseStart() {
   return hint.get("coarse") === "1" ? "plain" : "snapshot";
 }
 
-// The plain start installs the wheels of advisor-lock.json itself (as the build's snapshot
-// does, scripts/pyodide_snapshot.mjs): each fetched, its sha256 checked against the lock, and
-// unpacked into site-packages. Unlike loadPyodide's `packages` option this lets it choose when:
+// The plain start installs the packages of advisor-lock.json itself: for each, the compiled
+// copy of its wheel that the lock entry names (tool["gpu-advisor"]: the same files with every
+// NAME.py as bytecode, NAME.pyc, compiled at build time by hooks/pyodide_assets.py
+// compiled_wheels: the browser then compiles no Python source), fetched, its sha256 checked
+// against the lock, and unpacked into site-packages. Unlike loadPyodide's `packages` option
+// (the wheels) this lets it choose when:
 // - the wheels the calculators import are fetched once the runtime's wasm has arrived, not
 //   while it downloads (on a phone network they took its bandwidth: the wasm is the long pole
 //   and Python cannot start without it); they then arrive while Python starts (the page
@@ -75,19 +78,26 @@ function closure(lock, name, out = []) {
   return out;
 }
 
-async function wheel(entry) {
-  const res = await fetch(base + entry.file_name);
-  if (!res.ok) throw new Error(`${entry.file_name}: HTTP ${res.status}`);
+const compiled = (entry) => {
+  const c = entry.tool && entry.tool["gpu-advisor"];
+  if (!c || !c.compiled || !c.compiled_sha256) throw new Error(`advisor-lock.json: ${entry.name} has no compiled copy`);
+  return { file: c.compiled, sha256: c.compiled_sha256 };
+};
+
+async function fetchCompiled(entry) {
+  const { file, sha256 } = compiled(entry);
+  const res = await fetch(base + file);
+  if (!res.ok) throw new Error(`${file}: HTTP ${res.status}`);
   const bytes = await res.arrayBuffer();
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
   const hex = Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
-  if (hex !== entry.sha256) throw new Error(`${entry.file_name}: sha256 ${hex} is not the lock's ${entry.sha256}`);
+  if (hex !== sha256) throw new Error(`${file}: sha256 ${hex} is not the lock's ${sha256}`);
   return new Uint8Array(bytes);
 }
 
-function install(py, wheels) {
+function install(py, archives) {
   const purelib = py.runPython("import sysconfig; sysconfig.get_paths()['purelib']");
-  for (const bytes of wheels) py.unpackArchive(bytes, "wheel", { extractDir: purelib });
+  for (const bytes of archives) py.unpackArchive(bytes, "zip", { extractDir: purelib });
   py.runPython("import importlib; importlib.invalidate_caches()");
 }
 
@@ -107,10 +117,10 @@ async function plainStart() {
   // the page fetches these into the HTTP cache once its early fetch of the wasm has ended
   // (boot.js): this thread is busy starting Python by then, and before, they would take the
   // wasm's bandwidth
-  self.postMessage({ prefetch: now.map((n) => base + lock.packages[n].file_name) });
+  self.postMessage({ prefetch: now.map((n) => base + compiled(lock.packages[n]).file) });
   const py = await loadPyodide({ indexURL: base, lockFileContents: lockText });
   timings.runtime = performance.now();
-  install(py, await Promise.all(now.map((n) => wheel(lock.packages[n]))));
+  install(py, await Promise.all(now.map((n) => fetchCompiled(lock.packages[n]))));
   timings.wheels = performance.now();
   py.FS.writeFile("/tmp/catalog-docs.json", await docs);
   py.runPython(
@@ -120,7 +130,7 @@ async function plainStart() {
   timings.catalog = performance.now();
   let installing = null;
   reportPackages = () =>
-    (installing ||= Promise.all(later.map((n) => wheel(lock.packages[n])))
+    (installing ||= Promise.all(later.map((n) => fetchCompiled(lock.packages[n])))
       .then((w) => install(py, w))
       .catch((err) => {
         installing = null; // a later report tries again
