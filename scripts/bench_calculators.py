@@ -276,9 +276,9 @@ def measure(base: str, page: str, runs: int, pw) -> dict:
                 times.append(ms)
                 painted.append(painted_ms)
                 phases.append([float(x) for x in ph.split("/")])
-            # a later reload, once this page view has settled (warm-up calls done, and V8 has
-            # had the time to put the wasm's optimised code into its code cache): the first
-            # reload above comes at once after the cold start, while that work still runs
+            # a later reload, once this page view has settled (the worker's warm-up calls and
+            # V8's optimising compiles of the wasm done): the first reload above comes at once
+            # after the cold start, while that work still runs
             time.sleep(SETTLE_S)
             p.reload(wait_until="commit")
             settled_ms = p.evaluate(READY_JS)
