@@ -291,7 +291,8 @@ def compiled_wheels(assets: Path, lock: dict) -> list[tuple[str, bytes]]:
     members, each NAME.py as a sourceless NAME.pyc compiled by the runtime's own interpreter
     (scripts/pyodide_compile.mjs, as the standard library). The worker's plain start unpacks
     these instead of the wheels: compiling advisor's and PyYAML's sources in the browser took
-    about 0.3 s of the phone's first visit (importing advisor.webapi under Node: 226 -> 60 ms),
+    about 0.25 s of the phone's first visit (import and catalog 645 -> 380-410 ms on the
+    --mobile profile; importing advisor.webapi under Node: 226 -> 93-119 ms),
     for 54 kB more over the network (advisor 205 -> 241 kB, PyYAML 44 -> 62 kB). The wheels stay
     what the lock names, what the build's snapshot and a `loadPackage` install. Cached by its
     inputs."""

@@ -8,7 +8,7 @@
 // (deterministic).
 // Why: the worker's plain start imports about 250 modules, and compiling their source in the
 // browser was most of its CPU time (loadPyodide 1.8 s -> 0.6 s under Node, measured for
-// issue 12; importing advisor.webapi 226 -> 60 ms). Compiled with optimize=2 (no docstrings,
+// issue 12; importing advisor.webapi 226 -> 93-119 ms). Compiled with optimize=2 (no docstrings,
 // no asserts: the standard library is meant to run so, `python -OO`; advisor reads no
 // docstring and validates without assert) and with a line table that says "no location" for
 // every instruction (a traceback then names the file and function, line None): the zip stays
