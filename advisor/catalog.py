@@ -16,7 +16,7 @@ from pathlib import Path
 
 from . import yamlsafe
 from .errors import AdvisorError, check_http_url, shown, unknown_name, yaml_error
-from .files import check_depth, is_folder, read_text
+from .files import check_depth, read_text, require_folder
 from .hardware import GPU, check_iso_date, check_keys, gpu_from_dict
 from .limits import check_range
 from .models import ModelSpec, from_hf_config
@@ -160,14 +160,7 @@ def read_documents(root: str | os.PathLike) -> dict[str, object]:
     lists, mappings: advisor.yamlsafe), so it travels as JSON: the site ships it to the browser,
     which then builds the catalog without parsing YAML (`catalog_from_documents`; parsing
     with pure-Python PyYAML took 0.3 s of the calculators' plain start)."""
-    root = Path(root)
-    if not is_folder(root):
-        raise AdvisorError(
-            "catalog.missing_folder",
-            f"catalog: {shown(str(root))} is not a folder",
-            field="catalog",
-            path=shown(str(root)),
-        )
+    root = require_folder(root, "catalog", "catalog.missing_folder")
     docs: dict[str, object] = {}
     for folder in FOLDERS:
         if (root / folder).is_dir():

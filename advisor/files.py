@@ -28,6 +28,15 @@ def is_folder(path) -> bool:
         return False
 
 
+def require_folder(path, field: str, code: str = "file.unreadable") -> Path:
+    """`path` as a Path when it is a folder, else `AdvisorError` `code` naming `field` and it."""
+    p = Path(path)
+    if not is_folder(p):
+        name = shown(str(p))
+        raise AdvisorError(code, f"{field}: {name} is not a folder", field=field, path=name)
+    return p
+
+
 def read_bytes(path, field: str, *, max_bytes: int = MAX_FILE_BYTES) -> bytes:
     """The bytes of `path`, at most `max_bytes`; a folder, a missing file or a larger file
     raises `AdvisorError` (``file.unreadable`` / ``file.too_large``) naming `field` and the file."""

@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 from .. import limits
-from ..errors import AdvisorError, check_int, echo, parse_number, shown, unknown_name
-from ..files import is_folder, read_text
+from ..errors import AdvisorError, check_int, echo, parse_number, unknown_name
+from ..files import read_text, require_folder
 
 ERROR_LINE_CHARS = 300  # an error is one line on stderr, never a 100 kB echo
 
@@ -151,14 +151,7 @@ def measured_from_args(args):
         return None
     folder = getattr(args, "bench", None)
     if folder:
-        folder = Path(folder)
-        if not is_folder(folder):
-            raise AdvisorError(
-                "file.unreadable",
-                f"bench: {shown(str(folder))} is not a folder",
-                field="bench",
-                path=shown(str(folder)),
-            )
+        folder = require_folder(folder, "bench")
     else:
         folder = Path(__file__).resolve().parents[2] / "bench_results"
         if not folder.is_dir():
