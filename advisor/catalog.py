@@ -14,7 +14,6 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import yamlsafe
 from .errors import AdvisorError, check_http_url, shown, unknown_name, yaml_error
 from .files import check_depth, read_text, require_folder
 from .hardware import GPU, check_iso_date, check_keys, gpu_from_dict
@@ -46,6 +45,11 @@ MODEL_KEYS = (
 def read_document(path: Path, name: str):
     """One catalog YAML document: at most 1 MB of UTF-8 (advisor.files), nested at most 64 deep;
     errors name the file."""
+    # here, not at the top: the calculators' worker builds its catalog from the documents as
+    # JSON (catalog_from_documents) and needs no YAML reader, so PyYAML is installed there only
+    # when a report first asks for it (docs/assets/calc/worker.mjs LATER)
+    from . import yamlsafe
+
     try:
         doc = yamlsafe.loads(read_text(path, name), source=name)
     except RecursionError:

@@ -270,15 +270,47 @@ def write_wheels(assets: Path) -> dict:
         lock["packages"].values(), compiled_wheels(assets, lock), strict=True
     ):
         _write(assets / file_name, data)
+        _write(assets / (file_name + ".gz"), gzip_copy(data))
         entry["tool"][LOCK_TOOL] = {
             "compiled": file_name,
             "compiled_sha256": hashlib.sha256(data).hexdigest(),
+            "compiled_gz": file_name + ".gz",
         }
     _write(assets / "advisor-lock.json", json.dumps(lock, indent=1, sort_keys=True).encode())
     return lock
 
 
 LOCK_TOOL = "gpu-advisor"  # the lock entries' `tool` key for the compiled copy of the wheel
+
+
+def gzip_copy(data: bytes) -> bytes:
+    """NAME.zip.gz for a zip of stored members that the worker fetches whole and unpacks with
+    the browser's DecompressionStream (python_stdlib.zip, the compiled wheels): a host serves it
+    as the file it is, so it is as small on a host that compresses nothing (or only text, as
+    GitHub Pages) as on any other. zopfli's deflate (15 iterations: 3-4 % smaller than gzip -9,
+    the same gzip format) where the `zopfli` package is installed (requirements-dev.txt), else
+    gzip -9; mtime 0 (deterministic), checked to decompress to `data`, cached by its SHA-256
+    (zopfli takes about 11 s for the standard library)."""
+    try:
+        import zopfli.gzip
+    except ImportError:
+        zopfli = None
+    tag = "zopfli15" if zopfli else "gzip9"
+    cached = CACHE / f"gz-{tag}-{hashlib.sha256(data).hexdigest()[:16]}.gz"
+    if cached.is_file():
+        return cached.read_bytes()
+    if zopfli:
+        packed = zopfli.gzip.compress(data, numiterations=15)  # its header's mtime is 0
+    else:
+        packed = gzip.compress(data, compresslevel=9, mtime=0)
+    if gzip.decompress(packed) != data:
+        raise PluginError("gzip: the compressed copy does not decompress to the file")
+    _mkcache()
+    part = cached.with_suffix(".part")
+    part.write_bytes(packed)
+    part.rename(cached)
+    _prune("gz-*.gz", keep=16)
+    return packed
 
 
 def compiled_name(wheel_name: str) -> str:
@@ -467,6 +499,14 @@ def stdlib_zip(assets: Path, catalog_docs: dict) -> bytes:
     return data
 
 
+def write_stdlib(assets: Path, catalog_docs: dict) -> None:
+    """python_stdlib.zip (`stdlib_zip`: what Node, the snapshot build and the tests load) and
+    python_stdlib.zip.gz (`gzip_copy`: what the worker fetches) into `assets`."""
+    stdlib = stdlib_zip(assets, catalog_docs)
+    _write(assets / "python_stdlib.zip", stdlib)
+    _write(assets / "python_stdlib.zip.gz", gzip_copy(stdlib))
+
+
 # Precompressed copies next to the calculators' text and wasm files, for hosts that serve
 # them (nginx gzip_static / brotli_static, Caddy `file_server { precompressed br gzip }`: README,
 # "Hosting"); a host that does not still compresses on the fly or sends the file as it is. The
@@ -649,7 +689,7 @@ def on_post_build(config):
         json.dumps(files, sort_keys=True, ensure_ascii=False).encode(),
     )
     _write(site / "assets" / "calc" / "catalog.json", st.catalog.to_json().encode())
-    _write(assets / "python_stdlib.zip", stdlib_zip(assets, files))
+    write_stdlib(assets, files)
     _write(assets / "advisor.snapshot.gz", make_snapshot(assets, lock, files))
     write_precompressed(assets)
     write_precompressed(site / "assets" / "calc")

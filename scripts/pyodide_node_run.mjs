@@ -3,9 +3,10 @@
 // calls.json: [[name, params_json], ...]; prints the JSON list of result texts.
 // "snapshot": loadPyodide({_loadSnapshot}) from ASSETS_DIR/advisor.snapshot.gz;
 // "lock": loadPyodide({lockFileURL, packages: ["advisor"]}) (the wheel by name, sha256-checked),
-// "plain": as the worker's plain start (worker.mjs): loadPyodide, then the compiled copy of
-// every wheel that the lock entries name (tool["gpu-advisor"], sha256-checked) unpacked into
-// site-packages;
+// "plain": as the worker's plain start (worker.mjs): loadPyodide on the standard library as the
+// worker gets it (python_stdlib.zip.gz, unpacked), then the compiled copy of every wheel that
+// the lock entries name (tool["gpu-advisor"]: NAME.pyc.zip.gz unpacked, sha256-checked)
+// unpacked into site-packages;
 // then ("lock", "plain") the catalog from CATALOG_DOCS_JSON.
 import fs from "node:fs";
 import path from "node:path";
@@ -22,12 +23,15 @@ if (mode === "snapshot") {
 } else {
   if (mode === "lock") py = await loadPyodide({ ...opts, packages: ["advisor"] });
   else if (mode === "plain") {
-    py = await loadPyodide(opts);
+    const stdLibURL = path.join(fs.mkdtempSync("/tmp/pyodide-plain-"), "python_stdlib.zip");
+    fs.writeFileSync(stdLibURL, zlib.gunzipSync(fs.readFileSync(dir + "python_stdlib.zip.gz")));
+    py = await loadPyodide({ ...opts, stdLibURL });
+    fs.rmSync(path.dirname(stdLibURL), { recursive: true });
     const lock = JSON.parse(fs.readFileSync(dir + "advisor-lock.json", "utf8"));
     const purelib = py.runPython("import sysconfig; sysconfig.get_paths()['purelib']");
     for (const name of Object.keys(lock.packages).sort()) {
-      const { compiled, compiled_sha256 } = lock.packages[name].tool["gpu-advisor"];
-      const bytes = fs.readFileSync(dir + compiled);
+      const { compiled, compiled_sha256, compiled_gz } = lock.packages[name].tool["gpu-advisor"];
+      const bytes = zlib.gunzipSync(fs.readFileSync(dir + compiled_gz));
       const sha = createHash("sha256").update(bytes).digest("hex");
       if (sha !== compiled_sha256) throw new Error(`${compiled}: sha256 ${sha} != lock ${compiled_sha256}`);
       py.unpackArchive(new Uint8Array(bytes), "zip", { extractDir: purelib });

@@ -140,7 +140,7 @@ def test_guide_page_prefetches_the_runtime_in_idle_time(page, site_server):
     page.goto(f"{site_server}guide/tiers/")
     page.wait_for_function("() => window.__calcPrefetched === true", timeout=30_000)
     names = page.evaluate("performance.getEntriesByType('resource').map(e => e.name)")
-    for f in ("pyodide.asm.wasm", "python_stdlib.zip", "advisor.snapshot.gz"):
+    for f in ("pyodide.asm.wasm", "python_stdlib.zip.gz", "advisor.snapshot.gz"):
         assert any(n.endswith(f"/assets/pyodide/{f}") for n in names), f
     assert page.bad == []
 

@@ -45,7 +45,7 @@ def assets(tmp_path_factory):
         (out / name).write_bytes(hook.runtime_file(name))
     lock = hook.write_wheels(out)
     files = read_documents(ROOT / "catalog")
-    (out / "python_stdlib.zip").write_bytes(hook.stdlib_zip(out, files))
+    hook.write_stdlib(out, files)
     (out / "advisor.snapshot.gz").write_bytes(hook.make_snapshot(out, lock, files))
     cat = out / "catalog-docs.json"
     cat.write_text(json.dumps(files, ensure_ascii=False), encoding="utf-8")
@@ -126,7 +126,9 @@ def test_dependency_wheels_are_reproducible():
 
 def test_compiled_copies_are_the_wheels_as_bytecode(assets):
     """Each lock entry names the compiled copy of its wheel with its sha256: the same members,
-    every NAME.py as NAME.pyc (Python 3.14 bytecode) and no source left."""
+    every NAME.py as NAME.pyc (Python 3.14 bytecode) and no source left, stored, with the gzip
+    copy the worker fetches; the standard library likewise."""
+    import gzip
     import hashlib
     import zipfile
 
@@ -136,13 +138,21 @@ def test_compiled_copies_are_the_wheels_as_bytecode(assets):
         data = (assets / c["compiled"]).read_bytes()
         assert c["compiled"] == entry["file_name"].removesuffix(".whl") + ".pyc.zip"
         assert c["compiled_sha256"] == hashlib.sha256(data).hexdigest()
+        assert c["compiled_gz"] == c["compiled"] + ".gz"
+        assert gzip.decompress((assets / c["compiled_gz"]).read_bytes()) == data
         with zipfile.ZipFile(assets / entry["file_name"]) as zf:
             want = [n + "c" if n.endswith(".py") else n for n in zf.namelist()]
         with zipfile.ZipFile(assets / c["compiled"]) as zf:
             assert zf.namelist() == want, entry["name"]
+            assert {i.compress_type for i in zf.infolist()} == {zipfile.ZIP_STORED}
             pyc = [n for n in zf.namelist() if n.endswith(".pyc")]
             magics = {zf.read(n)[:4] for n in pyc}  # one interpreter's magic number
             assert pyc and len(magics) == 1 and magics.pop()[2:] == b"\r\n", entry["name"]
+    stdlib = (assets / "python_stdlib.zip").read_bytes()
+    assert gzip.decompress((assets / "python_stdlib.zip.gz").read_bytes()) == stdlib
+    with zipfile.ZipFile(assets / "python_stdlib.zip") as zf:
+        assert {i.compress_type for i in zf.infolist()} == {zipfile.ZIP_STORED}
+        assert "encodings/__init__.pyc" in zf.namelist()
 
 
 TRACEBACK_JS = """

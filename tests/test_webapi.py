@@ -301,17 +301,26 @@ def test_recommend_and_cli_follow_the_same_checkpointing_rule():
 
 
 def test_calculators_do_not_import_the_report_renderer():
-    """The browser's plain start installs Jinja2 and MarkupSafe only when a report is asked for
-    (docs/assets/calc/worker.mjs, REPORT_ONLY): every other function must run without them."""
+    """The browser's plain start installs Jinja2, MarkupSafe and PyYAML only when a report is
+    asked for (docs/assets/calc/worker.mjs, REPORT_ONLY): with the catalog built from its JSON
+    documents, as the worker builds it, every other function must run without them, on good
+    and bad input."""
     import subprocess
     import sys
 
+    from advisor.catalog import read_documents
+
+    docs = json.dumps(read_documents(Path(__file__).resolve().parent.parent / "catalog"))
     code = (
         "import sys, json, advisor.webapi as w\n"
+        "w.load_catalog_documents(json.loads(sys.stdin.read()))\n"
         "for n in sorted(w.FUNCTIONS):\n"
         "    if n != 'report':\n"
-        "        json.loads(w.call(n, '{}'))\n"
-        "print(sorted(m for m in ('jinja2', 'markupsafe') if m in sys.modules))\n"
+        "        for p in ('{}', '{', json.dumps({'model': 'no-such-model'})):\n"
+        "            json.loads(w.call(n, p))\n"
+        "print(sorted(m for m in ('jinja2', 'markupsafe', 'yaml') if m in sys.modules))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], input=docs, capture_output=True, text=True, check=True
+    )
     assert out.stdout.strip() == "[]", out.stdout + out.stderr

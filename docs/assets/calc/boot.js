@@ -39,22 +39,13 @@
       // when the worker asks for them (0.2-0.5 s later on the phone profile). Not on a desktop:
       // there these requests held the worker's own script back (HTTP/1.1 allows 6 connections),
       // and the cold start took 1.12 s instead of 0.96 s (median of 5).
-      var early = ["pyodide.asm.wasm", "python_stdlib.zip", "pyodide.asm.mjs"].map(function (f) {
-        return drain(base + "assets/pyodide/" + f);
+      ["pyodide.asm.wasm", "python_stdlib.zip.gz", "pyodide.asm.mjs"].forEach(function (f) {
+        drain(base + "assets/pyodide/" + f);
       });
-      boot.runtime = early[0];
     }
-    // The worker's {prefetch: [url, ...]} (the wheels of a plain start): once the wasm has
-    // arrived, so that they do not take its bandwidth; the worker is busy starting Python then.
-    boot.prefetch = function (urls) {
-      (boot.runtime || Promise.resolve()).then(function () {
-        if (window.WritableStream) urls.forEach(drain);
-      });
-    };
     boot.worker = new Worker(base + "assets/calc/worker.mjs", { type: "module", name: hints });
     boot.worker.onmessage = function (e) {
-      if (e.data && e.data.prefetch) boot.prefetch(e.data.prefetch);
-      else boot.messages.push(e);
+      boot.messages.push(e);
     };
     boot.worker.onerror = function (e) {
       boot.error = e;

@@ -50,7 +50,6 @@ function getWorker() {
     const onMessage = (e) => {
       const m = e.data;
       if (m.snapshotCached) return noteSnapshot();
-      if (m.prefetch) return boot && boot.prefetch && boot.prefetch(m.prefetch);
       if (m.id === 0) {
         if (m.ready) {
           window.__calcTimings = m.timings;

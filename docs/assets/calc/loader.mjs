@@ -15,7 +15,7 @@ const here = import.meta.url;
 const MODULES = ["./calc.mjs", "./render.mjs", "./worker.mjs", "../pyodide/pyodide.mjs", "../pyodide/pyodide.asm.mjs"];
 // What both starts need first, then the plain start's wheels (named in the lock file) and
 // catalog, then the snapshot (worker.mjs starts from it once it is in the HTTP cache).
-const FILES = ["../pyodide/pyodide.asm.wasm", "../pyodide/python_stdlib.zip"];
+const FILES = ["../pyodide/pyodide.asm.wasm", "../pyodide/python_stdlib.zip.gz"];
 const LOCK = "../pyodide/advisor-lock.json";
 const LATE = ["./catalog-docs.json", "../pyodide/advisor.snapshot.gz"];
 
@@ -41,7 +41,7 @@ async function prefetch() {
   try {
     const lock = await (await fetch(new URL(LOCK, here), { priority: "low" })).json();
     // the compiled copies of the wheels, which a plain start installs (worker.mjs)
-    const wheels = Object.values(lock.packages).map((p) => "../pyodide/" + p.tool["gpu-advisor"].compiled);
+    const wheels = Object.values(lock.packages).map((p) => "../pyodide/" + p.tool["gpu-advisor"].compiled_gz);
     for (const f of [...FILES, ...wheels.sort(), ...LATE]) await get(f);
   } catch {
     return; // offline or blocked: the calculator page fetches what it needs itself

@@ -34,6 +34,28 @@ async function gunzip(url) {
   return bytes;
 }
 
+// A zip the worker fetches whole as NAME.zip.gz (hooks/pyodide_assets.py gzip_copy: the
+// standard library and the compiled wheels, their members stored), unpacked here by the
+// browser's own gunzip. A host that sends the file with `Content-Encoding: gzip` (Apache's
+// `AddEncoding x-gzip .gz`) has the browser unpack it already: then it starts "PK".
+async function gunzipped(url) {
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`${url.slice(base.length)}: HTTP ${res.status}`);
+  const raw = new Uint8Array(await res.arrayBuffer());
+  if (raw[0] === 0x50 && raw[1] === 0x4b) return raw;
+  if (raw[0] !== 0x1f || raw[1] !== 0x8b) throw new Error(`${url.slice(base.length)}: neither gzip nor zip`);
+  const unpacked = new Blob([raw]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return new Uint8Array(await new Response(unpacked).arrayBuffer());
+}
+
+// The runtime's standard library (python_stdlib.zip: only the modules the calculators use, as
+// bytecode), fetched at once for either start; loadPyodide reads it from a blob: address.
+const stdlib = gunzipped(base + "python_stdlib.zip.gz");
+stdlib.catch(() => {}); // reported by the start that awaits it
+async function stdLibURL() {
+  return URL.createObjectURL(new Blob([await stdlib], { type: "application/zip" }));
+}
+
 const snapshotURL = base + "advisor.snapshot.gz";
 // From the page (boot.js, calc.mjs), in the worker's name: coarse=1 on a phone or tablet (a
 // coarse pointer), snap=1 when this browser has fetched the snapshot before (localStorage),
@@ -55,14 +77,17 @@ function chooseStart() {
 // compiled_wheels: the browser then compiles no Python source), fetched, its sha256 checked
 // against the lock, and unpacked into site-packages. Unlike loadPyodide's `packages` option
 // (the wheels) this lets it choose when:
-// - the wheels the calculators import are fetched once the runtime's wasm has arrived, not
-//   while it downloads (on a phone network they took its bandwidth: the wasm is the long pole
-//   and Python cannot start without it); they then arrive while Python starts (the page
-//   fetches them, {prefetch}: boot.js);
-// - REPORT_ONLY (Jinja2 and its MarkupSafe: the report renderer, advisor.report_render) are
-//   fetched only when the page first asks for a report (reports/new), 142 kB less for a
-//   calculator. advisor.webapi does not import them (tests/test_webapi.py checks it).
-const REPORT_ONLY = ["jinja2", "markupsafe"];
+// - the wheels the calculators import are fetched the moment the runtime's wasm has arrived
+//   and been compiled (`whenWasmCompiled`), not while it downloads (on a phone network they
+//   took its bandwidth: the wasm is the long pole and Python cannot start without it); they
+//   then arrive while Python starts. (The page used to fetch them once its own early fetch of
+//   the wasm had ended, boot.js; on the phone profile its throttled main thread learnt of that
+//   0-0.4 s late, and Python then waited for the wheels.)
+// - REPORT_ONLY (Jinja2 and its MarkupSafe: the report renderer, advisor.report_render; PyYAML:
+//   the profile's reader, advisor.yamlsafe, since the catalog comes as JSON documents) are
+//   fetched only when the page first asks for a report (reports/new), 204 kB less for a
+//   calculator. The calculators do not import them (tests/test_webapi.py checks it).
+const REPORT_ONLY = ["jinja2", "markupsafe", "pyyaml"];
 const lockText = fetch(lockFileURL).then((res) => {
   if (!res.ok) throw new Error(`advisor-lock.json: HTTP ${res.status}`);
   return res.text();
@@ -80,25 +105,39 @@ function closure(lock, name, out = []) {
 
 const compiled = (entry) => {
   const c = entry.tool && entry.tool["gpu-advisor"];
-  if (!c || !c.compiled || !c.compiled_sha256) throw new Error(`advisor-lock.json: ${entry.name} has no compiled copy`);
-  return { file: c.compiled, sha256: c.compiled_sha256 };
+  if (!c || !c.compiled || !c.compiled_sha256 || !c.compiled_gz)
+    throw new Error(`advisor-lock.json: ${entry.name} has no compiled copy`);
+  return { file: c.compiled, sha256: c.compiled_sha256, gz: c.compiled_gz };
 };
 
+// the compiled copy (fetched as its NAME.pyc.zip.gz), its sha256 checked against the lock
 async function fetchCompiled(entry) {
-  const { file, sha256 } = compiled(entry);
-  const res = await fetch(base + file);
-  if (!res.ok) throw new Error(`${file}: HTTP ${res.status}`);
-  const bytes = await res.arrayBuffer();
+  const { file, sha256, gz } = compiled(entry);
+  const bytes = await gunzipped(base + gz);
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
   const hex = Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
   if (hex !== sha256) throw new Error(`${file}: sha256 ${hex} is not the lock's ${sha256}`);
-  return new Uint8Array(bytes);
+  return bytes;
 }
 
 function install(py, archives) {
   const purelib = py.runPython("import sysconfig; sysconfig.get_paths()['purelib']");
   for (const bytes of archives) py.unpackArchive(bytes, "zip", { extractDir: purelib });
   py.runPython("import importlib; importlib.invalidate_caches()");
+}
+
+// `fn` runs the moment the runtime's wasm has been compiled and instantiated: when the
+// WebAssembly.instantiateStreaming that loadPyodide calls settles, before loadPyodide goes on
+// (a reaction registered first runs first). The wasm has then arrived, and for the next 0.5-0.8 s
+// this thread starts Python without a break.
+function whenWasmCompiled(fn) {
+  const native = WebAssembly.instantiateStreaming;
+  WebAssembly.instantiateStreaming = function (source, imports) {
+    WebAssembly.instantiateStreaming = native;
+    const compiling = native.call(WebAssembly, source, imports);
+    compiling.then(fn, () => {});
+    return compiling;
+  };
 }
 
 let reportPackages = null; // the REPORT_ONLY install, once (plain start only)
@@ -117,10 +156,16 @@ async function plainStart() {
   // the page fetches these into the HTTP cache once its early fetch of the wasm has ended
   // (boot.js): this thread is busy starting Python by then, and before, they would take the
   // wasm's bandwidth
-  self.postMessage({ prefetch: now.map((n) => base + compiled(lock.packages[n]).file) });
-  const py = await loadPyodide({ indexURL: base, lockFileContents: lockText });
+  let wheels = null;
+  whenWasmCompiled(() => {
+    wheels = Promise.all(now.map((n) => fetchCompiled(lock.packages[n])));
+    wheels.catch(() => {}); // awaited below
+  });
+  const url = await stdLibURL();
+  const py = await loadPyodide({ indexURL: base, lockFileContents: lockText, stdLibURL: url });
+  URL.revokeObjectURL(url);
   timings.runtime = performance.now();
-  install(py, await Promise.all(now.map((n) => fetchCompiled(lock.packages[n]))));
+  install(py, await (wheels || Promise.all(now.map((n) => fetchCompiled(lock.packages[n])))));
   timings.wheels = performance.now();
   py.FS.writeFile("/tmp/catalog-docs.json", await docs);
   py.runPython(
@@ -144,7 +189,14 @@ async function start() {
   timings.chosen = how;
   if (how === "snapshot") {
     try {
-      const py = await loadPyodide({ indexURL: base, lockFileContents: lockText, _loadSnapshot: gunzip(snapshotURL) });
+      const url = await stdLibURL();
+      const py = await loadPyodide({
+        indexURL: base,
+        lockFileContents: lockText,
+        stdLibURL: url,
+        _loadSnapshot: gunzip(snapshotURL),
+      });
+      URL.revokeObjectURL(url);
       self.postMessage({ snapshotCached: true });
       return { py, mode: "snapshot" };
     } catch (err) {
