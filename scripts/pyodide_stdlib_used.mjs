@@ -9,7 +9,9 @@
 // 2. the worker's plain start: loadPyodide({lockFileURL, packages: ["advisor"]}) (the package
 //    loader's own imports), then the catalog;
 // then every call, and prints the JSON list of the zip's member names whose modules are in
-// sys.modules (with their packages' __init__.py).
+// sys.modules (with their packages' __init__.py), less the frozen ones: the interpreter runs its
+// own frozen copy of os, io, site, importlib._bootstrap and the rest of its start-up modules
+// (their __file__ still names the zip), so theirs in the zip were never read (about 90 kB).
 import fs from "node:fs";
 import path from "node:path";
 
@@ -36,6 +38,8 @@ for _n, _p in json.loads(_calls):
 _zip = next(p for p in sys.path if p.endswith(".zip")) + "/"
 _used = set()
 for _m in list(sys.modules.values()):
+    if getattr(getattr(_m, "__spec__", None), "origin", None) == "frozen":
+        continue  # os, io, site, importlib._bootstrap, ...: the interpreter's frozen copy runs
     _f = getattr(_m, "__file__", None) or ""
     if _f.startswith(_zip):
         _used.add(_f[len(_zip):])
