@@ -532,9 +532,7 @@ def precompressed(data: bytes) -> dict[str, bytes]:
     else:
         # the smaller of two windows: 4 MiB (lgwin 22) gives the 9.6 MB wasm 2,739,076 bytes,
         # 16 MiB (24) 2,769,608; smaller text files do better with the larger one
-        out[".br"] = min(
-            (brotli.compress(data, quality=11, lgwin=w) for w in (22, 24)), key=len
-        )
+        out[".br"] = min((brotli.compress(data, quality=11, lgwin=w) for w in (22, 24)), key=len)
         if brotli.decompress(out[".br"]) != data:
             raise PluginError("brotli: the compressed copy does not decompress to the file")
         _mkcache()
