@@ -14,9 +14,11 @@ Registered in mkdocs.yml `hooks:`.
   C extensions, which both replace with their own pure-Python code; `dependency_wheel`); a lock
   file listing every wheel by name with its sha256 and dependencies
   (`loadPyodide({lockFileURL, packages: ["advisor"]})`), and for each wheel its compiled copy
-  NAME.pyc.zip (bytecode instead of source, `compiled_wheels`; the lock entry's
-  `tool["gpu-advisor"]` names it with its sha256), which the worker's plain start installs;
-  `python_stdlib.zip` with only the standard-library modules the calculators use (`stdlib_zip`);
+  NAME.pyc.zip (bytecode instead of source, members stored, `compiled_wheels`; the lock entry's
+  `tool["gpu-advisor"]` names it with its sha256 and its gzip copy NAME.pyc.zip.gz,
+  `gzip_copy`), which the worker's plain start fetches and installs; `python_stdlib.zip` with
+  only the standard-library modules the calculators use (`stdlib_zip`) and its gzip copy, which
+  the worker fetches for either start;
   `advisor.snapshot.gz`, a Pyodide memory snapshot taken under Node after loading that wheel and
   the catalog (scripts/pyodide_snapshot.mjs; loadPyodide's `_makeSnapshot`/`_loadSnapshot`:
   cold start in 0.4 s instead of 1.5 s); the catalog's parsed documents as JSON
@@ -324,10 +326,11 @@ def compiled_wheels(assets: Path, lock: dict) -> list[tuple[str, bytes]]:
     (scripts/pyodide_compile.mjs, as the standard library). The worker's plain start unpacks
     these instead of the wheels: compiling advisor's and PyYAML's sources in the browser took
     about 0.25 s of the phone's first visit (import and catalog 645 -> 380-410 ms on the
-    --mobile profile; importing advisor.webapi under Node: 226 -> 93-119 ms),
-    for 54 kB more over the network (advisor 205 -> 241 kB, PyYAML 44 -> 62 kB). The wheels stay
-    what the lock names, what the build's snapshot and a `loadPackage` install. Cached by its
-    inputs."""
+    --mobile profile; importing advisor.webapi under Node: 226 -> 93-119 ms). Their members are
+    stored and the worker fetches their gzip copy (`gzip_copy`): advisor 198 kB, PyYAML 52 kB
+    over the network, against wheels of 205 and 44 kB (deflated member by member, the compiled
+    copies were 242 and 62 kB). The wheels stay what the lock names, what the build's snapshot
+    and a `loadPackage` install. Cached by its inputs."""
     entries = list(lock["packages"].values())
     wheels = [(assets / e["file_name"]).read_bytes() for e in entries]
     key = _sha(
@@ -444,10 +447,12 @@ def _stdlib_calls() -> list[list[str]]:
 
 
 def stdlib_zip(assets: Path, catalog_docs: dict) -> bytes:
-    """python_stdlib.zip with only the modules the calculators use (2.5 MB -> about 1 MB),
-    compiled to bytecode by the runtime's own interpreter (scripts/pyodide_compile.mjs: the
-    plain start's loadPyodide in 0.6 s instead of 1.8 s, at the same size). The modules are the
-    files whose modules are in sys.modules after the calculators have started both ways the
+    """python_stdlib.zip with only the modules the calculators use, compiled to bytecode by the
+    runtime's own interpreter (scripts/pyodide_compile.mjs: the plain start's loadPyodide in
+    0.6 s instead of 1.8 s), members stored: its gzip copy, what the worker fetches, is 804 kB
+    (the runtime's zip: 2.5 MB; deflated member by member and with copies of the frozen
+    modules, the compiled zip was 1,002 kB). The modules are the files whose modules are in
+    sys.modules, less the frozen ones, after the calculators have started both ways the
     worker starts them and run `_stdlib_calls` (scripts/pyodide_stdlib_used.mjs, on the full zip
     of the pinned package in `assets`, with the wheels of its advisor-lock.json). A module that
     advisor or its dependencies import only on a path those calls do not take would be missing:

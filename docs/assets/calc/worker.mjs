@@ -4,15 +4,15 @@
 // bad input is not a failure: webapi returns {"error": {...}} inside json). {id: 0, ready} once.
 // Two ways to start, chosen per visit by what is cheaper for this reader (`chooseStart`):
 // - "snapshot": the build-time memory snapshot (advisor imported, catalog loaded): about 0.4 s
-//   of CPU on a desktop, but 6.8 MB to download;
+//   of CPU on a desktop, but 6.6 MB to download;
 // - "plain": the runtime starts Python itself (its standard library compiled to bytecode at
 //   build time), installs the compiled copies of the wheels of advisor-lock.json
-//   (`plainStart`) and builds the catalog from its JSON documents: about 0.3 MB instead of
-//   6.8 MB on top of the runtime, but interactive after 1.4-1.6 s on a desktop (2 cores).
+//   (`plainStart`) and builds the catalog from its JSON documents: about 0.2 MB instead of
+//   6.6 MB on top of the runtime, but interactive after 1.17-1.28 s on a desktop (2 cores).
 // Measured on the phone profile of issue 12 (scripts/bench_calculators.py --mobile: 9 Mbit/s,
-// CPU x4): the first visit is interactive after 5.4-5.9 s plain (4.4 MB); from the snapshot it
-// would need 10.8 MB, 9.5 s of transfer alone; a reload from the snapshot in the HTTP cache
-// (0.9-1.1 s) is quicker than a plain one. So: the snapshot when this browser has fetched it before (the page
+// CPU x4): the first visit is interactive after 5.1-5.25 s plain (4.1 MB); from the snapshot it
+// would need 10.3 MB, 9 s of transfer alone; a reload from the snapshot in the HTTP cache
+// (0.85-0.97 s) is quicker than a plain one. So: the snapshot when this browser has fetched it before (the page
 // keeps a note in localStorage; the HTTP cache itself cannot be asked without a console error)
 // or on a device with a fine pointer (a desktop: cold start <= 1 s); on a phone or tablet, or
 // with Save-Data, a plain start, and once ready the snapshot is fetched at low priority for the
