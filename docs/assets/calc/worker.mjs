@@ -153,9 +153,8 @@ async function plainStart() {
   const names = closure(lock, "advisor");
   const now = names.filter((n) => !REPORT_ONLY.includes(n));
   const later = names.filter((n) => REPORT_ONLY.includes(n));
-  // the page fetches these into the HTTP cache once its early fetch of the wasm has ended
-  // (boot.js): this thread is busy starting Python by then, and before, they would take the
-  // wasm's bandwidth
+  // asked for once the wasm is in (before, they would take its bandwidth); they arrive while
+  // this thread starts Python
   let wheels = null;
   whenWasmCompiled(() => {
     wheels = Promise.all(now.map((n) => fetchCompiled(lock.packages[n])));
