@@ -307,11 +307,7 @@ def gzip_copy(data: bytes) -> bytes:
         packed = gzip.compress(data, compresslevel=9, mtime=0)
     if gzip.decompress(packed) != data:
         raise PluginError("gzip: the compressed copy does not decompress to the file")
-    _mkcache()
-    part = cached.with_suffix(".part")
-    part.write_bytes(packed)
-    part.rename(cached)
-    _prune("gz-*.gz", keep=16)
+    _cache_put(cached, packed, "gz-*.gz", keep=16)
     return packed
 
 
@@ -419,11 +415,7 @@ def make_snapshot(assets: Path, lock: dict, catalog_docs: dict) -> bytes:
         out = Path(tmp, "snapshot.bin")
         _node("pyodide_snapshot.mjs", str(assets), str(cat), str(out))
         data = gzip.compress(out.read_bytes(), compresslevel=6, mtime=0)
-    _mkcache()
-    part = cached.with_suffix(".part")
-    part.write_bytes(data)
-    part.rename(cached)
-    _prune("snapshot-*.gz")
+    _cache_put(cached, data, "snapshot-*.gz")
     return data
 
 
@@ -496,11 +488,7 @@ def stdlib_zip(assets: Path, catalog_docs: dict) -> bytes:
         sources.write_bytes(buf.getvalue())
         _node("pyodide_compile.mjs", str(run_dir), str(sources), str(compiled))
         data = compiled.read_bytes()
-    _mkcache()
-    part = cached.with_suffix(".part")
-    part.write_bytes(data)
-    part.rename(cached)
-    _prune("stdlib-*.zip")
+    _cache_put(cached, data, "stdlib-*.zip")
     return data
 
 
@@ -535,16 +523,12 @@ def precompressed(data: bytes) -> dict[str, bytes]:
     if cached.is_file():
         out[".br"] = cached.read_bytes()
     else:
-        # the smaller of two windows: 4 MiB (lgwin 22) gives the 9.6 MB wasm 2,739,076 bytes,
-        # 16 MiB (24) 2,769,608; smaller text files do better with the larger one
+        # the smaller of two windows, for each file: 4 MiB (lgwin 22) gives the 9.6 MB wasm
+        # 2,739,076 bytes, 16 MiB (24) 2,769,608
         out[".br"] = min((brotli.compress(data, quality=11, lgwin=w) for w in (22, 24)), key=len)
         if brotli.decompress(out[".br"]) != data:
             raise PluginError("brotli: the compressed copy does not decompress to the file")
-        _mkcache()
-        part = cached.with_suffix(".part")
-        part.write_bytes(out[".br"])
-        part.rename(cached)
-        _prune("br2-*.br", keep=16)
+        _cache_put(cached, out[".br"], "br2-*.br", keep=16)
     if gzip.decompress(out[".gz"]) != data:
         raise PluginError("gzip: the compressed copy does not decompress to the file")
     return out
@@ -560,6 +544,16 @@ def write_precompressed(folder: Path) -> None:
             continue
         for suffix, packed in precompressed(data).items():
             _write(path.with_name(path.name + suffix), packed)
+
+
+def _cache_put(cached: Path, data: bytes, pattern: str, keep: int = 4) -> None:
+    """Store `data` as the cache entry `cached` (written whole, then renamed: a build stopped
+    half-way leaves no entry), keeping the `keep` newest entries matching `pattern`."""
+    _mkcache()
+    part = cached.with_suffix(".part")
+    part.write_bytes(data)
+    part.rename(cached)
+    _prune(pattern, keep)
 
 
 def _prune(pattern: str, keep: int = 4) -> None:

@@ -9,6 +9,7 @@
 // unpacked into site-packages;
 // then ("lock", "plain") the catalog from CATALOG_DOCS_JSON.
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import zlib from "node:zlib";
 import { createHash } from "node:crypto";
@@ -23,7 +24,7 @@ if (mode === "snapshot") {
 } else {
   if (mode === "lock") py = await loadPyodide({ ...opts, packages: ["advisor"] });
   else if (mode === "plain") {
-    const stdLibURL = path.join(fs.mkdtempSync("/tmp/pyodide-plain-"), "python_stdlib.zip");
+    const stdLibURL = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "pyodide-plain-")), "python_stdlib.zip");
     fs.writeFileSync(stdLibURL, zlib.gunzipSync(fs.readFileSync(dir + "python_stdlib.zip.gz")));
     py = await loadPyodide({ ...opts, stdLibURL });
     fs.rmSync(path.dirname(stdLibURL), { recursive: true });
