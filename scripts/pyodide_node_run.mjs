@@ -31,8 +31,8 @@ if (mode === "snapshot") {
     const lock = JSON.parse(fs.readFileSync(dir + "advisor-lock.json", "utf8"));
     const purelib = py.runPython("import sysconfig; sysconfig.get_paths()['purelib']");
     for (const name of Object.keys(lock.packages).sort()) {
-      const { compiled, compiled_sha256, compiled_gz } = lock.packages[name].tool["gpu-advisor"];
-      const bytes = zlib.gunzipSync(fs.readFileSync(dir + compiled_gz));
+      const { compiled, compiled_sha256 } = lock.packages[name].tool["gpu-advisor"];
+      const bytes = zlib.gunzipSync(fs.readFileSync(dir + compiled + ".gz"));
       const sha = createHash("sha256").update(bytes).digest("hex");
       if (sha !== compiled_sha256) throw new Error(`${compiled}: sha256 ${sha} != lock ${compiled_sha256}`);
       py.unpackArchive(new Uint8Array(bytes), "zip", { extractDir: purelib });

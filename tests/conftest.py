@@ -89,10 +89,40 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+class _BrotliHandler(_QuietHandler):
+    """Sends the precompressed NAME.br for NAME with `Content-Encoding: br` where it exists and
+    the browser accepts br, as nginx `brotli_static on` does; otherwise as `_QuietHandler`."""
+
+    def send_head(self):
+        path = self.translate_path(self.path)
+        br = path + ".br"
+        accepts = "br" in self.headers.get("Accept-Encoding", "")
+        if not (accepts and os.path.isfile(path) and os.path.isfile(br)):
+            return super().send_head()
+        f = open(br, "rb")  # noqa: SIM115 - the base class's protocol: the caller closes it
+        self.send_response(200)
+        self.send_header("Content-Type", self.guess_type(path))
+        self.send_header("Content-Encoding", "br")
+        self.send_header("Content-Length", str(os.fstat(f.fileno()).st_size))
+        self.send_header("Vary", "Accept-Encoding")
+        self.end_headers()
+        return f
+
+
 @pytest.fixture(scope="session")
 def site_server(built_site):
     """Serves `built_site` on a free port of 127.0.0.1 for the session; yields its base URL."""
-    handler = functools.partial(_QuietHandler, directory=str(built_site))
+    yield from _serve(built_site, _QuietHandler)
+
+
+@pytest.fixture(scope="session")
+def br_site_server(built_site):
+    """`site_server` as a host that sends precompressed brotli copies (`_BrotliHandler`)."""
+    yield from _serve(built_site, _BrotliHandler)
+
+
+def _serve(site: Path, handler_class):
+    handler = functools.partial(handler_class, directory=str(site))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

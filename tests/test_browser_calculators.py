@@ -379,7 +379,9 @@ def test_only_the_sites_origin_is_requested(browser_page, site_server):
 def test_plain_start_as_a_phone_gets_it(chromium, site_server):
     """The start a phone's first visit gets (no snapshot: Python starts from the compiled
     standard library, the compiled copies of the lock's wheels are installed sha256-checked, the catalog is
-    built from its JSON documents) gives CPython's numbers; every zip comes as its NAME.zip.gz;
+    built from its JSON documents) gives CPython's numbers; on a host without brotli copies every
+    zip comes as its NAME.zip.gz (the probe zip-encoding.zip, asked by the page and the worker,
+    excepted);
     the report-only wheels (Jinja2, MarkupSafe, PyYAML) are fetched only when a report is asked
     for, and then the report is built."""
     ctx = chromium.new_context()
@@ -405,7 +407,39 @@ def test_plain_start_as_a_phone_gets_it(chromium, site_server):
         page.wait_for_selector("#ar-output .ar", timeout=30_000)
         for name in ("jinja2", "markupsafe", "pyyaml"):
             assert any(u.endswith(".pyc.zip.gz") and f"/{name}-" in u for u in requested), name
-        assert not [u for u in requested if u.endswith((".whl", ".zip"))], "fetched a zip as is"
+        as_is = [u for u in requested if u.endswith((".whl", ".zip"))]
+        assert {u.rsplit("/", 1)[1] for u in as_is} == {"zip-encoding.zip"}, as_is
+    finally:
+        ctx.close()
+
+
+def test_a_host_with_brotli_copies_sends_the_zips_brotli_compressed(chromium, br_site_server):
+    """Where the host sends NAME.br for NAME (`Content-Encoding: br`, as nginx brotli_static),
+    the worker sees it on zip-encoding.zip and asks for every zip by its own name, never for a
+    NAME.zip.gz; the page notes the answer, so the next start skips the probe. Both starts give
+    CPython's numbers."""
+    ctx = chromium.new_context()
+    responses = []
+    ctx.on("response", lambda r: responses.append((r.url, r.headers.get("content-encoding"))))
+    page = ctx.new_page()
+    try:
+        for start in ("plain", "snapshot"):
+            responses.clear()
+            page.goto(f"{br_site_server}en/calculators/vram/?calc-start={start}")
+            page.wait_for_selector('.calc[data-calc="vram"][data-ready="1"]', timeout=60_000)
+            assert page.locator(".calc").get_attribute("data-mode") == start
+            _set(page, "vram", "batch", "3")
+            want = webapi.run("vram", {"batch": 3})
+            assert page.locator('[data-out="total"]').inner_text() == _gib_en(want["total_bytes"])
+            zips = {u.rsplit("/", 1)[1]: enc for u, enc in responses if ".zip" in u}
+            assert not [z for z in zips if z.endswith(".gz")], zips
+            assert zips["python_stdlib.zip"] == "br", zips
+            if start == "plain":  # the first start asks the probe; the worker's answer is noted
+                assert zips["zip-encoding.zip"] == "br", zips
+                assert zips["advisor-0.1.0-py3-none-any.pyc.zip"] == "br", zips
+                assert page.evaluate("localStorage.getItem('calc.zipbr')") == "1"
+            else:  # the next start takes the note and does not ask again
+                assert "zip-encoding.zip" not in zips, zips
     finally:
         ctx.close()
 

@@ -127,10 +127,18 @@ def test_dependency_wheels_are_reproducible():
 def test_compiled_copies_are_the_wheels_as_bytecode(assets):
     """Each lock entry names the compiled copy of its wheel with its sha256: the same members,
     every NAME.py as NAME.pyc (Python 3.14 bytecode) and no source left, stored, with the gzip
-    copy the worker fetches; the standard library likewise."""
+    and brotli copies the worker fetches (NAME.gz, NAME.br: hooks/pyodide_assets.py write_zip);
+    the standard library likewise; and the probe that tells the worker which copy a host sends."""
     import gzip
     import hashlib
     import zipfile
+
+    import brotli
+
+    def copies_equal(name):
+        data = (assets / name).read_bytes()
+        assert gzip.decompress((assets / (name + ".gz")).read_bytes()) == data, name
+        assert brotli.decompress((assets / (name + ".br")).read_bytes()) == data, name
 
     lock = json.loads((assets / "advisor-lock.json").read_text())
     for entry in lock["packages"].values():
@@ -138,8 +146,7 @@ def test_compiled_copies_are_the_wheels_as_bytecode(assets):
         data = (assets / c["compiled"]).read_bytes()
         assert c["compiled"] == entry["file_name"].removesuffix(".whl") + ".pyc.zip"
         assert c["compiled_sha256"] == hashlib.sha256(data).hexdigest()
-        assert c["compiled_gz"] == c["compiled"] + ".gz"
-        assert gzip.decompress((assets / c["compiled_gz"]).read_bytes()) == data
+        copies_equal(c["compiled"])
         with zipfile.ZipFile(assets / entry["file_name"]) as zf:
             want = [n + "c" if n.endswith(".py") else n for n in zf.namelist()]
         with zipfile.ZipFile(assets / c["compiled"]) as zf:
@@ -148,11 +155,13 @@ def test_compiled_copies_are_the_wheels_as_bytecode(assets):
             pyc = [n for n in zf.namelist() if n.endswith(".pyc")]
             magics = {zf.read(n)[:4] for n in pyc}  # one interpreter's magic number
             assert pyc and len(magics) == 1 and magics.pop()[2:] == b"\r\n", entry["name"]
-    stdlib = (assets / "python_stdlib.zip").read_bytes()
-    assert gzip.decompress((assets / "python_stdlib.zip.gz").read_bytes()) == stdlib
+    copies_equal("python_stdlib.zip")
     with zipfile.ZipFile(assets / "python_stdlib.zip") as zf:
         assert {i.compress_type for i in zf.infolist()} == {zipfile.ZIP_STORED}
         assert "encodings/__init__.pyc" in zf.namelist()
+    copies_equal("zip-encoding.zip")
+    with zipfile.ZipFile(assets / "zip-encoding.zip") as zf:
+        assert "Content-Encoding: br" in zf.read("README.txt").decode()
 
 
 TRACEBACK_JS = """

@@ -18,13 +18,16 @@
     var coarse = window.matchMedia && window.matchMedia("(pointer: coarse)").matches ? "1" : "0";
     var forced = new URLSearchParams(location.search).get("calc-start");
     var snap = "0";
+    var zbr = null; // what a worker found for zip-encoding.zip (worker.mjs zipURL), if noted
     try {
       snap = localStorage.getItem("calc.snapshot") ? "1" : "0";
+      zbr = localStorage.getItem("calc.zipbr");
     } catch (e) {}
     // the hints travel in the worker's name, not its address: one address is one HTTP cache
     // entry (the page's modulepreload of worker.mjs serves it), where an address with a query
     // was fetched anew, and the worker started 0.15-0.3 s later on a desktop
-    var hints = "coarse=" + coarse + "&snap=" + snap + (forced ? "&start=" + encodeURIComponent(forced) : "");
+    var hints =
+      "coarse=" + coarse + "&snap=" + snap + (zbr ? "&zbr=" + zbr : "") + (forced ? "&start=" + encodeURIComponent(forced) : "");
     // Fetched into the HTTP cache, read to the end; the worker's own requests for the same
     // files then join these (measured: no byte crosses twice).
     var drain = function (url) {
@@ -39,9 +42,18 @@
       // when the worker asks for them (0.2-0.5 s later on the phone profile). Not on a desktop:
       // there these requests held the worker's own script back (HTTP/1.1 allows 6 connections),
       // and the cold start took 1.12 s instead of 0.96 s (median of 5).
-      ["pyodide.asm.wasm", "python_stdlib.zip.gz", "pyodide.asm.mjs"].forEach(function (f) {
-        drain(base + "assets/pyodide/" + f);
-      });
+      var dir = base + "assets/pyodide/";
+      drain(dir + "pyodide.asm.wasm");
+      // the standard library as the worker asks for it (worker.mjs zipURL: brotli-compressed by
+      // its own name where the host says so for zip-encoding.zip, else its .gz)
+      fetch(dir + "zip-encoding.zip")
+        .then(function (r) {
+          var br = r.ok && r.headers.get("content-encoding") === "br";
+          drain(dir + (br ? "python_stdlib.zip" : "python_stdlib.zip.gz"));
+          return r.arrayBuffer();
+        })
+        .catch(function () {});
+      drain(dir + "pyodide.asm.mjs");
     }
     boot.worker = new Worker(base + "assets/calc/worker.mjs", { type: "module", name: hints });
     boot.worker.onmessage = function (e) {

@@ -20,6 +20,8 @@ function workerHints() {
   const hints = new URLSearchParams();
   hints.set("coarse", matchMedia("(pointer: coarse)").matches ? "1" : "0");
   hints.set("snap", snapshotNoted() ? "1" : "0");
+  const zbr = stored("calc.zipbr");
+  if (zbr) hints.set("zbr", zbr);
   const forced = new URLSearchParams(location.search).get("calc-start");
   if (forced) hints.set("start", forced);
   return hints.toString();
@@ -34,10 +36,22 @@ function snapshotNoted() {
   }
 }
 function noteSnapshot() {
+  note("calc.snapshot", "1");
+}
+
+// localStorage, where the browser allows it (else the next worker decides without the note)
+function note(key, value) {
   try {
-    localStorage.setItem("calc.snapshot", "1");
+    localStorage.setItem(key, value);
   } catch {
-    /* storage refused: the next worker decides without the note */
+    /* storage refused */
+  }
+}
+function stored(key) {
+  try {
+    return localStorage.getItem(key);
+  } catch {
+    return null;
   }
 }
 
@@ -50,6 +64,7 @@ function getWorker() {
     const onMessage = (e) => {
       const m = e.data;
       if (m.snapshotCached) return noteSnapshot();
+      if ("zipBrotli" in m) return note("calc.zipbr", m.zipBrotli ? "1" : "0"); // worker.mjs zipURL
       if (m.id === 0) {
         if (m.ready) {
           window.__calcTimings = m.timings;

@@ -15,7 +15,7 @@ const here = import.meta.url;
 const MODULES = ["./calc.mjs", "./render.mjs", "./worker.mjs", "../pyodide/pyodide.mjs", "../pyodide/pyodide.asm.mjs"];
 // What both starts need first, then the plain start's wheels (named in the lock file) and
 // catalog, then the snapshot (worker.mjs starts from it once it is in the HTTP cache).
-const FILES = ["../pyodide/pyodide.asm.wasm", "../pyodide/python_stdlib.zip.gz"];
+const FILES = ["../pyodide/pyodide.asm.wasm", "../pyodide/python_stdlib.zip"];
 const LOCK = "../pyodide/advisor-lock.json";
 const LATE = ["./catalog-docs.json", "../pyodide/advisor.snapshot.gz"];
 
@@ -41,8 +41,14 @@ async function prefetch() {
   try {
     const lock = await (await fetch(new URL(LOCK, here), { priority: "low" })).json();
     // the compiled copies of the wheels, which a plain start installs (worker.mjs)
-    const wheels = Object.values(lock.packages).map((p) => "../pyodide/" + p.tool["gpu-advisor"].compiled_gz);
-    for (const f of [...FILES, ...wheels.sort(), ...LATE]) await get(f);
+    const wheels = Object.values(lock.packages).map((p) => "../pyodide/" + p.tool["gpu-advisor"].compiled);
+    // the zips as the worker asks for them (worker.mjs zipURL): by their own names where the
+    // host sends zip-encoding.zip brotli-compressed, else their .gz
+    const probe = await fetch(new URL("../pyodide/zip-encoding.zip", here), { priority: "low" });
+    await probe.arrayBuffer();
+    const gz = !(probe.ok && probe.headers.get("content-encoding") === "br");
+    const zip = (f) => (gz && f.endsWith(".zip") ? f + ".gz" : f);
+    for (const f of [...FILES, ...wheels.sort(), ...LATE]) await get(zip(f));
   } catch {
     return; // offline or blocked: the calculator page fetches what it needs itself
   }

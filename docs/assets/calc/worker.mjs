@@ -34,10 +34,32 @@ async function gunzip(url) {
   return bytes;
 }
 
-// A zip the worker fetches whole as NAME.zip.gz (hooks/pyodide_assets.py gzip_copy: the
-// standard library and the compiled wheels, their members stored), unpacked here by the
-// browser's own gunzip. A host that sends the file with `Content-Encoding: gzip` (Apache's
-// `AddEncoding x-gzip .gz`) has the browser unpack it already: then it starts "PK".
+// The zips the worker fetches whole (the standard library and the compiled wheels, their
+// members stored) lie on the site three ways (hooks/pyodide_assets.py write_zip): NAME.zip,
+// NAME.zip.gz and NAME.zip.br. A host that sends the precompressed NAME.br for NAME
+// (`Content-Encoding: br`: nginx brotli_static, Caddy precompressed; the phone profile of
+// issue 12) says so for the small zip-encoding.zip, asked first: then every zip is asked for by
+// its own name, and the browser unpacks the brotli (the standard library 625 kB instead of
+// 804 kB). On any other host NAME.zip.gz, unpacked here by the browser's own gunzip. The page
+// notes the answer (localStorage, calc.mjs) and hands it to the next worker (zbr=1|0 in its
+// name), which then asks for the standard library at once, without waiting for the probe.
+const noted = new URLSearchParams(self.name || "").get("zbr");
+const brZips =
+  noted === "1" || noted === "0"
+    ? Promise.resolve(noted === "1")
+    : fetch(base + "zip-encoding.zip")
+        .then(async (res) => {
+          await res.arrayBuffer(); // read to the end: one HTTP cache entry, which boot.js shares
+          const br = res.ok && res.headers.get("content-encoding") === "br";
+          if (res.ok) self.postMessage({ zipBrotli: br });
+          return br;
+        })
+        .catch(() => false);
+const zipURL = async (name) => base + ((await brZips) ? name : name + ".gz");
+
+// A zip fetched as zipURL gives it: a gzip file (NAME.zip.gz) is unpacked here; a host that
+// sends it with `Content-Encoding: gzip` (Apache's `AddEncoding x-gzip .gz`) has the browser
+// unpack it already, as it does a NAME.zip sent brotli-compressed: then it starts "PK".
 async function gunzipped(url) {
   const res = await fetch(url);
   if (!res.ok) throw new Error(`${url.slice(base.length)}: HTTP ${res.status}`);
@@ -50,7 +72,7 @@ async function gunzipped(url) {
 
 // The runtime's standard library (python_stdlib.zip: only the modules the calculators use, as
 // bytecode), fetched at once for either start; loadPyodide reads it from a blob: address.
-const stdlib = gunzipped(base + "python_stdlib.zip.gz");
+const stdlib = zipURL("python_stdlib.zip").then(gunzipped);
 stdlib.catch(() => {}); // reported by the start that awaits it
 async function stdLibURL() {
   return URL.createObjectURL(new Blob([await stdlib], { type: "application/zip" }));
@@ -105,15 +127,15 @@ function closure(lock, name, out = []) {
 
 const compiled = (entry) => {
   const c = entry.tool && entry.tool["gpu-advisor"];
-  if (!c || !c.compiled || !c.compiled_sha256 || !c.compiled_gz)
+  if (!c || !c.compiled || !c.compiled_sha256)
     throw new Error(`advisor-lock.json: ${entry.name} has no compiled copy`);
-  return { file: c.compiled, sha256: c.compiled_sha256, gz: c.compiled_gz };
+  return { file: c.compiled, sha256: c.compiled_sha256 };
 };
 
-// the compiled copy (fetched as its NAME.pyc.zip.gz), its sha256 checked against the lock
+// the compiled copy (NAME.pyc.zip, fetched as zipURL says), its sha256 checked against the lock
 async function fetchCompiled(entry) {
-  const { file, sha256, gz } = compiled(entry);
-  const bytes = await gunzipped(base + gz);
+  const { file, sha256 } = compiled(entry);
+  const bytes = await gunzipped(await zipURL(file));
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
   const hex = Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
   if (hex !== sha256) throw new Error(`${file}: sha256 ${hex} is not the lock's ${sha256}`);
