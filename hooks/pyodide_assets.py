@@ -368,6 +368,8 @@ def compiled_wheels(assets: Path, lock: dict) -> list[tuple[str, bytes]]:
     key = _sha(
         *wheels,
         (ROOT / "scripts" / "pyodide_compile.mjs").read_bytes(),
+        (ROOT / "scripts" / "pyodide_dataclass_code.mjs").read_bytes(),
+        (ROOT / "scripts" / "pyodide_bytecode.py").read_bytes(),
         (PYODIDE / "package.json").read_bytes(),
     )[:16]
     folder = CACHE / f"compiled-{key}"
@@ -378,11 +380,34 @@ def compiled_wheels(assets: Path, lock: dict) -> list[tuple[str, bytes]]:
         for e in entries:
             args += [str(assets / e["file_name"]), str(tmp / compiled_name(e["file_name"]))]
         _node("pyodide_compile.mjs", str(PYODIDE), *args)
+        add_dataclass_code(
+            tmp / compiled_name(lock["packages"]["advisor"]["file_name"]), args[1::2], tmp
+        )
         if folder.exists():
             shutil.rmtree(folder)
         tmp.rename(folder)
         _prune("compiled-*")
     return [(n, (folder / n).read_bytes()) for n in names]
+
+
+def add_dataclass_code(advisor_zip: Path, zips: list[str], tmp: Path) -> None:
+    """Append to the compiled copy of advisor the bytecode of the methods that `dataclasses`
+    writes while advisor's modules are imported (advisor/_codecache.py: recorded by
+    scripts/pyodide_dataclass_code.mjs in the runtime's own interpreter, with every compiled
+    copy of `zips` installed), as member advisor/_dataclass_code.bin (stored, fixed date). The
+    worker installs it before importing advisor: importing advisor.webapi under Node then takes
+    about 43 ms instead of 104 (the generated source of about 40 classes is not compiled)."""
+    out = tmp / "dataclass_code.bin"
+    _node("pyodide_dataclass_code.mjs", str(PYODIDE), str(out), *zips)
+    data = out.read_bytes()
+    out.unlink()
+    if len(data) < 64:
+        raise PluginError("pyodide_dataclass_code.mjs: no dataclass code was recorded")
+    with zipfile.ZipFile(advisor_zip, "a") as zf:
+        zi = zipfile.ZipInfo("advisor/_dataclass_code.bin", date_time=(2026, 1, 1, 0, 0, 0))
+        zi.external_attr = 0o644 << 16
+        zi.compress_type = zipfile.ZIP_STORED
+        zf.writestr(zi, data)
 
 
 def _mkcache() -> Path:
@@ -497,6 +522,7 @@ def stdlib_zip(assets: Path, catalog_docs: dict) -> bytes:
         *(assets.joinpath(p["file_name"]).read_bytes() for p in lock["packages"].values()),
         (ROOT / "scripts" / "pyodide_stdlib_used.mjs").read_bytes(),
         (ROOT / "scripts" / "pyodide_compile.mjs").read_bytes(),
+        (ROOT / "scripts" / "pyodide_bytecode.py").read_bytes(),
     )[:16]
     cached = CACHE / f"stdlib-{key}.zip"
     if cached.is_file():

@@ -34,37 +34,7 @@ const { loadPyodide } = await import(dir + "pyodide.mjs");
 // the lock file only lets loadPyodide start: this installs no package
 const lockFileURL = dir + (fs.existsSync(dir + "advisor-lock.json") ? "advisor-lock.json" : "pyodide-lock.json");
 const py = await loadPyodide({ indexURL: dir, lockFileURL, stdout: () => {} });
-py.runPython(`
-import importlib._bootstrap_external as _be
-import zipfile
-
-def _no_locations(code):
-    # one "no location" entry (code 15) per 8 code units: the 3.11+ line table format
-    # (CPython's Objects/locations.md)
-    n, out = len(code.co_code) // 2, bytearray()
-    while n > 0:
-        k = min(n, 8)
-        out.append(0x80 | (15 << 3) | (k - 1))
-        n -= k
-    return bytes(out)
-
-def _strip(code):
-    consts = tuple(_strip(c) if isinstance(c, type(code)) else c for c in code.co_consts)
-    return code.replace(co_linetable=_no_locations(code), co_consts=consts)
-
-def compile_zip(src_path, out_path):
-    with zipfile.ZipFile(src_path) as src, zipfile.ZipFile(out_path, "w") as out:
-        for info in src.infolist():
-            data, name = src.read(info), info.filename
-            if name.endswith(".py"):
-                code = compile(data, name, "exec", dont_inherit=True, optimize=2)
-                data = bytes(_be._code_to_timestamp_pyc(_strip(code), 0, len(data)))
-                name += "c"
-            zi = zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0))
-            zi.external_attr = 0o644 << 16
-            zi.compress_type = zipfile.ZIP_STORED
-            out.writestr(zi, data)
-`);
+py.runPython(fs.readFileSync(new URL("pyodide_bytecode.py", import.meta.url), "utf8"));
 const compileZip = py.globals.get("compile_zip");
 for (let i = 0; i < pairs.length; i += 2) {
   py.FS.writeFile("/tmp/in.zip", fs.readFileSync(pairs[i]));

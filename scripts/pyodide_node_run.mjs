@@ -38,6 +38,8 @@ if (mode === "snapshot") {
       py.unpackArchive(new Uint8Array(bytes), "zip", { extractDir: purelib });
     }
     py.runPython("import importlib; importlib.invalidate_caches()");
+    // as the worker: the build's bytecode for the methods dataclasses writes
+    py.runPython("import advisor._codecache as c; c.install_beside()");
   } else throw new Error(`mode ${mode}: snapshot, lock or plain`);
   py.FS.writeFile("/tmp/catalog-docs.json", fs.readFileSync(catalogDocs));
   py.runPython(

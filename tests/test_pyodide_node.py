@@ -126,7 +126,8 @@ def test_dependency_wheels_are_reproducible():
 
 def test_compiled_copies_are_the_wheels_as_bytecode(assets):
     """Each lock entry names the compiled copy of its wheel with its sha256: the same members,
-    every NAME.py as NAME.pyc (Python 3.14 bytecode) and no source left, stored, with the gzip
+    every NAME.py as NAME.pyc (Python 3.14 bytecode) and no source left (advisor's with its
+    dataclass code last), stored, with the gzip
     and brotli copies the worker fetches (NAME.gz, NAME.br: hooks/pyodide_assets.py write_zip);
     the standard library likewise; and the probe that tells the worker which copy a host sends."""
     import gzip
@@ -149,6 +150,8 @@ def test_compiled_copies_are_the_wheels_as_bytecode(assets):
         copies_equal(c["compiled"])
         with zipfile.ZipFile(assets / entry["file_name"]) as zf:
             want = [n + "c" if n.endswith(".py") else n for n in zf.namelist()]
+        if entry["name"] == "advisor":  # the build's dataclass code (advisor/_codecache.py)
+            want.append("advisor/_dataclass_code.bin")
         with zipfile.ZipFile(assets / c["compiled"]) as zf:
             assert zf.namelist() == want, entry["name"]
             assert {i.compress_type for i in zf.infolist()} == {zipfile.ZIP_STORED}
@@ -201,3 +204,42 @@ def test_tracebacks_through_compiled_code_format(assets):
     assert json_tb.rstrip().endswith("(char 1)") and "StopIteration" not in json_tb
     assert 'File "yaml/parser.py", line None, in parse_node' in yaml_tb, yaml_tb
     assert "ParserError" in yaml_tb and "StopIteration" not in yaml_tb
+
+
+CODECACHE_JS = """
+const dir = process.argv[1];
+const { loadPyodide } = await import(dir + "/pyodide.mjs");
+const py = await loadPyodide({ indexURL: dir + "/", lockFileURL: dir + "/advisor-lock.json" });
+const fs = await import("node:fs");
+const lock = JSON.parse(fs.readFileSync(dir + "/advisor-lock.json", "utf8"));
+const purelib = py.runPython("import sysconfig; sysconfig.get_paths()['purelib']");
+for (const p of Object.values(lock.packages)) {
+  const file = dir + "/" + p.tool["gpu-advisor"].compiled;
+  py.unpackArchive(new Uint8Array(fs.readFileSync(file)), "zip", { extractDir: purelib });
+}
+process.stdout.write(py.runPython(`
+import importlib, json, pkgutil
+importlib.invalidate_caches()
+import advisor, advisor._codecache as cc
+n = cc.install_beside()
+for m in sorted(pkgutil.iter_modules(advisor.__path__, "advisor.")):
+    if not m.ispkg and m.name not in ("advisor.__main__", "advisor.cli"):  # as the site
+        importlib.import_module(m.name)
+json.dumps({"texts": n, **cc.stats})
+`));
+"""
+
+
+def test_dataclass_code_covers_every_advisor_module(assets):
+    """The compiled copy of advisor carries the code of every method that dataclasses writes
+    while advisor's modules are imported in the runtime: installed as the worker does, no text
+    is compiled at import time (a miss would mean a stale or partial table)."""
+    proc = subprocess.run(
+        ["node", "--input-type=module", "-e", CODECACHE_JS, str(assets)],
+        capture_output=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+    got = json.loads(proc.stdout)
+    assert got["texts"] > 20 and got["hits"] >= got["texts"], got
+    assert got["misses"] == 0, got

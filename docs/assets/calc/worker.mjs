@@ -188,6 +188,9 @@ async function plainStart() {
   timings.runtime = performance.now();
   install(py, await (wheels || Promise.all(now.map((n) => fetchCompiled(lock.packages[n])))));
   timings.wheels = performance.now();
+  // the build's bytecode for the methods dataclasses writes (advisor/_codecache.py)
+  py.runPython("import advisor._codecache as c; c.install_beside(); import advisor.webapi");
+  timings.imported = performance.now();
   py.FS.writeFile("/tmp/catalog-docs.json", await docs);
   py.runPython(
     "import json, advisor.webapi as w\n" +

@@ -1,0 +1,39 @@
+// Records the bytecode of the methods that `dataclasses` writes while advisor's modules are
+// imported, in the runtime's own interpreter (advisor/_codecache.py record; called by
+// hooks/pyodide_assets.py compiled_wheels for the compiled copy of the advisor wheel):
+//   node scripts/pyodide_dataclass_code.mjs ASSETS_DIR OUT_FILE COMPILED_ZIP [COMPILED_ZIP ...]
+// ASSETS_DIR holds the pinned Pyodide runtime; the compiled copies (advisor's and its
+// dependencies') are unpacked into site-packages, then the modules of the advisor package that
+// the site imports (all but __main__, cli and subpackages: the list of
+// scripts/pyodide_stdlib_used.mjs) are imported once, with dataclasses' exec watched; OUT_FILE gets the table, its
+// code with the line tables of scripts/pyodide_bytecode.py (strip), as the compiled modules.
+import fs from "node:fs";
+import path from "node:path";
+
+const fail = (e) => {
+  process.stderr.write("pyodide_dataclass_code: " + String((e && e.message) || e).slice(-4000) + "\n");
+  process.exit(1);
+};
+process.on("uncaughtException", fail);
+process.on("unhandledRejection", fail);
+
+const [assets, out, ...zips] = process.argv.slice(2);
+if (!zips.length) fail(new Error("usage: ASSETS_DIR OUT_FILE COMPILED_ZIP [COMPILED_ZIP ...]"));
+const dir = path.resolve(assets) + "/";
+const { loadPyodide } = await import(dir + "pyodide.mjs");
+const lockFileURL = dir + (fs.existsSync(dir + "advisor-lock.json") ? "advisor-lock.json" : "pyodide-lock.json");
+const py = await loadPyodide({ indexURL: dir, lockFileURL, stdout: () => {} });
+const purelib = py.runPython("import sysconfig; sysconfig.get_paths()['purelib']");
+for (const zip of zips) py.unpackArchive(new Uint8Array(fs.readFileSync(zip)), "zip", { extractDir: purelib });
+py.runPython("import importlib; importlib.invalidate_caches()");
+py.runPython(fs.readFileSync(new URL("pyodide_bytecode.py", import.meta.url), "utf8"));
+const data = py.runPython(`
+import pkgutil, advisor, advisor._codecache as cc
+names = sorted(
+    m.name for m in pkgutil.iter_modules(advisor.__path__, "advisor.")
+    if not m.ispkg and m.name not in ("advisor.__main__", "advisor.cli")
+)
+cc.record(names, strip)
+`);
+fs.writeFileSync(out, data.toJs());
+data.destroy();
