@@ -21,7 +21,6 @@ Two kinds of figures, kept apart:
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
@@ -38,6 +37,17 @@ from .errors import AdvisorError, check_positive
 # the vendor is measured.
 FALLBACK_MATMUL_FRACTION = 0.75
 FALLBACK_BANDWIDTH_FRACTION = 0.85
+
+
+def _median(values) -> float:
+    """The median as `statistics.median` defines it (the middle value, or the mean of the two
+    middle ones), here so that the browser's start does not import `statistics` (and through
+    it `fractions`, `decimal`, `numbers`: 22 kB of the runtime's standard library; issue 12)."""
+    xs = sorted(values)
+    if not xs:
+        raise ValueError("median of no values")
+    mid = len(xs) // 2
+    return xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
 
 
 @dataclass(frozen=True)
@@ -139,15 +149,15 @@ def vendor_defaults(gpus, measured: Mapping[str, Achievable]) -> dict[str, Achie
         if g.id in measured:
             own = measured[g.id]
             keys = {k for a in peers for k in a.matmul_fraction} - set(own.matmul_fraction)
-            fill = {k: statistics.median(a.matmul(k) for a in peers) for k in sorted(keys)}
+            fill = {k: _median(a.matmul(k) for a in peers) for k in sorted(keys)}
             out[g.id] = replace(own, matmul_fraction={**fill, **own.matmul_fraction})
             continue
         if not peers:
             out[g.id] = Achievable(g.id, {}, FALLBACK_BANDWIDTH_FRACTION, "assumed")
             continue
         keys = {k for a in peers for k in a.matmul_fraction}
-        mm = {k: statistics.median(a.matmul(k) for a in peers) for k in sorted(keys)}
-        bw = statistics.median(a.bandwidth_fraction for a in peers)
+        mm = {k: _median(a.matmul(k) for a in peers) for k in sorted(keys)}
+        bw = _median(a.bandwidth_fraction for a in peers)
         ids = ", ".join(sorted(a.gpu_id for a in peers))
         out[g.id] = Achievable(g.id, mm, bw, f"median of measured {g.vendor} cards ({ids})")
     return out

@@ -315,7 +315,7 @@ def write_zip(assets: Path, name: str, data: bytes) -> None:
     `precompressed` makes it, where the `brotli` package is installed), which a host that sends
     precompressed copies (nginx `brotli_static`, Caddy `precompressed br`) serves for NAME with
     `Content-Encoding: br`; the worker asks for NAME then (`ZIP_PROBE`). Brotli makes the
-    standard library 625 kB instead of zopfli's 804 kB, 0.2 s less on the phone profile of
+    standard library 567 kB instead of zopfli's 731 kB, 0.2 s less on the phone profile of
     issue 12."""
     _write(assets / name, data)
     _write(assets / (name + ".gz"), gzip_copy(data))
@@ -361,14 +361,16 @@ def compiled_wheels(assets: Path, lock: dict) -> list[tuple[str, bytes]]:
     --mobile profile; importing advisor.webapi under Node: 226 -> 93-119 ms). Their members are
     stored and the worker fetches their gzip copy (`gzip_copy`): advisor 198 kB, PyYAML 52 kB
     over the network, against wheels of 205 and 44 kB (deflated member by member, the compiled
-    copies were 242 and 62 kB). The wheels stay what the lock names, what the build's snapshot
-    and a `loadPackage` install. Cached by its inputs."""
+    copies were 242 and 62 kB). The build's snapshot installs them too (scripts/
+    pyodide_snapshot.mjs: 5.6 MB instead of 6.6 MB, no source-compiled code in it); the wheels
+    stay what the lock names, what a `loadPackage` install uses. Cached by its inputs."""
     entries = list(lock["packages"].values())
     wheels = [(assets / e["file_name"]).read_bytes() for e in entries]
     key = _sha(
         *wheels,
         (ROOT / "scripts" / "pyodide_compile.mjs").read_bytes(),
         (ROOT / "scripts" / "pyodide_dataclass_code.mjs").read_bytes(),
+        UNZIP_MJS.read_bytes(),
         (ROOT / "scripts" / "pyodide_bytecode.py").read_bytes(),
         (PYODIDE / "package.json").read_bytes(),
     )[:16]
@@ -456,15 +458,26 @@ def _node(script: str, *args: str, stdin: bytes | None = None) -> bytes:
     return proc.stdout
 
 
+# the worker's installer of the compiled copies, which the build's Node scripts use too
+UNZIP_MJS = ROOT / "docs" / "assets" / "calc" / "unzip.mjs"
+
+
+def _compiled_copy(assets: Path, entry: dict) -> bytes:
+    """The compiled copy of a lock entry's wheel (NAME.pyc.zip in `assets`)."""
+    return assets.joinpath(entry["tool"]["gpu-advisor"]["compiled"]).read_bytes()
+
+
 def make_snapshot(assets: Path, lock: dict, catalog_docs: dict) -> bytes:
-    """gzip of the Pyodide memory snapshot with every wheel of `lock` (in `assets`) installed,
-    advisor.webapi imported, the report templates compiled and the catalog loaded."""
+    """gzip of the Pyodide memory snapshot with the compiled copy of every wheel of `lock` (in
+    `assets`) installed as the worker's plain start installs them, advisor.webapi imported, the
+    report templates compiled and the catalog loaded."""
     docs_json = json.dumps(catalog_docs, sort_keys=True, ensure_ascii=False).encode()
     key = _sha(
-        *(assets.joinpath(p["file_name"]).read_bytes() for p in lock["packages"].values()),
+        *(_compiled_copy(assets, p) for p in lock["packages"].values()),
         docs_json,
         (assets / "python_stdlib.zip").read_bytes(),
         (ROOT / "scripts" / "pyodide_snapshot.mjs").read_bytes(),
+        UNZIP_MJS.read_bytes(),
         (PYODIDE / "package.json").read_bytes(),
     )[:16]
     cached = CACHE / f"snapshot-{key}.gz"
@@ -502,12 +515,13 @@ def _stdlib_calls() -> list[list[str]]:
 def stdlib_zip(assets: Path, catalog_docs: dict) -> bytes:
     """python_stdlib.zip with only the modules the calculators use, compiled to bytecode by the
     runtime's own interpreter (scripts/pyodide_compile.mjs: the plain start's loadPyodide in
-    0.6 s instead of 1.8 s), members stored: its gzip copy, what the worker fetches, is 804 kB
+    0.6 s instead of 1.8 s), members stored: its gzip copy, what the worker fetches, is 731 kB
     (the runtime's zip: 2.5 MB; deflated member by member and with copies of the frozen
     modules, the compiled zip was 1,002 kB). The modules are the files whose modules are in
     sys.modules, less the frozen ones, after the calculators have started both ways the
     worker starts them and run `_stdlib_calls` (scripts/pyodide_stdlib_used.mjs, on the full zip
-    of the pinned package in `assets`, with the wheels of its advisor-lock.json). A module that
+    of the pinned package in `assets`, with the compiled wheels of its advisor-lock.json, installed
+    as the worker installs them: docs/assets/calc/unzip.mjs). A module that
     advisor or its dependencies import only on a path those calls do not take would be missing:
     tests/test_pyodide_node.py runs every golden and bad input and the reports on this zip.
     Deterministic (members in the original order, fixed timestamps), cached by its inputs."""
@@ -520,7 +534,9 @@ def stdlib_zip(assets: Path, catalog_docs: dict) -> bytes:
         docs_json,
         calls,
         *(assets.joinpath(p["file_name"]).read_bytes() for p in lock["packages"].values()),
+        *(_compiled_copy(assets, p) for p in lock["packages"].values()),
         (ROOT / "scripts" / "pyodide_stdlib_used.mjs").read_bytes(),
+        UNZIP_MJS.read_bytes(),
         (ROOT / "scripts" / "pyodide_compile.mjs").read_bytes(),
         (ROOT / "scripts" / "pyodide_bytecode.py").read_bytes(),
     )[:16]
@@ -725,6 +741,7 @@ def on_post_page(output, page, config):
         f'<link rel="modulepreload" href="{base}assets/calc/calc.mjs">'
         f'<link rel="modulepreload" href="{base}assets/calc/render.mjs">'
         f'<link rel="modulepreload" href="{base}assets/calc/worker.mjs">'
+        f'<link rel="modulepreload" href="{base}assets/calc/unzip.mjs">'
         f'<link rel="modulepreload" href="{base}assets/pyodide/pyodide.mjs">'
     )
     return output.replace("</head>", head + "</head>", 1)

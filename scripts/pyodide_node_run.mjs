@@ -2,17 +2,20 @@
 //   node scripts/pyodide_node_run.mjs ASSETS_DIR snapshot|lock|plain CATALOG_DOCS_JSON < calls.json
 // calls.json: [[name, params_json], ...]; prints the JSON list of result texts.
 // "snapshot": loadPyodide({_loadSnapshot}) from ASSETS_DIR/advisor.snapshot.gz;
-// "lock": loadPyodide({lockFileURL, packages: ["advisor"]}) (the wheel by name, sha256-checked),
+// "lock": loadPyodide({lockFileURL, packages: ["advisor"]}) (the wheel by name, sha256-checked;
+// Pyodide's own loader, on the npm package's full standard library),
 // "plain": as the worker's plain start (worker.mjs): loadPyodide on the standard library as the
 // worker gets it (python_stdlib.zip.gz, unpacked), then the compiled copy of every wheel that
 // the lock entries name (tool["gpu-advisor"]: NAME.pyc.zip.gz unpacked, sha256-checked)
-// unpacked into site-packages;
+// unpacked into site-packages as the worker does it (docs/assets/calc/unzip.mjs);
 // then ("lock", "plain") the catalog from CATALOG_DOCS_JSON.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import zlib from "node:zlib";
+import { fileURLToPath } from "node:url";
 import { createHash } from "node:crypto";
+import { unpackStored } from "../docs/assets/calc/unzip.mjs";
 
 const [assets, mode, catalogDocs] = process.argv.slice(2);
 const dir = path.resolve(assets) + "/";
@@ -22,20 +25,27 @@ let py;
 if (mode === "snapshot") {
   py = await loadPyodide({ ...opts, _loadSnapshot: zlib.gunzipSync(fs.readFileSync(dir + "advisor.snapshot.gz")) });
 } else {
-  if (mode === "lock") py = await loadPyodide({ ...opts, packages: ["advisor"] });
+  if (mode === "lock") {
+    // Pyodide's own package loader, which the site does not use: on the npm package's full
+    // standard library (the site's zip holds what the site's starts use, not the loader's
+    // tarfile and sysconfig)
+    const full = fileURLToPath(new URL("../node_modules/pyodide/python_stdlib.zip", import.meta.url));
+    py = await loadPyodide({ ...opts, stdLibURL: full, packages: ["advisor"] });
+  }
   else if (mode === "plain") {
     const stdLibURL = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "pyodide-plain-")), "python_stdlib.zip");
     fs.writeFileSync(stdLibURL, zlib.gunzipSync(fs.readFileSync(dir + "python_stdlib.zip.gz")));
     py = await loadPyodide({ ...opts, stdLibURL });
     fs.rmSync(path.dirname(stdLibURL), { recursive: true });
     const lock = JSON.parse(fs.readFileSync(dir + "advisor-lock.json", "utf8"));
-    const purelib = py.runPython("import sysconfig; sysconfig.get_paths()['purelib']");
+    // installed as the worker installs them (docs/assets/calc/unzip.mjs)
+    const site = py.runPython("from pyodide._package_loader import SITE_PACKAGES; str(SITE_PACKAGES)");
     for (const name of Object.keys(lock.packages).sort()) {
       const { compiled, compiled_sha256 } = lock.packages[name].tool["gpu-advisor"];
       const bytes = zlib.gunzipSync(fs.readFileSync(dir + compiled + ".gz"));
       const sha = createHash("sha256").update(bytes).digest("hex");
       if (sha !== compiled_sha256) throw new Error(`${compiled}: sha256 ${sha} != lock ${compiled_sha256}`);
-      py.unpackArchive(new Uint8Array(bytes), "zip", { extractDir: purelib });
+      unpackStored(py.FS, new Uint8Array(bytes), site);
     }
     py.runPython("import importlib; importlib.invalidate_caches()");
     // as the worker: the build's bytecode for the methods dataclasses writes

@@ -1,14 +1,18 @@
 // Build-time Pyodide memory snapshot for the calculators (called by hooks/pyodide_assets.py):
 //   node scripts/pyodide_snapshot.mjs ASSETS_DIR CATALOG_DOCS_JSON OUT
-// Loads the runtime from ASSETS_DIR (the site's copy of the npm package), installs every
-// wheel named in ASSETS_DIR/advisor-lock.json (advisor, PyYAML, MarkupSafe, Jinja2; each sha256 checked) with unpackArchive into
-// site-packages (loadPackage leaves JS references behind that a snapshot cannot hold), imports advisor.webapi, loads the catalog, and writes loadPyodide's memory
-// snapshot (`_makeSnapshot` + `pyodide.makeMemorySnapshot()`; loaded back with `_loadSnapshot`).
+// Loads the runtime from ASSETS_DIR (the site's copy of the npm package), installs the compiled
+// copy of every wheel named in ASSETS_DIR/advisor-lock.json (advisor, PyYAML, MarkupSafe,
+// Jinja2; NAME.pyc.zip, each sha256 checked against the lock) into site-packages as the worker's
+// plain start does (docs/assets/calc/unzip.mjs; loadPackage leaves JS references behind that a
+// snapshot cannot hold), imports advisor.webapi, loads the catalog, and writes loadPyodide's
+// memory snapshot (`_makeSnapshot` + `pyodide.makeMemorySnapshot()`; loaded back with
+// `_loadSnapshot`).
 // Deterministic: the random source is seeded and the clock is fixed while the snapshot is made,
 // so the same inputs give the same bytes.
 import { createRequire } from "node:module";
 import fs from "node:fs";
 import path from "node:path";
+import { unpackStored } from "../docs/assets/calc/unzip.mjs";
 
 const fail = (e) => {
   process.stderr.write("pyodide_snapshot: " + String((e && e.message) || e).slice(-4000) + "\n");
@@ -45,15 +49,16 @@ const py = await loadPyodide({
   _makeSnapshot: true,
 });
 const lock = JSON.parse(fs.readFileSync(dir + "advisor-lock.json", "utf8"));
-const purelib = py.runPython("import sysconfig; sysconfig.get_paths()['purelib']");
+const site = py.runPython("from pyodide._package_loader import SITE_PACKAGES; str(SITE_PACKAGES)");
 const { createHash } = createRequire(import.meta.url)("node:crypto");
 for (const name of Object.keys(lock.packages).sort()) {
-  const entry = lock.packages[name];
-  const wheel = fs.readFileSync(dir + entry.file_name);
-  const sha = createHash("sha256").update(wheel).digest("hex");
-  if (sha !== entry.sha256) fail(new Error(`${entry.file_name}: sha256 ${sha} != lock ${entry.sha256}`));
-  py.unpackArchive(new Uint8Array(wheel), "wheel", { extractDir: purelib });
+  const { compiled, compiled_sha256 } = lock.packages[name].tool["gpu-advisor"];
+  const bytes = fs.readFileSync(dir + compiled);
+  const sha = createHash("sha256").update(bytes).digest("hex");
+  if (sha !== compiled_sha256) fail(new Error(`${compiled}: sha256 ${sha} != lock ${compiled_sha256}`));
+  unpackStored(py.FS, new Uint8Array(bytes), site);
 }
+py.runPython("import importlib; importlib.invalidate_caches()");
 py.FS.writeFile("/tmp/catalog-docs.json", fs.readFileSync(catalogDocs));
 py.runPython(`
 import json

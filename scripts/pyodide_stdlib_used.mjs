@@ -1,19 +1,22 @@
 // Which files of the runtime's python_stdlib.zip the calculators use (called by
 // hooks/pyodide_assets.py, which ships a zip of only those):
 //   node scripts/pyodide_stdlib_used.mjs ASSETS_DIR CATALOG_DOCS_JSON < calls.json
-// ASSETS_DIR holds the runtime with the FULL zip and the wheels of advisor-lock.json.
+// ASSETS_DIR holds the runtime with the FULL zip and the compiled copies of the wheels of
+// advisor-lock.json (tool["gpu-advisor"].compiled).
 // calls.json: [[name, params_json], ...], run through advisor.webapi.call.
 // Runs the calculators both ways the site starts them, each in its own Pyodide:
-// 1. as scripts/pyodide_snapshot.mjs builds the snapshot: wheels unpacked, every advisor module
-//    imported, the report templates compiled, the catalog loaded;
-// 2. the worker's plain start: loadPyodide({lockFileURL, packages: ["advisor"]}) (the package
-//    loader's own imports), then the catalog;
+// 1. as scripts/pyodide_snapshot.mjs builds the snapshot: the compiled copies of the wheels
+//    installed (docs/assets/calc/unzip.mjs), every advisor module imported, the report
+//    templates compiled, the catalog loaded;
+// 2. the worker's plain start: the compiled copies installed so, advisor.webapi imported, then
+//    the catalog;
 // then every call, and prints the JSON list of the zip's member names whose modules are in
 // sys.modules (with their packages' __init__.py), less the frozen ones: the interpreter runs its
 // own frozen copy of os, io, site, importlib._bootstrap and the rest of its start-up modules
 // (their __file__ still names the zip), so theirs in the zip were never read (about 90 kB).
 import fs from "node:fs";
 import path from "node:path";
+import { unpackStored } from "../docs/assets/calc/unzip.mjs";
 
 const fail = (e) => {
   process.stderr.write("pyodide_stdlib_used: " + String((e && e.message) || e).slice(-4000) + "\n");
@@ -47,13 +50,15 @@ json.dumps(sorted(_used))
 `;
 
 async function run(kind) {
-  const py = await loadPyodide(kind === "plain" ? { ...opts(), packages: ["advisor"] } : opts());
+  const py = await loadPyodide(opts());
+  // both starts install the compiled copies of the wheels so (worker.mjs, pyodide_snapshot.mjs)
+  const site = py.runPython("from pyodide._package_loader import SITE_PACKAGES; str(SITE_PACKAGES)");
+  for (const name of Object.keys(lock.packages).sort()) {
+    const { compiled } = lock.packages[name].tool["gpu-advisor"];
+    unpackStored(py.FS, new Uint8Array(fs.readFileSync(dir + compiled)), site);
+  }
+  py.runPython("import importlib; importlib.invalidate_caches()");
   if (kind === "unpacked") {
-    const purelib = py.runPython("import sysconfig; sysconfig.get_paths()['purelib']");
-    for (const name of Object.keys(lock.packages).sort()) {
-      const wheel = fs.readFileSync(dir + lock.packages[name].file_name);
-      py.unpackArchive(new Uint8Array(wheel), "wheel", { extractDir: purelib });
-    }
     py.runPython(`
 import importlib, pkgutil, advisor
 for _m in pkgutil.iter_modules(advisor.__path__, "advisor."):

@@ -167,15 +167,18 @@ def test_compiled_copies_are_the_wheels_as_bytecode(assets):
         assert "Content-Encoding: br" in zf.read("README.txt").decode()
 
 
+UNZIP_URL = (ROOT / "docs" / "assets" / "calc" / "unzip.mjs").as_uri()
+
 TRACEBACK_JS = """
 const dir = process.argv[1];
 const { loadPyodide } = await import(dir + "/pyodide.mjs");
 const py = await loadPyodide({ indexURL: dir + "/", lockFileURL: dir + "/advisor-lock.json" });
 const fs = await import("node:fs");
 const lock = JSON.parse(fs.readFileSync(dir + "/advisor-lock.json", "utf8"));
-const purelib = py.runPython("import sysconfig; sysconfig.get_paths()['purelib']");
+const { unpackStored } = await import(process.argv[2]);  // as the worker installs them
+const site = py.runPython("from pyodide._package_loader import SITE_PACKAGES; str(SITE_PACKAGES)");
 const file = lock.packages.pyyaml.tool["gpu-advisor"].compiled;
-py.unpackArchive(new Uint8Array(fs.readFileSync(dir + "/" + file)), "zip", { extractDir: purelib });
+unpackStored(py.FS, new Uint8Array(fs.readFileSync(dir + "/" + file)), site);
 process.stdout.write(py.runPython(`
 import json, traceback, yaml
 out = []
@@ -194,7 +197,7 @@ def test_tracebacks_through_compiled_code_format(assets):
     and function (line None): the bytecode's line tables say "no location", which traceback
     accepts (an empty table made it raise StopIteration inside sys.excepthook)."""
     proc = subprocess.run(
-        ["node", "--input-type=module", "-e", TRACEBACK_JS, str(assets)],
+        ["node", "--input-type=module", "-e", TRACEBACK_JS, str(assets), UNZIP_URL],
         capture_output=True,
         timeout=120,
     )
@@ -212,10 +215,11 @@ const { loadPyodide } = await import(dir + "/pyodide.mjs");
 const py = await loadPyodide({ indexURL: dir + "/", lockFileURL: dir + "/advisor-lock.json" });
 const fs = await import("node:fs");
 const lock = JSON.parse(fs.readFileSync(dir + "/advisor-lock.json", "utf8"));
-const purelib = py.runPython("import sysconfig; sysconfig.get_paths()['purelib']");
+const { unpackStored } = await import(process.argv[2]);  // as the worker installs them
+const site = py.runPython("from pyodide._package_loader import SITE_PACKAGES; str(SITE_PACKAGES)");
 for (const p of Object.values(lock.packages)) {
   const file = dir + "/" + p.tool["gpu-advisor"].compiled;
-  py.unpackArchive(new Uint8Array(fs.readFileSync(file)), "zip", { extractDir: purelib });
+  unpackStored(py.FS, new Uint8Array(fs.readFileSync(file)), site);
 }
 process.stdout.write(py.runPython(`
 import importlib, json, pkgutil
@@ -235,7 +239,7 @@ def test_dataclass_code_covers_every_advisor_module(assets):
     while advisor's modules are imported in the runtime: installed as the worker does, no text
     is compiled at import time (a miss would mean a stale or partial table)."""
     proc = subprocess.run(
-        ["node", "--input-type=module", "-e", CODECACHE_JS, str(assets)],
+        ["node", "--input-type=module", "-e", CODECACHE_JS, str(assets), UNZIP_URL],
         capture_output=True,
         timeout=120,
     )

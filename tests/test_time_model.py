@@ -503,3 +503,19 @@ def test_reports_show_the_serving_curve_and_cluster_plans_with_bands(lang):
     html = report.render_fragment(data, report.load_publisher(ROOT / "publisher.yaml"))
     words = {"en": "Past one node", "az": "Bir qovşaqdan artıq"}[lang]
     assert words in html
+
+
+def test_median_is_statistics_median():
+    """efficiency's own median (the browser's start does without `statistics`) gives what
+    statistics.median gives, for odd and even counts, and refuses no values."""
+    import random
+    import statistics
+
+    from advisor.efficiency import _median
+
+    rng = random.Random(12)
+    for n in range(1, 12):
+        xs = [rng.uniform(0.1, 1.0) for _ in range(n)]
+        assert _median(iter(xs)) == statistics.median(xs)
+    with pytest.raises(ValueError):
+        _median([])

@@ -4,11 +4,11 @@
 // bad input is not a failure: webapi returns {"error": {...}} inside json). {id: 0, ready} once.
 // Two ways to start, chosen per visit by what is cheaper for this reader (`chooseStart`):
 // - "snapshot": the build-time memory snapshot (advisor imported, catalog loaded): about 0.4 s
-//   of CPU on a desktop, but 6.6 MB to download;
+//   of CPU on a desktop, but 5.6 MB to download;
 // - "plain": the runtime starts Python itself (its standard library compiled to bytecode at
 //   build time), installs the compiled copies of the wheels of advisor-lock.json
 //   (`plainStart`) and builds the catalog from its JSON documents: about 0.2 MB instead of
-//   6.6 MB on top of the runtime, but interactive after 1.17-1.28 s on a desktop (2 cores).
+//   5.6 MB on top of the runtime, but interactive after 1.17-1.28 s on a desktop (2 cores).
 // Measured on the phone profile of issue 12 (scripts/bench_calculators.py --mobile: 9 Mbit/s,
 // CPU x4): the first visit is interactive after 5.1-5.25 s plain (4.1 MB); from the snapshot it
 // would need 10.3 MB, 9 s of transfer alone; a reload from the snapshot in the HTTP cache
@@ -19,6 +19,7 @@
 // next page view (not with Save-Data). navigator.connection's downlink is no guide: headless
 // Chromium on localhost reports 1.4 Mbit/s. A failed snapshot start falls back to a plain one.
 import { loadPyodide } from "../pyodide/pyodide.mjs";
+import { unpackStored } from "./unzip.mjs";
 
 const base = new URL("../pyodide/", import.meta.url).href;
 const lockFileURL = base + "advisor-lock.json";
@@ -39,8 +40,8 @@ async function gunzip(url) {
 // NAME.zip.gz and NAME.zip.br. A host that sends the precompressed NAME.br for NAME
 // (`Content-Encoding: br`: nginx brotli_static, Caddy precompressed; the phone profile of
 // issue 12) says so for the small zip-encoding.zip, asked first: then every zip is asked for by
-// its own name, and the browser unpacks the brotli (the standard library 625 kB instead of
-// 804 kB). On any other host NAME.zip.gz, unpacked here by the browser's own gunzip. The page
+// its own name, and the browser unpacks the brotli (the standard library 567 kB instead of
+// 731 kB). On any other host NAME.zip.gz, unpacked here by the browser's own gunzip. The page
 // notes the answer (localStorage, calc.mjs) and hands it to the next worker (zbr=1|0 in its
 // name), which then asks for the standard library at once, without waiting for the probe.
 const noted = new URLSearchParams(self.name || "").get("zbr");
@@ -142,9 +143,11 @@ async function fetchCompiled(entry) {
   return bytes;
 }
 
+// into site-packages, where Pyodide's own package loader puts packages (unzip.mjs says why not
+// with py.unpackArchive)
 function install(py, archives) {
-  const purelib = py.runPython("import sysconfig; sysconfig.get_paths()['purelib']");
-  for (const bytes of archives) py.unpackArchive(bytes, "zip", { extractDir: purelib });
+  const site = py.runPython("from pyodide._package_loader import SITE_PACKAGES; str(SITE_PACKAGES)");
+  for (const bytes of archives) unpackStored(py.FS, bytes, site);
   py.runPython("import importlib; importlib.invalidate_caches()");
 }
 
