@@ -1,7 +1,8 @@
 // Runs advisor.webapi.call under Pyodide in Node, loaded the way the site's worker loads it:
 //   node scripts/pyodide_node_run.mjs ASSETS_DIR snapshot|lock|plain CATALOG_DOCS_JSON < calls.json
 // calls.json: [[name, params_json], ...]; prints the JSON list of result texts.
-// "snapshot": loadPyodide({_loadSnapshot}) from ASSETS_DIR/advisor.snapshot.gz;
+// "snapshot": loadPyodide({_loadSnapshot}) from ASSETS_DIR/advisor.snapshot.gz (gunzipped, then
+// rebuilt by docs/assets/calc/sparse.mjs);
 // "lock": loadPyodide({lockFileURL, packages: ["advisor"]}) (the wheel by name, sha256-checked;
 // Pyodide's own loader, on the npm package's full standard library),
 // "plain": as the worker's plain start (worker.mjs): loadPyodide on the standard library as the
@@ -16,6 +17,7 @@ import zlib from "node:zlib";
 import { fileURLToPath } from "node:url";
 import { createHash } from "node:crypto";
 import { unpackStored } from "../docs/assets/calc/unzip.mjs";
+import { unsparse } from "../docs/assets/calc/sparse.mjs";
 
 const [assets, mode, catalogDocs] = process.argv.slice(2);
 const dir = path.resolve(assets) + "/";
@@ -23,7 +25,8 @@ const { loadPyodide } = await import(dir + "pyodide.mjs");
 const opts = { indexURL: dir, lockFileURL: dir + "advisor-lock.json", stdout: () => {} };
 let py;
 if (mode === "snapshot") {
-  py = await loadPyodide({ ...opts, _loadSnapshot: zlib.gunzipSync(fs.readFileSync(dir + "advisor.snapshot.gz")) });
+  const snapshot = unsparse(zlib.gunzipSync(fs.readFileSync(dir + "advisor.snapshot.gz"))); // as the worker
+  py = await loadPyodide({ ...opts, _loadSnapshot: snapshot });
 } else {
   if (mode === "lock") {
     // Pyodide's own package loader, which the site does not use: on the npm package's full

@@ -10,10 +10,10 @@
 //   asked to save data (Save-Data) or the connection is 2G: then the runtime comes only when a
 //   calculator is opened.
 const here = import.meta.url;
-// What a calculator page's worker fetches (worker.mjs, unzip.mjs, pyodide.mjs), in the order
-// it needs them.
+// What a calculator page's worker fetches (worker.mjs, unzip.mjs, sparse.mjs, pyodide.mjs),
+// in the order it needs them.
 // Module scripts are preloaded as modules; the rest is fetched and its body read to the end.
-const MODULES = ["./calc.mjs", "./render.mjs", "./worker.mjs", "./unzip.mjs", "../pyodide/pyodide.mjs", "../pyodide/pyodide.asm.mjs"];
+const MODULES = ["./calc.mjs", "./render.mjs", "./worker.mjs", "./unzip.mjs", "./sparse.mjs", "../pyodide/pyodide.mjs", "../pyodide/pyodide.asm.mjs"];
 // What both starts need first, then the plain start's wheels (named in the lock file) and
 // catalog, then the snapshot (worker.mjs starts from it once it is in the HTTP cache).
 const FILES = ["../pyodide/pyodide.asm.wasm", "../pyodide/python_stdlib.zip"];

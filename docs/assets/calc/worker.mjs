@@ -20,6 +20,7 @@
 // Chromium on localhost reports 1.4 Mbit/s. A failed snapshot start falls back to a plain one.
 import { loadPyodide } from "../pyodide/pyodide.mjs";
 import { unpackStored } from "./unzip.mjs";
+import { unsparse } from "./sparse.mjs";
 
 const base = new URL("../pyodide/", import.meta.url).href;
 const lockFileURL = base + "advisor-lock.json";
@@ -221,7 +222,7 @@ async function start() {
         indexURL: base,
         lockFileContents: lockText,
         stdLibURL: url,
-        _loadSnapshot: gunzip(snapshotURL),
+        _loadSnapshot: gunzip(snapshotURL).then(unsparse), // sparse.mjs
       });
       URL.revokeObjectURL(url);
       self.postMessage({ snapshotCached: true });

@@ -1,0 +1,101 @@
+"""The snapshot less its zero blocks: hooks/pyodide_assets.py `sparse_snapshot` writes it,
+docs/assets/calc/sparse.mjs `unsparse` (the worker's, under Node) gives back the very bytes, and
+a damaged file is refused with a message, not turned into a wrong memory image."""
+
+from __future__ import annotations
+
+import base64
+import importlib.util
+import json
+import random
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+pytestmark = [
+    pytest.mark.node,
+    pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js"),
+]
+
+SCRIPT = """
+const { unsparse } = await import(process.argv[1]);
+let input = "";
+for await (const chunk of process.stdin) input += chunk;
+const out = JSON.parse(input).map((b64) => {
+  try {
+    return { bytes: Buffer.from(unsparse(new Uint8Array(Buffer.from(b64, "base64")))).toString("base64") };
+  } catch (e) {
+    return { error: e.message };
+  }
+});
+process.stdout.write(JSON.stringify(out));
+"""
+
+
+def _hook():
+    spec = importlib.util.spec_from_file_location(
+        "pyodide_assets", ROOT / "hooks" / "pyodide_assets.py"
+    )
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def unsparse(items: list[bytes]) -> list[dict]:
+    proc = subprocess.run(
+        [
+            "node",
+            "--input-type=module",
+            "-e",
+            SCRIPT,
+            (ROOT / "docs/assets/calc/sparse.mjs").as_uri(),
+        ],
+        input=json.dumps([base64.b64encode(b).decode() for b in items]),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return json.loads(proc.stdout)
+
+
+def _memory_like(rng: random.Random, size: int) -> bytes:
+    buf = bytearray(size)
+    for _ in range(40):  # runs of data among zeros, as a heap has them
+        at, n = rng.randrange(size), rng.randrange(1, 9000)
+        buf[at : at + n] = rng.randbytes(min(n, size - at))
+    return bytes(buf)
+
+
+def test_round_trip_gives_the_very_bytes():
+    hook = _hook()
+    rng = random.Random(4)
+    raws = [
+        _memory_like(rng, 300_000),
+        bytes(4096 * 5),  # all zero: nothing stored
+        bytes(4096 * 2) + b"\x01",  # a partial last block that is not zero
+        b"",
+        rng.randbytes(10_000),
+    ]
+    encoded = [hook.sparse_snapshot(r) for r in raws]
+    assert len(encoded[1]) == 16 + 1  # header and a one-byte block map
+    got = unsparse(encoded)
+    assert [base64.b64decode(g["bytes"]) for g in got] == raws
+    assert len(encoded[0]) < len(raws[0])
+
+
+def test_a_damaged_file_is_refused():
+    hook = _hook()
+    good = hook.sparse_snapshot(_memory_like(random.Random(5), 50_000))
+    bad_header = good[:4] + struct.pack("<III", 4096, 10**6, 3) + good[16:]
+    got = unsparse([b"PK\x03\x04" + good[4:], good[:-10], good + b"\x00", bad_header, good[:10]])
+    errors = [g.get("error", "") for g in got]
+    assert "not a sparse snapshot" in errors[0]
+    assert "truncated" in errors[1]
+    assert "after the last block" in errors[2]
+    assert "cannot hold" in errors[3]
+    assert "not a sparse snapshot" in errors[4]
