@@ -466,3 +466,55 @@ def test_plain_start_refuses_a_wheel_that_is_not_the_locks(chromium, site_server
     finally:
         ctx.unroute_all(behavior="ignoreErrors")
         ctx.close()
+
+
+KEPT_JS = """async () => {
+  const c = await caches.open("gpu-advisor-snapshot");
+  const r = await c.match(new URL("/assets/pyodide/advisor.snapshot.gz", location.href).href);
+  return r ? [r.headers.get("x-snapshot-tag"), (await r.arrayBuffer()).byteLength] : null;
+}"""
+
+
+def test_snapshot_start_reuses_the_inflated_snapshot_and_survives_a_damaged_one(
+    chromium, site_server
+):
+    """After a snapshot start the worker keeps the inflated snapshot in Cache Storage, tagged with
+    the response's Last-Modified and length; the next start reads it from there (worker.mjs
+    snapshotMemory) and gives CPython's numbers; a damaged entry with the right tag is ignored:
+    the start inflates the gzip and writes the entry anew."""
+    ctx = chromium.new_context()
+    page = ctx.new_page()
+    url = f"{site_server}en/calculators/vram/"
+    ready = '.calc[data-calc="vram"][data-ready="1"]'
+    want = _gib_en(webapi.run("vram", {"batch": 3})["total_bytes"])
+    try:
+        page.goto(url)
+        page.wait_for_selector(ready, timeout=60_000)
+        assert page.evaluate("() => window.__calcTimings.chosen") == "snapshot"
+        assert page.evaluate("() => window.__calcTimings.snapshot_from") is None
+        page.wait_for_function(f"({KEPT_JS})()", timeout=30_000, polling=250)
+        tag, size = page.evaluate(KEPT_JS)
+        assert tag and size > 10_000_000, (tag, size)
+
+        page.reload()
+        page.wait_for_selector(ready, timeout=60_000)
+        assert page.evaluate("() => window.__calcTimings.snapshot_from") == "cache-storage"
+        _set(page, "vram", "batch", "3")
+        assert page.locator('[data-out="total"]').inner_text() == want
+
+        page.evaluate(
+            """async (tag) => { const c = await caches.open("gpu-advisor-snapshot");
+              await c.put(new URL("/assets/pyodide/advisor.snapshot.gz", location.href).href,
+                new Response(new Uint8Array(64), { headers: { "x-snapshot-tag": tag } })); }""",
+            tag,
+        )
+        page.reload()
+        page.wait_for_selector(ready, timeout=60_000)
+        assert page.evaluate("() => window.__calcTimings.snapshot_from") is None
+        _set(page, "vram", "batch", "3")
+        assert page.locator('[data-out="total"]').inner_text() == want
+        page.wait_for_function(
+            f"({KEPT_JS})().then((k) => k && k[1] > 10000000)", timeout=30_000, polling=250
+        )
+    finally:
+        ctx.close()

@@ -27,13 +27,58 @@ const lockFileURL = base + "advisor-lock.json";
 
 export const timings = { worker_start: performance.now() };
 
-async function gunzip(url) {
-  const res = await fetch(url);
-  if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
+// The snapshot start's memory image. advisor.snapshot.gz holds it less its zero blocks
+// (sparse.mjs); once inflated, those 16.6 MB are also kept in Cache Storage (SNAPSHOT_STORE,
+// one entry, tagged with the HTTP response's ETag or Last-Modified and length), and the next
+// start whose response carries the same tag reads them from there instead of inflating the
+// gzip again: 29-38 ms instead of 109-111 ms in Chromium on 2 cores, on every reload. The entry
+// is written after the calculators are ready and warm (`keepSnapshot`), replaced when the tag
+// changes (a new build), and skipped where Cache Storage is refused or the host sends neither
+// header; an entry that does not unpack is ignored.
+const SNAPSHOT_STORE = "gpu-advisor-snapshot";
+let keepSnapshot = null; // () => Promise: the write, once the start is over
+
+function snapshotTag(res) {
+  const v = res.headers.get("etag") || res.headers.get("last-modified");
+  return v ? `${v}|${res.headers.get("content-length") || ""}` : null;
+}
+
+async function openStore() {
+  try {
+    return self.caches ? await self.caches.open(SNAPSHOT_STORE) : null;
+  } catch {
+    return null; // refused (an opaque origin, storage off)
+  }
+}
+
+async function snapshotMemory() {
+  const res = await fetch(snapshotURL);
+  if (!res.ok) throw new Error(`advisor.snapshot.gz: HTTP ${res.status}`);
+  const tag = snapshotTag(res);
+  const store = tag ? await openStore() : null;
+  if (store) {
+    try {
+      const kept = await store.match(snapshotURL);
+      if (kept && kept.headers.get("x-snapshot-tag") === tag) {
+        const memory = unsparse(new Uint8Array(await kept.arrayBuffer()));
+        res.body.cancel().catch(() => {});
+        timings.snapshot_ready = performance.now();
+        timings.snapshot_from = "cache-storage";
+        return memory;
+      }
+    } catch {
+      /* unreadable or damaged: inflated below, and written anew */
+    }
+  }
   const stream = res.body.pipeThrough(new DecompressionStream("gzip"));
-  const bytes = new Uint8Array(await new Response(stream).arrayBuffer());
+  const sparse = new Uint8Array(await new Response(stream).arrayBuffer());
   timings.snapshot_ready = performance.now();
-  return bytes;
+  const memory = unsparse(sparse);
+  if (store) {
+    keepSnapshot = () =>
+      store.put(snapshotURL, new Response(sparse, { headers: { "x-snapshot-tag": tag } })).catch(() => {});
+  }
+  return memory;
 }
 
 // The zips the worker fetches whole (the standard library and the compiled wheels, their
@@ -222,7 +267,7 @@ async function start() {
         indexURL: base,
         lockFileContents: lockText,
         stdLibURL: url,
-        _loadSnapshot: gunzip(snapshotURL).then(unsparse), // sparse.mjs
+        _loadSnapshot: snapshotMemory(),
       });
       URL.revokeObjectURL(url);
       self.postMessage({ snapshotCached: true });
@@ -285,6 +330,7 @@ function warm(kinds) {
         const next = warmQueue.shift();
         if (!next || readerCalls >= STOP_AFTER_READER_CALLS) {
           warming = false;
+          keepSnapshotOnce();
           return;
         }
         call(next[0], JSON.stringify(next[1]));
@@ -309,9 +355,17 @@ self.onmessage = async (event) => {
     self.postMessage({ id, fail: String((err && err.message) || err) });
   }
 };
+// the inflated snapshot into Cache Storage (snapshotMemory), once warm-up is over or 3 s after
+// the start, whichever comes first: not while the first results are computed
+function keepSnapshotOnce() {
+  const keep = keepSnapshot;
+  keepSnapshot = null;
+  if (keep) keep();
+}
 ready.then(
   ({ mode }) => {
     timings.ready = performance.now();
+    if (keepSnapshot) setTimeout(keepSnapshotOnce, 3000);
     if (mode === "plain") fetchSnapshotLater();
     self.postMessage({ id: 0, ready: true, mode, timings });
   },
