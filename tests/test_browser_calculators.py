@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -475,6 +476,18 @@ KEPT_JS = """async () => {
 }"""
 
 
+def _kept(page, timeout_s: float = 30.0):
+    """The Cache Storage entry [tag, bytes] once the worker has written a whole one (it waits for
+    the reader to pause: worker.mjs keepWhenIdle)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        kept = page.evaluate(KEPT_JS)
+        if kept and kept[1] > 10_000_000:
+            return kept
+        time.sleep(0.25)
+    raise AssertionError(f"no snapshot kept in Cache Storage after {timeout_s} s: {kept}")
+
+
 def test_snapshot_start_reuses_the_inflated_snapshot_and_survives_a_damaged_one(
     chromium, site_server
 ):
@@ -492,8 +505,7 @@ def test_snapshot_start_reuses_the_inflated_snapshot_and_survives_a_damaged_one(
         page.wait_for_selector(ready, timeout=60_000)
         assert page.evaluate("() => window.__calcTimings.chosen") == "snapshot"
         assert page.evaluate("() => window.__calcTimings.snapshot_from") is None
-        page.wait_for_function(f"({KEPT_JS})()", timeout=30_000, polling=250)
-        tag, size = page.evaluate(KEPT_JS)
+        tag, size = _kept(page)
         assert tag and size > 10_000_000, (tag, size)
 
         page.reload()
@@ -513,8 +525,6 @@ def test_snapshot_start_reuses_the_inflated_snapshot_and_survives_a_damaged_one(
         assert page.evaluate("() => window.__calcTimings.snapshot_from") is None
         _set(page, "vram", "batch", "3")
         assert page.locator('[data-out="total"]').inner_text() == want
-        page.wait_for_function(
-            f"({KEPT_JS})().then((k) => k && k[1] > 10000000)", timeout=30_000, polling=250
-        )
+        assert _kept(page)[1] > 10_000_000  # written anew
     finally:
         ctx.close()

@@ -10,9 +10,10 @@
 //   (`plainStart`) and builds the catalog from its JSON documents: about 0.2 MB instead of
 //   5.6 MB on top of the runtime, but interactive after 1.17-1.28 s on a desktop (2 cores).
 // Measured on the phone profile of issue 12 (scripts/bench_calculators.py --mobile: 9 Mbit/s,
-// CPU x4): the first visit is interactive after 5.1-5.25 s plain (4.1 MB); from the snapshot it
-// would need 10.3 MB, 9 s of transfer alone; a reload from the snapshot in the HTTP cache
-// (0.85-0.97 s) is quicker than a plain one. So: the snapshot when this browser has fetched it before (the page
+// CPU x4; 2026-12-04, 2 cores): the first visit is interactive after 4.94-5.26 s plain (3.8 MB);
+// from the snapshot it would need 9.3 MB, 8 s of transfer alone; a reload from the snapshot in
+// the HTTP cache (0.98-1.36 s) is quicker than a plain one. So: the snapshot when this browser
+// has fetched it before (the page
 // keeps a note in localStorage; the HTTP cache itself cannot be asked without a console error)
 // or on a device with a fine pointer (a desktop: cold start <= 1 s); on a phone or tablet, or
 // with Save-Data, a plain start, and once ready the snapshot is fetched at low priority for the
@@ -32,7 +33,7 @@ export const timings = { worker_start: performance.now() };
 // one entry, tagged with the HTTP response's ETag or Last-Modified and length), and the next
 // start whose response carries the same tag reads them from there instead of inflating the
 // gzip again: 29-38 ms instead of 109-111 ms in Chromium on 2 cores, on every reload. The entry
-// is written after the calculators are ready and warm (`keepSnapshot`), replaced when the tag
+// is written once the reader pauses (`keepWhenIdle`), replaced when the tag
 // changes (a new build), and skipped where Cache Storage is refused or the host sends neither
 // header; an entry that does not unpack is ignored.
 const SNAPSHOT_STORE = "gpu-advisor-snapshot";
@@ -330,7 +331,6 @@ function warm(kinds) {
         const next = warmQueue.shift();
         if (!next || readerCalls >= STOP_AFTER_READER_CALLS) {
           warming = false;
-          keepSnapshotOnce();
           return;
         }
         call(next[0], JSON.stringify(next[1]));
@@ -345,6 +345,7 @@ self.onmessage = async (event) => {
   const { id, fn, params } = event.data;
   if (event.data.warm) return warm(event.data.warm);
   readerCalls++;
+  keepWhenIdle();
   try {
     const { call } = await ready;
     if (fn === "report" && reportPackages) await reportPackages();
@@ -355,17 +356,23 @@ self.onmessage = async (event) => {
     self.postMessage({ id, fail: String((err && err.message) || err) });
   }
 };
-// the inflated snapshot into Cache Storage (snapshotMemory), once warm-up is over or 3 s after
-// the start, whichever comes first: not while the first results are computed
-function keepSnapshotOnce() {
-  const keep = keepSnapshot;
-  keepSnapshot = null;
-  if (keep) keep();
+// the inflated snapshot into Cache Storage (snapshotMemory) once the reader has left the
+// calculators alone for KEEP_IDLE_MS: copying 16.6 MB out while they type made their results late
+const KEEP_IDLE_MS = 2000;
+let keepTimer = 0;
+function keepWhenIdle() {
+  if (!keepSnapshot) return;
+  clearTimeout(keepTimer);
+  keepTimer = setTimeout(() => {
+    const keep = keepSnapshot;
+    keepSnapshot = null;
+    if (keep) keep();
+  }, KEEP_IDLE_MS);
 }
 ready.then(
   ({ mode }) => {
     timings.ready = performance.now();
-    if (keepSnapshot) setTimeout(keepSnapshotOnce, 3000);
+    keepWhenIdle();
     if (mode === "plain") fetchSnapshotLater();
     self.postMessage({ id: 0, ready: true, mode, timings });
   },
