@@ -5,13 +5,13 @@ plain start does (the compiled copies of the wheels, on the compiled standard li
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from node_helpers import load_hook
 from test_webapi import BAD, CAT, GOLDEN
 
 from advisor import webapi
@@ -27,19 +27,10 @@ pytestmark = [
 ]
 
 
-def _hook():
-    spec = importlib.util.spec_from_file_location(
-        "pyodide_assets", ROOT / "hooks" / "pyodide_assets.py"
-    )
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 @pytest.fixture(scope="module")
 def assets(tmp_path_factory):
     """The site's assets/pyodide/ as the build makes it (wheel and snapshot from the cache)."""
-    hook = _hook()
+    hook = load_hook()
     out = tmp_path_factory.mktemp("pyodide")
     for name in hook.RUNTIME_FILES:
         (out / name).write_bytes(hook.runtime_file(name))
@@ -119,7 +110,7 @@ def test_lock_file_names_every_wheel_with_its_sha256(assets):
 
 
 def test_dependency_wheels_are_reproducible():
-    hook = _hook()
+    hook = load_hook()
     for dist, imports, _depends in hook.DEPENDENCIES:
         assert hook.dependency_wheel(dist, imports) == hook.dependency_wheel(dist, imports)
 
@@ -169,16 +160,28 @@ def test_compiled_copies_are_the_wheels_as_bytecode(assets):
 
 UNZIP_URL = (ROOT / "docs" / "assets" / "calc" / "unzip.mjs").as_uri()
 
-TRACEBACK_JS = """
+# the runtime of ASSETS_DIR (argv[1]) and `install(names)`: the compiled copies of those lock
+# entries' wheels, unpacked as the worker unpacks them (unzip.mjs, argv[2])
+RUNTIME_JS = """
 const dir = process.argv[1];
 const { loadPyodide } = await import(dir + "/pyodide.mjs");
 const py = await loadPyodide({ indexURL: dir + "/", lockFileURL: dir + "/advisor-lock.json" });
 const fs = await import("node:fs");
 const lock = JSON.parse(fs.readFileSync(dir + "/advisor-lock.json", "utf8"));
-const { unpackStored } = await import(process.argv[2]);  // as the worker installs them
+const { unpackStored } = await import(process.argv[2]);
 const site = py.runPython("from pyodide._package_loader import SITE_PACKAGES; str(SITE_PACKAGES)");
-const file = lock.packages.pyyaml.tool["gpu-advisor"].compiled;
-unpackStored(py.FS, new Uint8Array(fs.readFileSync(dir + "/" + file)), site);
+const install = (names) => {
+  for (const n of names) {
+    const file = dir + "/" + lock.packages[n].tool["gpu-advisor"].compiled;
+    unpackStored(py.FS, new Uint8Array(fs.readFileSync(file)), site);
+  }
+};
+"""
+
+TRACEBACK_JS = (
+    RUNTIME_JS
+    + """
+install(["pyyaml"]);
 process.stdout.write(py.runPython(`
 import json, traceback, yaml
 out = []
@@ -190,6 +193,7 @@ for bad in (lambda: json.loads("{"), lambda: yaml.safe_load("a: [")):
 json.dumps(out)
 `));
 """
+)
 
 
 def test_tracebacks_through_compiled_code_format(assets):
@@ -209,18 +213,10 @@ def test_tracebacks_through_compiled_code_format(assets):
     assert "ParserError" in yaml_tb and "StopIteration" not in yaml_tb
 
 
-CODECACHE_JS = """
-const dir = process.argv[1];
-const { loadPyodide } = await import(dir + "/pyodide.mjs");
-const py = await loadPyodide({ indexURL: dir + "/", lockFileURL: dir + "/advisor-lock.json" });
-const fs = await import("node:fs");
-const lock = JSON.parse(fs.readFileSync(dir + "/advisor-lock.json", "utf8"));
-const { unpackStored } = await import(process.argv[2]);  // as the worker installs them
-const site = py.runPython("from pyodide._package_loader import SITE_PACKAGES; str(SITE_PACKAGES)");
-for (const p of Object.values(lock.packages)) {
-  const file = dir + "/" + p.tool["gpu-advisor"].compiled;
-  unpackStored(py.FS, new Uint8Array(fs.readFileSync(file)), site);
-}
+CODECACHE_JS = (
+    RUNTIME_JS
+    + """
+install(Object.keys(lock.packages));
 process.stdout.write(py.runPython(`
 import importlib, json, pkgutil
 importlib.invalidate_caches()
@@ -232,6 +228,7 @@ for m in sorted(pkgutil.iter_modules(advisor.__path__, "advisor.")):
 json.dumps({"texts": n, **cc.stats})
 `));
 """
+)
 
 
 def test_dataclass_code_covers_every_advisor_module(assets):

@@ -5,15 +5,14 @@ a damaged file is refused with a message, not turned into a wrong memory image."
 from __future__ import annotations
 
 import base64
-import importlib.util
 import json
 import random
 import shutil
 import struct
-import subprocess
 from pathlib import Path
 
 import pytest
+from node_helpers import CALC, load_hook, node_module
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = [
@@ -36,31 +35,9 @@ process.stdout.write(JSON.stringify(out));
 """
 
 
-def _hook():
-    spec = importlib.util.spec_from_file_location(
-        "pyodide_assets", ROOT / "hooks" / "pyodide_assets.py"
-    )
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def unsparse(items: list[bytes]) -> list[dict]:
-    proc = subprocess.run(
-        [
-            "node",
-            "--input-type=module",
-            "-e",
-            SCRIPT,
-            (ROOT / "docs/assets/calc/sparse.mjs").as_uri(),
-        ],
-        input=json.dumps([base64.b64encode(b).decode() for b in items]),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    return json.loads(proc.stdout)
+    stdin = json.dumps([base64.b64encode(b).decode() for b in items])
+    return json.loads(node_module(SCRIPT, (CALC / "sparse.mjs").as_uri(), stdin=stdin))
 
 
 def _memory_like(rng: random.Random, size: int) -> bytes:
@@ -72,7 +49,7 @@ def _memory_like(rng: random.Random, size: int) -> bytes:
 
 
 def test_round_trip_gives_the_very_bytes():
-    hook = _hook()
+    hook = load_hook()
     rng = random.Random(4)
     raws = [
         _memory_like(rng, 300_000),
@@ -89,7 +66,7 @@ def test_round_trip_gives_the_very_bytes():
 
 
 def test_a_damaged_file_is_refused():
-    hook = _hook()
+    hook = load_hook()
     good = hook.sparse_snapshot(_memory_like(random.Random(5), 50_000))
     bad_header = good[:4] + struct.pack("<III", 4096, 10**6, 3) + good[16:]
     got = unsparse([b"PK\x03\x04" + good[4:], good[:-10], good + b"\x00", bad_header, good[:10]])

@@ -10,11 +10,11 @@ import base64
 import io
 import json
 import shutil
-import subprocess
 import zipfile
 from pathlib import Path
 
 import pytest
+from node_helpers import CALC, node_module
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = [
@@ -39,21 +39,8 @@ try {
 
 
 def unpack(data: bytes) -> dict:
-    proc = subprocess.run(
-        [
-            "node",
-            "--input-type=module",
-            "-e",
-            SCRIPT,
-            (ROOT / "docs/assets/calc/unzip.mjs").as_uri(),
-        ],
-        input=base64.b64encode(data).decode(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    return json.loads(proc.stdout)
+    out = node_module(SCRIPT, (CALC / "unzip.mjs").as_uri(), stdin=base64.b64encode(data).decode())
+    return json.loads(out)
 
 
 def make_zip(members: dict[str, bytes], method=zipfile.ZIP_STORED, comment=b"") -> bytes:
