@@ -11,12 +11,10 @@ import io
 import json
 import shutil
 import zipfile
-from pathlib import Path
 
 import pytest
 from node_helpers import CALC, node_module
 
-ROOT = Path(__file__).resolve().parent.parent
 pytestmark = [
     pytest.mark.node,
     pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js"),
@@ -66,11 +64,9 @@ def test_stored_members_are_written_byte_for_byte():
     assert "/lib/site/advisor-0.1.0.dist-info" in got["dirs"]
 
 
-def test_the_sites_compiled_wheel_unpacks_as_python_reads_it():
-    wheels = sorted((ROOT / "site/assets/pyodide").glob("advisor-*.pyc.zip"))
-    if not wheels:
-        pytest.skip("no built site (make site)")
-    data = wheels[0].read_bytes()
+def test_the_sites_compiled_wheel_unpacks_as_python_reads_it(built_site):
+    (wheel,) = (built_site / "assets/pyodide").glob("advisor-*.pyc.zip")
+    data = wheel.read_bytes()
     got = unpack(data)
     with zipfile.ZipFile(io.BytesIO(data)) as z:
         want = {
