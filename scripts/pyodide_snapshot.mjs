@@ -7,8 +7,9 @@
 // snapshot cannot hold), imports advisor.webapi, loads the catalog, and writes loadPyodide's
 // memory snapshot (`_makeSnapshot` + `pyodide.makeMemorySnapshot()`; loaded back with
 // `_loadSnapshot`).
-// Deterministic: the random source is seeded and the clock is fixed while the snapshot is made,
-// so the same inputs give the same bytes.
+// Deterministic: the random source is seeded, the clock is fixed while the snapshot is made and
+// the program's name does not name the checkout, so the same inputs give the same bytes wherever
+// the checkout lies.
 import { createRequire } from "node:module";
 import fs from "node:fs";
 import path from "node:path";
@@ -44,6 +45,9 @@ const py = await loadPyodide({
   indexURL: dir,
   lockFileURL: dir + "advisor-lock.json",
   env: { PYTHONHASHSEED: "0", HOME: "/home/pyodide" },
+  // the program's name a browser gives (Emscripten's default there); under Node it would be
+  // this script's path, and the snapshot's bytes would depend on where the checkout lies
+  _sysExecutable: "./this.program",
   stdout: () => {},
   stderr: (m) => process.stderr.write(m + "\n"),
   _makeSnapshot: true,

@@ -5,6 +5,7 @@ plain start does (the compiled copies of the wheels, on the compiled standard li
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 import subprocess
@@ -244,3 +245,29 @@ def test_dataclass_code_covers_every_advisor_module(assets):
     got = json.loads(proc.stdout)
     assert got["texts"] > 20 and got["hits"] >= got["texts"], got
     assert got["misses"] == 0, got
+
+
+def test_snapshot_bytes_do_not_depend_on_where_the_checkout_lies(assets, tmp_path):
+    """The build's snapshot script, run from a checkout at another path, gives the very bytes the
+    build wrote (under Node, Emscripten names the program after the script's path unless
+    pyodide_snapshot.mjs names it)."""
+    hook = load_hook()
+    elsewhere = tmp_path / "a" / "much-longer-checkout-path"
+    (elsewhere / "scripts").mkdir(parents=True)
+    (elsewhere / "docs/assets/calc").mkdir(parents=True)
+    shutil.copy(ROOT / "scripts/pyodide_snapshot.mjs", elsewhere / "scripts")
+    for name in ("unzip.mjs", "sparse.mjs"):
+        shutil.copy(ROOT / "docs/assets/calc" / name, elsewhere / "docs/assets/calc")
+    out, docs = tmp_path / "snapshot.bin", tmp_path / "catalog-docs.json"
+    # the documents as make_snapshot writes them for the script
+    files = read_documents(ROOT / "catalog")
+    docs.write_bytes(json.dumps(files, sort_keys=True, ensure_ascii=False).encode())
+    proc = subprocess.run(
+        ["node", str(elsewhere / "scripts/pyodide_snapshot.mjs"), str(assets), str(docs), str(out)],
+        capture_output=True,
+        timeout=180,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+    built = gzip.decompress((assets / "advisor.snapshot.gz").read_bytes())
+    assert hook.sparse_snapshot(out.read_bytes()) == built
