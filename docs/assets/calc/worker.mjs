@@ -13,12 +13,12 @@
 // CPU x4; 2026-12-04, 2 cores): the first visit is interactive after 4.94-5.26 s plain (3.8 MB);
 // from the snapshot it would need 9.3 MB, 8 s of transfer alone; a reload from the snapshot in
 // the HTTP cache (0.98-1.36 s) is quicker than a plain one. So: the snapshot when this browser
-// has fetched it before (the page
-// keeps a note in localStorage; the HTTP cache itself cannot be asked without a console error)
-// or on a device with a fine pointer (a desktop: cold start <= 1 s); on a phone or tablet, or
-// with Save-Data, a plain start, and once ready the snapshot is fetched at low priority for the
-// next page view (not with Save-Data). navigator.connection's downlink is no guide: headless
-// Chromium on localhost reports 1.4 Mbit/s. A failed snapshot start falls back to a plain one.
+// has fetched it before (the page keeps a note in localStorage; the HTTP cache itself cannot be
+// asked without a console error) or on a device with a fine pointer (a desktop: cold start
+// <= 1 s); on a phone or tablet, or with Save-Data, a plain start, and once ready the snapshot
+// is fetched at low priority for the next page view (not with Save-Data).
+// navigator.connection's downlink is no guide: headless Chromium on localhost reports 1.4
+// Mbit/s. A failed snapshot start falls back to a plain one.
 import { loadPyodide } from "../pyodide/pyodide.mjs";
 import { unpackStored } from "./unzip.mjs";
 import { unsparse } from "./sparse.mjs";
@@ -33,9 +33,9 @@ export const timings = { worker_start: performance.now() };
 // one entry, tagged with the HTTP response's ETag or Last-Modified and length), and the next
 // start whose response carries the same tag reads them from there instead of inflating the
 // gzip again: 29-38 ms instead of 109-111 ms in Chromium on 2 cores, on every reload. The entry
-// is written once the reader pauses (`keepWhenIdle`), replaced when the tag
-// changes (a new build), and skipped where Cache Storage is refused or the host sends neither
-// header; an entry that does not unpack is ignored.
+// is written once the reader pauses (`keepWhenIdle`) and only after a snapshot start that
+// worked, replaced when the tag changes (a new build), and skipped where Cache Storage is
+// refused or the host sends neither header; an entry that does not unpack is ignored.
 const SNAPSHOT_STORE = "gpu-advisor-snapshot";
 let keepSnapshot = null; // () => Promise: the write, once the start is over
 
@@ -274,6 +274,7 @@ async function start() {
       self.postMessage({ snapshotCached: true });
       return { py, mode: "snapshot" };
     } catch (err) {
+      keepSnapshot = null; // a snapshot that did not start is not kept
       console.warn("calculators: snapshot start failed, plain start", err);
     }
   }
