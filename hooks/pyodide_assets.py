@@ -20,8 +20,8 @@ Registered in mkdocs.yml `hooks:`.
   only the standard-library modules the calculators use (`stdlib_zip`) and its copies, which
   the worker fetches for either start; `ZIP_PROBE`, which tells the worker which copy to ask for;
   `advisor.snapshot.gz`, a Pyodide memory snapshot taken under Node after loading that wheel and
-  the catalog, less its zero blocks (`sparse_snapshot`; scripts/pyodide_snapshot.mjs; loadPyodide's `_makeSnapshot`/`_loadSnapshot`:
-  cold start in 0.4 s instead of 1.5 s); the catalog's parsed documents as JSON
+  the catalog, less its zero blocks (`sparse_snapshot`; scripts/pyodide_snapshot.mjs;
+  loadPyodide's `_makeSnapshot`/`_loadSnapshot`: cold start in 0.4 s instead of 1.5 s); the catalog's parsed documents as JSON
   (catalog-docs.json: the plain start builds the catalog from them without parsing YAML) and the
   validated catalog (catalog.json). The catalog is the build
   state's (hooks/state.py), so `$ADVISOR_CATALOG` reaches the calculators too.
@@ -399,7 +399,8 @@ def add_dataclass_code(advisor_zip: Path, zips: list[str], tmp: Path) -> None:
     scripts/pyodide_dataclass_code.mjs in the runtime's own interpreter, with every compiled
     copy of `zips` installed), as member advisor/_dataclass_code.bin (stored, fixed date). The
     worker installs it before importing advisor: importing advisor.webapi under Node then takes
-    about 43 ms instead of 104 (the generated source of about 40 classes is not compiled)."""
+    43-63 ms instead of 104-119 (two machines; the generated source of about 40 classes is not
+    compiled)."""
     out = tmp / "dataclass_code.bin"
     _node("pyodide_dataclass_code.mjs", str(PYODIDE), str(out), *zips)
     data = out.read_bytes()

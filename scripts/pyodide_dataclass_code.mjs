@@ -9,7 +9,7 @@
 // code with the line tables of scripts/pyodide_bytecode.py (strip), as the compiled modules.
 import fs from "node:fs";
 import path from "node:path";
-import { unpackStored } from "../docs/assets/calc/unzip.mjs";
+import { installStored } from "../docs/assets/calc/unzip.mjs";
 
 const fail = (e) => {
   process.stderr.write("pyodide_dataclass_code: " + String((e && e.message) || e).slice(-4000) + "\n");
@@ -25,9 +25,7 @@ const { loadPyodide } = await import(dir + "pyodide.mjs");
 const lockFileURL = dir + (fs.existsSync(dir + "advisor-lock.json") ? "advisor-lock.json" : "pyodide-lock.json");
 const py = await loadPyodide({ indexURL: dir, lockFileURL, stdout: () => {} });
 // installed as the worker installs them
-const site = py.runPython("from pyodide._package_loader import SITE_PACKAGES; str(SITE_PACKAGES)");
-for (const zip of zips) unpackStored(py.FS, new Uint8Array(fs.readFileSync(zip)), site);
-py.runPython("import importlib; importlib.invalidate_caches()");
+installStored(py, zips.map((zip) => new Uint8Array(fs.readFileSync(zip))));
 py.runPython(fs.readFileSync(new URL("pyodide_bytecode.py", import.meta.url), "utf8"));
 const data = py.runPython(`
 import pkgutil, advisor, advisor._codecache as cc

@@ -16,7 +16,7 @@ import path from "node:path";
 import zlib from "node:zlib";
 import { fileURLToPath } from "node:url";
 import { createHash } from "node:crypto";
-import { unpackStored } from "../docs/assets/calc/unzip.mjs";
+import { installStored } from "../docs/assets/calc/unzip.mjs";
 import { unsparse } from "../docs/assets/calc/sparse.mjs";
 
 const [assets, mode, catalogDocs] = process.argv.slice(2);
@@ -42,15 +42,14 @@ if (mode === "snapshot") {
     fs.rmSync(path.dirname(stdLibURL), { recursive: true });
     const lock = JSON.parse(fs.readFileSync(dir + "advisor-lock.json", "utf8"));
     // installed as the worker installs them (docs/assets/calc/unzip.mjs)
-    const site = py.runPython("from pyodide._package_loader import SITE_PACKAGES; str(SITE_PACKAGES)");
-    for (const name of Object.keys(lock.packages).sort()) {
+    const archives = Object.keys(lock.packages).sort().map((name) => {
       const { compiled, compiled_sha256 } = lock.packages[name].tool["gpu-advisor"];
       const bytes = zlib.gunzipSync(fs.readFileSync(dir + compiled + ".gz"));
       const sha = createHash("sha256").update(bytes).digest("hex");
       if (sha !== compiled_sha256) throw new Error(`${compiled}: sha256 ${sha} != lock ${compiled_sha256}`);
-      unpackStored(py.FS, new Uint8Array(bytes), site);
-    }
-    py.runPython("import importlib; importlib.invalidate_caches()");
+      return new Uint8Array(bytes);
+    });
+    installStored(py, archives);
     // as the worker: the build's bytecode for the methods dataclasses writes
     py.runPython("import advisor._codecache as c; c.install_beside()");
   } else throw new Error(`mode ${mode}: snapshot, lock or plain`);

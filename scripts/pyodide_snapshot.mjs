@@ -13,7 +13,7 @@
 import { createRequire } from "node:module";
 import fs from "node:fs";
 import path from "node:path";
-import { unpackStored } from "../docs/assets/calc/unzip.mjs";
+import { installStored } from "../docs/assets/calc/unzip.mjs";
 
 const fail = (e) => {
   process.stderr.write("pyodide_snapshot: " + String((e && e.message) || e).slice(-4000) + "\n");
@@ -53,16 +53,15 @@ const py = await loadPyodide({
   _makeSnapshot: true,
 });
 const lock = JSON.parse(fs.readFileSync(dir + "advisor-lock.json", "utf8"));
-const site = py.runPython("from pyodide._package_loader import SITE_PACKAGES; str(SITE_PACKAGES)");
 const { createHash } = createRequire(import.meta.url)("node:crypto");
-for (const name of Object.keys(lock.packages).sort()) {
+const archives = Object.keys(lock.packages).sort().map((name) => {
   const { compiled, compiled_sha256 } = lock.packages[name].tool["gpu-advisor"];
   const bytes = fs.readFileSync(dir + compiled);
   const sha = createHash("sha256").update(bytes).digest("hex");
   if (sha !== compiled_sha256) fail(new Error(`${compiled}: sha256 ${sha} != lock ${compiled_sha256}`));
-  unpackStored(py.FS, new Uint8Array(bytes), site);
-}
-py.runPython("import importlib; importlib.invalidate_caches()");
+  return new Uint8Array(bytes);
+});
+installStored(py, archives);
 py.FS.writeFile("/tmp/catalog-docs.json", fs.readFileSync(catalogDocs));
 py.runPython(`
 import json

@@ -16,7 +16,7 @@
 // (their __file__ still names the zip), so theirs in the zip were never read (about 90 kB).
 import fs from "node:fs";
 import path from "node:path";
-import { unpackStored } from "../docs/assets/calc/unzip.mjs";
+import { installStored } from "../docs/assets/calc/unzip.mjs";
 
 const fail = (e) => {
   process.stderr.write("pyodide_stdlib_used: " + String((e && e.message) || e).slice(-4000) + "\n");
@@ -52,12 +52,8 @@ json.dumps(sorted(_used))
 async function run(kind) {
   const py = await loadPyodide(opts());
   // both starts install the compiled copies of the wheels so (worker.mjs, pyodide_snapshot.mjs)
-  const site = py.runPython("from pyodide._package_loader import SITE_PACKAGES; str(SITE_PACKAGES)");
-  for (const name of Object.keys(lock.packages).sort()) {
-    const { compiled } = lock.packages[name].tool["gpu-advisor"];
-    unpackStored(py.FS, new Uint8Array(fs.readFileSync(dir + compiled)), site);
-  }
-  py.runPython("import importlib; importlib.invalidate_caches()");
+  const compiled = (name) => dir + lock.packages[name].tool["gpu-advisor"].compiled;
+  installStored(py, Object.keys(lock.packages).sort().map((n) => new Uint8Array(fs.readFileSync(compiled(n)))));
   if (kind === "unpacked") {
     py.runPython(`
 import importlib, pkgutil, advisor

@@ -169,14 +169,9 @@ const { loadPyodide } = await import(dir + "/pyodide.mjs");
 const py = await loadPyodide({ indexURL: dir + "/", lockFileURL: dir + "/advisor-lock.json" });
 const fs = await import("node:fs");
 const lock = JSON.parse(fs.readFileSync(dir + "/advisor-lock.json", "utf8"));
-const { unpackStored } = await import(process.argv[2]);
-const site = py.runPython("from pyodide._package_loader import SITE_PACKAGES; str(SITE_PACKAGES)");
-const install = (names) => {
-  for (const n of names) {
-    const file = dir + "/" + lock.packages[n].tool["gpu-advisor"].compiled;
-    unpackStored(py.FS, new Uint8Array(fs.readFileSync(file)), site);
-  }
-};
+const { installStored } = await import(process.argv[2]);
+const install = (names) => installStored(py, names.map((n) =>
+  new Uint8Array(fs.readFileSync(dir + "/" + lock.packages[n].tool["gpu-advisor"].compiled))));
 """
 
 TRACEBACK_JS = (

@@ -2,8 +2,9 @@
 // compiled copies of the wheels (hooks/pyodide_assets.py compiled_wheels), written into
 // Pyodide's file system under `dir`: what `pyodide.unpackArchive(bytes, "zip")` does, without
 // its Python side (shutil.unpack_archive, zipfile, and sysconfig to find site-packages), which
-// cost the phone's first visit 50-80 ms of the worker's time and 21 kB of the standard library
-// (issue 12). Used by worker.mjs and scripts/pyodide_node_run.mjs (the tests' plain start).
+// cost the phone's first visit 50-80 ms of the worker's time (install 48-182 -> 22-72 ms) and,
+// with the build's scripts installing the same way, 41 kB of the standard library (tarfile,
+// sysconfig: issue 12). Used by worker.mjs and scripts/pyodide_node_run.mjs (the tests' plain start).
 // Format: PKWARE's APPNOTE.TXT, 4.3.7 (local file header), 4.3.12 (central directory), 4.3.16
 // (end of central directory record); no ZIP64, no encryption, compression method 0 only: any
 // other zip is refused with a message that names the member.
@@ -53,4 +54,13 @@ export function unpackStored(FS, bytes, dir) {
     FS.writeFile(path, data);
   }
   return members.length;
+}
+
+// Installs the compiled copies `archives` (each the bytes of a stored zip) into the
+// site-packages of Pyodide `py`, where Pyodide's own package loader puts packages, and has the
+// import system see them. The worker, the build's scripts and the tests install so.
+export function installStored(py, archives) {
+  const site = py.runPython("from pyodide._package_loader import SITE_PACKAGES; str(SITE_PACKAGES)");
+  for (const bytes of archives) unpackStored(py.FS, bytes, site);
+  py.runPython("import importlib; importlib.invalidate_caches()");
 }

@@ -20,7 +20,7 @@
 // navigator.connection's downlink is no guide: headless Chromium on localhost reports 1.4
 // Mbit/s. A failed snapshot start falls back to a plain one.
 import { loadPyodide } from "../pyodide/pyodide.mjs";
-import { unpackStored } from "./unzip.mjs";
+import { installStored } from "./unzip.mjs"; // not py.unpackArchive: unzip.mjs says why
 import { unsparse } from "./sparse.mjs";
 
 const base = new URL("../pyodide/", import.meta.url).href;
@@ -190,14 +190,6 @@ async function fetchCompiled(entry) {
   return bytes;
 }
 
-// into site-packages, where Pyodide's own package loader puts packages (unzip.mjs says why not
-// with py.unpackArchive)
-function install(py, archives) {
-  const site = py.runPython("from pyodide._package_loader import SITE_PACKAGES; str(SITE_PACKAGES)");
-  for (const bytes of archives) unpackStored(py.FS, bytes, site);
-  py.runPython("import importlib; importlib.invalidate_caches()");
-}
-
 // `fn` runs the moment the runtime's wasm has been compiled and instantiated: when the
 // WebAssembly.instantiateStreaming that loadPyodide calls settles, before loadPyodide goes on
 // (a reaction registered first runs first). The wasm has then arrived, and for the next 0.5-0.8 s
@@ -236,7 +228,7 @@ async function plainStart() {
   const py = await loadPyodide({ indexURL: base, lockFileContents: lockText, stdLibURL: url });
   URL.revokeObjectURL(url);
   timings.runtime = performance.now();
-  install(py, await (wheels || Promise.all(now.map((n) => fetchCompiled(lock.packages[n])))));
+  installStored(py, await (wheels || Promise.all(now.map((n) => fetchCompiled(lock.packages[n])))));
   timings.wheels = performance.now();
   // the build's bytecode for the methods dataclasses writes (advisor/_codecache.py)
   py.runPython("import advisor._codecache as c; c.install_beside(); import advisor.webapi");
@@ -250,7 +242,7 @@ async function plainStart() {
   let installing = null;
   reportPackages = () =>
     (installing ||= Promise.all(later.map((n) => fetchCompiled(lock.packages[n])))
-      .then((w) => install(py, w))
+      .then((w) => installStored(py, w))
       .catch((err) => {
         installing = null; // a later report tries again
         throw err;
