@@ -16,9 +16,10 @@ Registered in mkdocs.yml `hooks:`.
   (`loadPyodide({lockFileURL, packages: ["advisor"]})`), and for each wheel its compiled copy
   NAME.pyc.zip (bytecode instead of source, members stored, `compiled_wheels`; the lock entry's
   `tool["gpu-advisor"]` names it with its sha256; beside it its gzip and brotli copies,
-  `write_zip`), which the worker's plain start fetches and installs; `python_stdlib.zip` with
-  only the standard-library modules the calculators use (`stdlib_zip`) and its copies, which
-  the worker fetches for either start; `ZIP_PROBE`, which tells the worker which copy to ask for;
+  `write_zip`), which the worker's plain start fetches and installs; `python_stdlib.zip` and
+  `python_stdlib_rest.zip` with only the standard-library modules the calculators use, those
+  of Python's start in the first (`stdlib_zips`), and their copies, which the worker fetches
+  for either start; `ZIP_PROBE`, which tells the worker which copy to ask for;
   `advisor.snapshot.gz`, a Pyodide memory snapshot taken under Node after loading that wheel and
   the catalog, less its zero blocks (`sparse_snapshot`; scripts/pyodide_snapshot.mjs;
   loadPyodide's `_makeSnapshot`/`_loadSnapshot`: cold start in 0.4 s instead of 1.5 s); the catalog's parsed documents as JSON
@@ -48,6 +49,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 if str(Path(__file__).resolve().parent.parent) not in sys.path:  # mkdocs loads this by path
@@ -497,10 +499,12 @@ def make_snapshot(assets: Path, lock: dict, catalog_docs: dict) -> bytes:
     key = _sha(
         *(_compiled_copy(assets, p) for p in lock["packages"].values()),
         docs_json,
-        (assets / "python_stdlib.zip").read_bytes(),
+        (assets / STDLIB_ZIP).read_bytes(),
+        (assets / STDLIB_REST_ZIP).read_bytes(),
         (ROOT / "scripts" / "pyodide_snapshot.mjs").read_bytes(),
         UNZIP_MJS.read_bytes(),
         SPARSE_MAGIC + struct.pack("<I", SPARSE_BLOCK),
+        SNAPSHOT_NAME.encode(),
         (PYODIDE / "package.json").read_bytes(),
     )[:16]
     cached = CACHE / f"snapshot-{key}.gz"
@@ -511,9 +515,25 @@ def make_snapshot(assets: Path, lock: dict, catalog_docs: dict) -> bytes:
         cat.write_bytes(docs_json)
         out = Path(tmp, "snapshot.bin")
         _node("pyodide_snapshot.mjs", str(assets), str(cat), str(out))
-        data = gzip.compress(sparse_snapshot(out.read_bytes()), compresslevel=6, mtime=0)
+        data = gzip_named(sparse_snapshot(out.read_bytes()))
     _cache_put(cached, data, "snapshot-*.gz")
     return data
+
+
+SNAPSHOT_NAME = "advisor.snapshot."  # + the payload's sha256 (32 hex digits): worker.mjs reads it
+
+
+def gzip_named(payload: bytes) -> bytes:
+    """gzip of `payload` (level 6, mtime 0) whose header names it after its content (RFC 1952's
+    FNAME field: SNAPSHOT_NAME + the first 32 hex digits of its sha256). worker.mjs reads that
+    name from the first bytes of the response and tags its Cache Storage copy of the inflated
+    snapshot with it, so a copy is reused only for the same bytes, whatever the host's ETag or
+    Last-Modified say (a host may send neither, or keep them across a rebuild)."""
+    name = SNAPSHOT_NAME + hashlib.sha256(payload).hexdigest()[:32]
+    buf = io.BytesIO()
+    with gzip.GzipFile(filename=name, mode="wb", fileobj=buf, compresslevel=6, mtime=0) as f:
+        f.write(payload)
+    return buf.getvalue()
 
 
 def _stdlib_calls() -> list[list[str]]:
@@ -535,18 +555,26 @@ def _stdlib_calls() -> list[list[str]]:
     return calls
 
 
-def stdlib_zip(assets: Path, catalog_docs: dict) -> bytes:
-    """python_stdlib.zip with only the modules the calculators use, compiled to bytecode by the
-    runtime's own interpreter (scripts/pyodide_compile.mjs: the plain start's loadPyodide in
-    0.6 s instead of 1.8 s), members stored: its gzip copy, what the worker fetches, is 731 kB
-    (the runtime's zip: 2.5 MB; deflated member by member and with copies of the frozen
-    modules, the compiled zip was 1,002 kB). The modules are the files whose modules are in
-    sys.modules, less the frozen ones, after the calculators have started both ways the
-    worker starts them and run `_stdlib_calls` (scripts/pyodide_stdlib_used.mjs, on the full zip
-    of the pinned package in `assets`, with the compiled wheels of its advisor-lock.json, installed
-    as the worker installs them: docs/assets/calc/unzip.mjs). A module that
-    advisor or its dependencies import only on a path those calls do not take would be missing:
-    tests/test_pyodide_node.py runs every golden and bad input and the reports on this zip.
+STDLIB_SPLIT = "start | rest, by top-level module or package"  # in the cache key: the rule
+
+
+def stdlib_zips(assets: Path, catalog_docs: dict) -> tuple[bytes, bytes]:
+    """The standard library as the site ships it, in two zips (`STDLIB_ZIP`, `STDLIB_REST_ZIP`)
+    of only the modules the calculators use, compiled to bytecode by the runtime's own
+    interpreter (scripts/pyodide_compile.mjs: the plain start's loadPyodide in 0.6 s instead of
+    1.8 s), members stored: the first holds what Python's start itself imports (asyncio,
+    pyodide, zipfile, ...), the second the other modules and packages (difflib, pickle,
+    ipaddress, html, urllib, ...; a package's modules stay with its __init__), which the worker fetches
+    while Python starts instead of while the wasm downloads (`STDLIB_REST_ZIP` says how it is
+    mounted). The runtime's own zip is 2.5 MB; deflated member by member and with copies of the
+    frozen modules, the compiled zip was 1,002 kB with gzip. The modules are the files whose
+    modules are in sys.modules, less the frozen ones, after the calculators have started both
+    ways the worker starts them and run `_stdlib_calls`; "start" ones are those in sys.modules
+    right after loadPyodide (scripts/pyodide_stdlib_used.mjs, on the full zip of the pinned
+    package in `assets`, with the compiled wheels of its advisor-lock.json, installed as the
+    worker installs them: docs/assets/calc/unzip.mjs). A module that advisor or its
+    dependencies import only on a path those calls do not take would be missing:
+    tests/test_pyodide_node.py runs every golden and bad input and the reports on these zips.
     Deterministic (members in the original order, fixed timestamps), cached by its inputs."""
     full = (PYODIDE / "python_stdlib.zip").read_bytes()
     docs_json = json.dumps(catalog_docs, sort_keys=True, ensure_ascii=False).encode()
@@ -562,21 +590,23 @@ def stdlib_zip(assets: Path, catalog_docs: dict) -> bytes:
         UNZIP_MJS.read_bytes(),
         (ROOT / "scripts" / "pyodide_compile.mjs").read_bytes(),
         (ROOT / "scripts" / "pyodide_bytecode.py").read_bytes(),
+        STDLIB_SPLIT.encode(),
     )[:16]
-    cached = CACHE / f"stdlib-{key}.zip"
-    if cached.is_file():
-        return cached.read_bytes()
+    cached = (CACHE / f"stdlib-{key}.zip", CACHE / f"stdrest-{key}.zip")
+    if all(c.is_file() for c in cached):
+        return cached[0].read_bytes(), cached[1].read_bytes()
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = Path(tmp, "assets")
         shutil.copytree(assets, run_dir)
         (run_dir / "python_stdlib.zip").write_bytes(full)
         cat = Path(tmp, "catalog-docs.json")
         cat.write_bytes(docs_json)
-        used = set(
-            json.loads(_node("pyodide_stdlib_used.mjs", str(run_dir), str(cat), stdin=calls))
-        )
+        found = json.loads(_node("pyodide_stdlib_used.mjs", str(run_dir), str(cat), stdin=calls))
+        used, start = set(found["used"]), set(found["start"])
         if not {"encodings/__init__.py", "json/__init__.py", "re/__init__.py"} <= used:
             raise PluginError(f"python_stdlib.zip: {len(used)} modules found in use: not plausible")
+        if not start or not start <= used:
+            raise PluginError("python_stdlib.zip: the modules of Python's start are not all in use")
         buf = io.BytesIO()
         with zipfile.ZipFile(io.BytesIO(full)) as src, zipfile.ZipFile(buf, "w") as out:
             for info in src.infolist():
@@ -588,15 +618,48 @@ def stdlib_zip(assets: Path, catalog_docs: dict) -> bytes:
         sources, compiled = Path(tmp, "sources.zip"), Path(tmp, "compiled.zip")
         sources.write_bytes(buf.getvalue())
         _node("pyodide_compile.mjs", str(run_dir), str(sources), str(compiled))
-        data = compiled.read_bytes()
-    _cache_put(cached, data, "stdlib-*.zip")
-    return data
+        # a package's modules lie in one zip: its __path__ names the zip of its __init__
+        # (importlib.metadata stays with importlib, which Python's start imports)
+        tops = {name.split("/")[0].removesuffix(".py") for name in start}
+        first, rest = split_zip(
+            compiled.read_bytes(), lambda name: name.split("/")[0].removesuffix(".pyc") in tops
+        )
+    for c, data in zip(cached, (first, rest), strict=True):
+        _cache_put(c, data, c.name.split("-")[0] + "-*.zip")
+    return first, rest
+
+
+def split_zip(data: bytes, first: Callable[[str], bool]) -> tuple[bytes, bytes]:
+    """Two zips from one (`data`): the members whose names `first` accepts, and the others; in
+    the original order, with their headers as they were (stored members stay stored)."""
+    bufs = io.BytesIO(), io.BytesIO()
+    with (
+        zipfile.ZipFile(io.BytesIO(data)) as src,
+        zipfile.ZipFile(bufs[0], "w") as a,
+        zipfile.ZipFile(bufs[1], "w") as b,
+    ):
+        for info in src.infolist():
+            (a if first(info.filename) else b).writestr(info, src.read(info))
+    return bufs[0].getvalue(), bufs[1].getvalue()
+
+
+# The standard library as loadPyodide gets it (`stdLibURL`: what Python's start imports), and
+# the rest of what the calculators use, which the plain start mounts after loadPyodide and
+# before it imports advisor (docs/assets/calc/unzip.mjs `mountStdlibRest`: the file at
+# STDLIB_REST_PATH in Pyodide's file system, on sys.path after the standard library's zip). The
+# snapshot is made with it mounted and every module of it imported, so a snapshot start does
+# without it.
+STDLIB_ZIP = "python_stdlib.zip"
+STDLIB_REST_ZIP = "python_stdlib_rest.zip"
 
 
 def write_stdlib(assets: Path, catalog_docs: dict) -> None:
-    """python_stdlib.zip (`stdlib_zip`: what Node, the snapshot build and the tests load) with
-    its copies (`write_zip`: what the worker fetches), and `ZIP_PROBE`, into `assets`."""
-    write_zip(assets, "python_stdlib.zip", stdlib_zip(assets, catalog_docs))
+    """`STDLIB_ZIP` and `STDLIB_REST_ZIP` (`stdlib_zips`: what Node, the snapshot build and the
+    tests load) with their copies (`write_zip`: what the worker fetches), and `ZIP_PROBE`, into
+    `assets`."""
+    first, rest = stdlib_zips(assets, catalog_docs)
+    write_zip(assets, STDLIB_ZIP, first)
+    write_zip(assets, STDLIB_REST_ZIP, rest)
     write_zip(assets, ZIP_PROBE, zip_probe())
 
 

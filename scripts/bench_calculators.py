@@ -245,6 +245,11 @@ CHANGE_JS = """async ([name, value, gap]) => {
 }"""
 
 
+TIMINGS_JS = (
+    "() => [document.querySelector('.calc').dataset.mode, JSON.stringify(window.__calcTimings)]"
+)
+
+
 def measure(base: str, page: str, runs: int, pw) -> dict:
     url = f"{base}en/calculators/{page}/"
     with tempfile.TemporaryDirectory() as profile:
@@ -260,15 +265,14 @@ def measure(base: str, page: str, runs: int, pw) -> dict:
             print(
                 page,
                 "cold worker timings (ms since worker start):",
-                p.evaluate(
-                    "() => [document.querySelector('.calc').dataset.mode, JSON.stringify(window.__calcTimings)]"
-                ),
+                p.evaluate(TIMINGS_JS),
                 file=sys.stderr,
             )
             m0 = mark()
             p.reload(wait_until="commit")
             reload_ms = p.evaluate(READY_JS)
             reload_bytes = total(since(m0))
+            print(page, "reload worker timings:", p.evaluate(TIMINGS_JS), file=sys.stderr)
             name, value = VARY[page]
             times, painted, phases = [], [], []
             for i in range(runs):

@@ -2,11 +2,14 @@
 //   node scripts/pyodide_node_run.mjs ASSETS_DIR snapshot|lock|plain CATALOG_DOCS_JSON < calls.json
 // calls.json: [[name, params_json], ...]; prints the JSON list of result texts.
 // "snapshot": loadPyodide({_loadSnapshot}) from ASSETS_DIR/advisor.snapshot.gz (gunzipped, then
-// rebuilt by docs/assets/calc/sparse.mjs);
+// rebuilt by docs/assets/calc/sparse.mjs), without the standard library's second zip (the
+// snapshot holds its modules), as the worker;
 // "lock": loadPyodide({lockFileURL, packages: ["advisor"]}) (the wheel by name, sha256-checked;
 // Pyodide's own loader, on the npm package's full standard library),
 // "plain": as the worker's plain start (worker.mjs): loadPyodide on the standard library as the
-// worker gets it (python_stdlib.zip.gz, unpacked), then the compiled copy of every wheel that
+// worker gets it (python_stdlib.zip.gz, unpacked), its second zip mounted as the worker mounts
+// it (python_stdlib_rest.zip.gz unpacked; docs/assets/calc/unzip.mjs), then the compiled copy of
+// every wheel that
 // the lock entries name (tool["gpu-advisor"]: NAME.pyc.zip.gz unpacked, sha256-checked)
 // unpacked into site-packages as the worker does it (docs/assets/calc/unzip.mjs);
 // then ("lock", "plain") the catalog from CATALOG_DOCS_JSON.
@@ -16,7 +19,7 @@ import path from "node:path";
 import zlib from "node:zlib";
 import { fileURLToPath } from "node:url";
 import { createHash } from "node:crypto";
-import { installStored } from "../docs/assets/calc/unzip.mjs";
+import { installStored, mountStdlibRest } from "../docs/assets/calc/unzip.mjs";
 import { unsparse } from "../docs/assets/calc/sparse.mjs";
 
 const [assets, mode, catalogDocs] = process.argv.slice(2);
@@ -26,7 +29,7 @@ const opts = { indexURL: dir, lockFileURL: dir + "advisor-lock.json", stdout: ()
 let py;
 if (mode === "snapshot") {
   const snapshot = unsparse(zlib.gunzipSync(fs.readFileSync(dir + "advisor.snapshot.gz"))); // as the worker
-  py = await loadPyodide({ ...opts, _loadSnapshot: snapshot });
+  py = await loadPyodide({ ...opts, _loadSnapshot: snapshot }); // no second zip, as the worker
 } else {
   if (mode === "lock") {
     // Pyodide's own package loader, which the site does not use: on the npm package's full
@@ -40,6 +43,7 @@ if (mode === "snapshot") {
     fs.writeFileSync(stdLibURL, zlib.gunzipSync(fs.readFileSync(dir + "python_stdlib.zip.gz")));
     py = await loadPyodide({ ...opts, stdLibURL });
     fs.rmSync(path.dirname(stdLibURL), { recursive: true });
+    mountStdlibRest(py, zlib.gunzipSync(fs.readFileSync(dir + "python_stdlib_rest.zip.gz")));
     const lock = JSON.parse(fs.readFileSync(dir + "advisor-lock.json", "utf8"));
     // installed as the worker installs them (docs/assets/calc/unzip.mjs)
     const archives = Object.keys(lock.packages).sort().map((name) => {

@@ -2,8 +2,9 @@
 //   node scripts/pyodide_snapshot.mjs ASSETS_DIR CATALOG_DOCS_JSON OUT
 // Loads the runtime from ASSETS_DIR (the site's copy of the npm package), installs the compiled
 // copy of every wheel named in ASSETS_DIR/advisor-lock.json (advisor, PyYAML, MarkupSafe,
-// Jinja2; NAME.pyc.zip, each sha256 checked against the lock) into site-packages as the worker's
-// plain start does (docs/assets/calc/unzip.mjs; loadPackage leaves JS references behind that a
+// Jinja2; NAME.pyc.zip, each sha256 checked against the lock) into site-packages and mounts the
+// standard library's second zip (python_stdlib_rest.zip) as the worker's plain start does,
+// imports every module of that zip (a snapshot start does not mount it) (docs/assets/calc/unzip.mjs; loadPackage leaves JS references behind that a
 // snapshot cannot hold), imports advisor.webapi, loads the catalog, and writes loadPyodide's
 // memory snapshot (`_makeSnapshot` + `pyodide.makeMemorySnapshot()`; loaded back with
 // `_loadSnapshot`).
@@ -13,7 +14,7 @@
 import { createRequire } from "node:module";
 import fs from "node:fs";
 import path from "node:path";
-import { installStored } from "../docs/assets/calc/unzip.mjs";
+import { installStored, mountStdlibRest, storedMembers } from "../docs/assets/calc/unzip.mjs";
 
 const fail = (e) => {
   process.stderr.write("pyodide_snapshot: " + String((e && e.message) || e).slice(-4000) + "\n");
@@ -61,6 +62,11 @@ const archives = Object.keys(lock.packages).sort().map((name) => {
   if (sha !== compiled_sha256) fail(new Error(`${compiled}: sha256 ${sha} != lock ${compiled_sha256}`));
   return new Uint8Array(bytes);
 });
+// the standard library's second zip, as the plain start mounts it; every module of it is
+// imported below, so a snapshot start needs not the file
+const rest = new Uint8Array(fs.readFileSync(dir + "python_stdlib_rest.zip"));
+mountStdlibRest(py, rest);
+const restModules = storedMembers(rest).map(([n]) => n.replace(/\.pyc$/, "").replace(/\/__init__$/, "").replaceAll("/", "."));
 installStored(py, archives);
 py.FS.writeFile("/tmp/catalog-docs.json", fs.readFileSync(catalogDocs));
 py.runPython(`
@@ -87,5 +93,9 @@ import advisor.report_render as _rr
 _rr.compile_all()  # the report templates compiled into the snapshot
 import yaml, jinja2, markupsafe
 assert not yaml.__with_libyaml__ and markupsafe._escape_inner.__module__ == "markupsafe._native"
+# every module of the standard library's second zip (those only an error path imports too): a
+# snapshot start does not mount that zip (docs/assets/calc/worker.mjs)
+for _n in ${JSON.stringify(restModules)}:
+    importlib.import_module(_n)
 `);
 fs.writeFileSync(out, py.makeMemorySnapshot());

@@ -10,10 +10,13 @@
 //    templates compiled, the catalog loaded;
 // 2. the worker's plain start: the compiled copies installed so, advisor.webapi imported, then
 //    the catalog;
-// then every call, and prints the JSON list of the zip's member names whose modules are in
-// sys.modules (with their packages' __init__.py), less the frozen ones: the interpreter runs its
-// own frozen copy of os, io, site, importlib._bootstrap and the rest of its start-up modules
-// (their __file__ still names the zip), so theirs in the zip were never read (about 90 kB).
+// then every call, and prints {"used": [...], "start": [...]}: the zip's member names whose
+// modules are in sys.modules (with their packages' __init__.py), less the frozen ones (the
+// interpreter runs its own frozen copy of os, io, site, importlib._bootstrap and the rest of its
+// start-up modules: their __file__ still names the zip, but theirs in the zip were never read,
+// about 90 kB), after the calls ("used") and right after loadPyodide, before anything is
+// installed ("start": what Python's start itself imports; the build ships the other used
+// modules in a second zip that the worker fetches while Python starts).
 import fs from "node:fs";
 import path from "node:path";
 import { installStored } from "../docs/assets/calc/unzip.mjs";
@@ -32,12 +35,15 @@ const calls = JSON.stringify(JSON.parse(fs.readFileSync(0, "utf8")));
 const lock = JSON.parse(fs.readFileSync(dir + "advisor-lock.json", "utf8"));
 const opts = () => ({ indexURL: dir, lockFileURL: dir + "advisor-lock.json", stdout: () => {}, stderr: () => {} });
 
-const USED = `
-import json, sys
+const CALLS = `
+import json
 with open("/tmp/catalog-docs.json", encoding="utf-8") as _f:
     _w.load_catalog_documents(json.load(_f))
 for _n, _p in json.loads(_calls):
     _w.call(_n, _p)
+`;
+const LISTED = `
+import json, sys
 _zip = next(p for p in sys.path if p.endswith(".zip")) + "/"
 _used = set()
 for _m in list(sys.modules.values()):
@@ -51,6 +57,7 @@ json.dumps(sorted(_used))
 
 async function run(kind) {
   const py = await loadPyodide(opts());
+  const start = JSON.parse(py.runPython(LISTED));
   // both starts install the compiled copies of the wheels so (worker.mjs, pyodide_snapshot.mjs)
   const compiled = (name) => dir + lock.packages[name].tool["gpu-advisor"].compiled;
   installStored(py, Object.keys(lock.packages).sort().map((n) => new Uint8Array(fs.readFileSync(compiled(n)))));
@@ -67,8 +74,10 @@ _rr.compile_all()
   py.FS.writeFile("/tmp/catalog-docs.json", fs.readFileSync(catalogDocs));
   py.globals.set("_calls", calls);
   py.runPython("import advisor.webapi as _w");
-  return JSON.parse(py.runPython(USED));
+  py.runPython(CALLS);
+  return { start, used: JSON.parse(py.runPython(LISTED)) };
 }
 
-const used = new Set([...(await run("unpacked")), ...(await run("plain"))]);
-process.stdout.write(JSON.stringify([...used].sort()));
+const runs = [await run("unpacked"), await run("plain")];
+const union = (key) => [...new Set(runs.flatMap((r) => r[key]))].sort();
+process.stdout.write(JSON.stringify({ used: union("used"), start: union("start") }));

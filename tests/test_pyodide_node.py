@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from node_helpers import load_hook
+from node_helpers import load_hook, node_module
 from test_webapi import BAD, CAT, GOLDEN
 
 from advisor import webapi
@@ -151,9 +151,17 @@ def test_compiled_copies_are_the_wheels_as_bytecode(assets):
             magics = {zf.read(n)[:4] for n in pyc}  # one interpreter's magic number
             assert pyc and len(magics) == 1 and magics.pop()[2:] == b"\r\n", entry["name"]
     copies_equal("python_stdlib.zip")
-    with zipfile.ZipFile(assets / "python_stdlib.zip") as zf:
-        assert {i.compress_type for i in zf.infolist()} == {zipfile.ZIP_STORED}
+    copies_equal("python_stdlib_rest.zip")
+    with (
+        zipfile.ZipFile(assets / "python_stdlib.zip") as zf,
+        zipfile.ZipFile(assets / "python_stdlib_rest.zip") as rest,
+    ):
+        for z in (zf, rest):
+            assert {i.compress_type for i in z.infolist()} == {zipfile.ZIP_STORED}
         assert "encodings/__init__.pyc" in zf.namelist()
+        # Python's start in the first; what only the calculators import in the second
+        assert "asyncio/__init__.pyc" in zf.namelist() and "difflib.pyc" in rest.namelist()
+        assert not set(zf.namelist()) & set(rest.namelist())
     copies_equal("zip-encoding.zip")
     with zipfile.ZipFile(assets / "zip-encoding.zip") as zf:
         assert "Content-Encoding: br" in zf.read("README.txt").decode()
@@ -169,7 +177,8 @@ const { loadPyodide } = await import(dir + "/pyodide.mjs");
 const py = await loadPyodide({ indexURL: dir + "/", lockFileURL: dir + "/advisor-lock.json" });
 const fs = await import("node:fs");
 const lock = JSON.parse(fs.readFileSync(dir + "/advisor-lock.json", "utf8"));
-const { installStored } = await import(process.argv[2]);
+const { installStored, mountStdlibRest } = await import(process.argv[2]);
+mountStdlibRest(py, fs.readFileSync(dir + "/python_stdlib_rest.zip"));
 const install = (names) => installStored(py, names.map((n) =>
   new Uint8Array(fs.readFileSync(dir + "/" + lock.packages[n].tool["gpu-advisor"].compiled))));
 """
@@ -207,6 +216,64 @@ def test_tracebacks_through_compiled_code_format(assets):
     assert json_tb.rstrip().endswith("(char 1)") and "StopIteration" not in json_tb
     assert 'File "yaml/parser.py", line None, in parse_node' in yaml_tb, yaml_tb
     assert "ParserError" in yaml_tb and "StopIteration" not in yaml_tb
+
+
+SPLIT_JS = """
+const dir = process.argv[1];
+const fs = await import("node:fs");
+const { loadPyodide } = await import(dir + "/pyodide.mjs");
+const { mountStdlibRest, storedMembers } = await import(process.argv[2]);
+const py = await loadPyodide({ indexURL: dir + "/", lockFileURL: dir + "/advisor-lock.json" });
+const rest = new Uint8Array(fs.readFileSync(dir + "/python_stdlib_rest.zip"));
+const names = storedMembers(rest).map(([n]) => n.replace(/\\.pyc$/, "").replace(/\\/__init__$/, "").replaceAll("/", "."));
+py.globals.set("names", JSON.stringify(names));
+const check = `
+import importlib, json, sys
+out = {"loaded": [n for n in json.loads(names) if n in sys.modules]}
+try:
+    import difflib
+    out["difflib"] = "imported"
+except ModuleNotFoundError:
+    out["difflib"] = "missing"
+json.dumps(out)
+`;
+const before = JSON.parse(py.runPython(check));
+mountStdlibRest(py, rest);
+const after = JSON.parse(py.runPython(check));
+process.stdout.write(JSON.stringify({ names, before, after }));
+"""
+
+
+def test_python_starts_on_the_first_stdlib_zip_alone(assets):
+    """Python's start reads only python_stdlib.zip (loadPyodide's); none of the modules of the
+    second zip (hooks/pyodide_assets.py STDLIB_REST_ZIP) is imported by then, and they are found
+    once unzip.mjs mountStdlibRest has put it on sys.path (the plain start's order, worker.mjs)."""
+    got = json.loads(node_module(SPLIT_JS, str(assets), UNZIP_URL, timeout=120))
+    assert "difflib" in got["names"] and len(got["names"]) >= 5
+    assert got["before"] == {"loaded": [], "difflib": "missing"}
+    assert got["after"]["difflib"] == "imported"
+
+
+def test_split_zip_keeps_order_and_headers():
+    """hooks' split_zip: the members `first` accepts in one zip, the others in another, each in
+    its original order and stored as it was."""
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for name in ("a.pyc", "pkg/__init__.pyc", "b.pyc", "pkg/m.pyc", "c.txt"):
+            z.writestr(zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0)), name.encode())
+    first, rest = load_hook().split_zip(buf.getvalue(), lambda n: n.startswith("pkg/"))
+    for data, want in (
+        (first, ["pkg/__init__.pyc", "pkg/m.pyc"]),
+        (rest, ["a.pyc", "b.pyc", "c.txt"]),
+    ):
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            assert z.namelist() == want
+            assert all(z.read(n) == n.encode() for n in want)
+            assert {i.compress_type for i in z.infolist()} == {zipfile.ZIP_STORED}
+            assert {i.date_time for i in z.infolist()} == {(2026, 1, 1, 0, 0, 0)}
 
 
 CODECACHE_JS = (

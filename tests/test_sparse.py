@@ -5,6 +5,8 @@ a damaged file is refused with a message, not turned into a wrong memory image."
 from __future__ import annotations
 
 import base64
+import gzip
+import hashlib
 import json
 import random
 import shutil
@@ -76,3 +78,55 @@ def test_a_damaged_file_is_refused():
     assert "after the last block" in errors[2]
     assert "cannot hold" in errors[3]
     assert "not a sparse snapshot" in errors[4]
+
+
+NAME_SCRIPT = """
+const { gzipName } = await import(process.argv[1]);
+let input = "";
+for await (const chunk of process.stdin) input += chunk;
+const out = JSON.parse(input).map((b64) => {
+  try {
+    return { name: gzipName(new Uint8Array(Buffer.from(b64, "base64"))) };
+  } catch (e) {
+    return { error: e.message };
+  }
+});
+process.stdout.write(JSON.stringify(out));
+"""
+
+
+def gzip_names(items: list[bytes]) -> list[dict]:
+    stdin = json.dumps([base64.b64encode(b).decode() for b in items])
+    return json.loads(node_module(NAME_SCRIPT, (CALC / "sparse.mjs").as_uri(), stdin=stdin))
+
+
+def test_the_snapshot_gzip_is_named_after_its_content():
+    """hooks' gzip_named writes the payload's sha256 into the gzip header (FNAME); sparse.mjs
+    gzipName reads it back from the first bytes, which is the tag of the worker's Cache Storage
+    copy: another payload gets another name; a header without a name (or cut short before its
+    end) gives null; FEXTRA before the name is skipped; what is not gzip is refused."""
+    hook = load_hook()
+    payload = hook.sparse_snapshot(_memory_like(random.Random(6), 80_000))
+    named = hook.gzip_named(payload)
+    other = hook.gzip_named(payload[:-1] + b"\x01")
+    assert gzip.decompress(named) == payload
+    want = "advisor.snapshot." + hashlib.sha256(payload).hexdigest()[:32]
+    # FEXTRA (flag 4): two bytes of length, then that many bytes, before the name
+    extra = named[:3] + bytes([named[3] | 4]) + named[4:10] + b"\x03\x00abc" + named[10:]
+    assert gzip.decompress(extra) == payload
+    got = gzip_names(
+        [
+            named[:256],
+            other[:256],
+            extra[:256],
+            gzip.compress(payload, mtime=0)[:256],
+            named[:20],
+            b"PK\x03\x04" + named[4:64],
+        ]
+    )
+    assert got[0] == {"name": want}
+    assert got[1]["name"].startswith("advisor.snapshot.") and got[1] != got[0]
+    assert got[2] == {"name": want}
+    assert got[3] == {"name": None}
+    assert got[4] == {"name": None}
+    assert "not a gzip file" in got[5]["error"]

@@ -16,7 +16,7 @@ const here = import.meta.url;
 const MODULES = ["./calc.mjs", "./render.mjs", "./worker.mjs", "./unzip.mjs", "./sparse.mjs", "../pyodide/pyodide.mjs", "../pyodide/pyodide.asm.mjs"];
 // What both starts need first, then the plain start's wheels (named in the lock file) and
 // catalog, then the snapshot (worker.mjs starts from it once it is in the HTTP cache).
-const FILES = ["../pyodide/pyodide.asm.wasm", "../pyodide/python_stdlib.zip"];
+const FILES = ["../pyodide/pyodide.asm.wasm", "../pyodide/python_stdlib.zip", "../pyodide/python_stdlib_rest.zip"];
 const LOCK = "../pyodide/advisor-lock.json";
 const LATE = ["./catalog-docs.json", "../pyodide/advisor.snapshot.gz"];
 

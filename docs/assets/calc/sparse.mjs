@@ -31,3 +31,19 @@ export function unsparse(bytes) {
   if (p !== b.length) throw new Error(`snapshot: ${b.length - p} bytes after the last block`);
   return out;
 }
+
+// The name the snapshot's gzip header gives it (RFC 1952 FNAME: hooks/pyodide_assets.py
+// `gzip_named` writes "advisor.snapshot." + the first 32 hex digits of the sha256 of what it
+// holds), read from the first bytes of the file: worker.mjs tags its Cache Storage copy with it.
+// null when the header has no name or is cut short before the name's end; an error when `head`
+// is not the start of a gzip file.
+export function gzipName(head) {
+  const b = head instanceof Uint8Array ? head : new Uint8Array(head);
+  if (b.length < 10 || b[0] !== 0x1f || b[1] !== 0x8b || b[2] !== 8) throw new Error("snapshot: not a gzip file");
+  const flags = b[3];
+  let p = 10;
+  if (flags & 4) p += 2 + (b[10] | (b[11] << 8)); // FEXTRA
+  if (!(flags & 8) || p >= b.length) return null;
+  const end = b.indexOf(0, p);
+  return end < 0 ? null : String.fromCharCode(...b.subarray(p, end));
+}

@@ -64,3 +64,21 @@ export function installStored(py, archives) {
   for (const bytes of archives) unpackStored(py.FS, bytes, site);
   py.runPython("import importlib; importlib.invalidate_caches()");
 }
+
+// The standard library's second zip (hooks/pyodide_assets.py STDLIB_REST_ZIP: the modules the
+// calculators use that Python's start does not import; the first zip is loadPyodide's
+// `stdLibURL`), written at STDLIB_REST_PATH in Pyodide `py`'s file system and put on sys.path
+// just after the first, before advisor is imported: by the plain start (worker.mjs) and the
+// build's snapshot, which imports every module of it, so that a snapshot start needs not the
+// file (zipimport keeps its table of contents, and reads the file only for a module's code).
+export const STDLIB_REST_PATH = "/lib/python_stdlib_rest.zip";
+export function mountStdlibRest(py, bytes) {
+  py.FS.writeFile(STDLIB_REST_PATH, bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes));
+  py.runPython(`
+import sys
+if ${JSON.stringify(STDLIB_REST_PATH)} not in sys.path:
+    _i = next(i for i, p in enumerate(sys.path) if p.endswith(".zip"))
+    sys.path.insert(_i + 1, ${JSON.stringify(STDLIB_REST_PATH)})
+    del _i
+`);
+}

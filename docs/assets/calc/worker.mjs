@@ -20,26 +20,31 @@
 // navigator.connection's downlink is no guide: headless Chromium on localhost reports 1.4
 // Mbit/s. A failed snapshot start falls back to a plain one.
 import { loadPyodide } from "../pyodide/pyodide.mjs";
-import { installStored } from "./unzip.mjs"; // not py.unpackArchive: unzip.mjs says why
-import { unsparse } from "./sparse.mjs";
+import { installStored, mountStdlibRest } from "./unzip.mjs"; // not py.unpackArchive: unzip.mjs says why
+import { gzipName, unsparse } from "./sparse.mjs";
 
 const base = new URL("../pyodide/", import.meta.url).href;
 const lockFileURL = base + "advisor-lock.json";
 
-export const timings = { worker_start: performance.now() };
+// ms since the worker's time origin; `origin` places them on the page's clock (calc.mjs)
+export const timings = { origin: performance.timeOrigin, worker_start: performance.now() };
 
 // The snapshot start's memory image. advisor.snapshot.gz holds it less its zero blocks
 // (sparse.mjs); once inflated, those 16.6 MB are also kept in Cache Storage (SNAPSHOT_STORE,
-// one entry, tagged with the HTTP response's ETag or Last-Modified and length), and the next
-// start whose response carries the same tag reads them from there instead of inflating the
-// gzip again: 29-38 ms instead of 109-111 ms in Chromium on 2 cores, on every reload. The entry
-// is written once the reader pauses (`keepWhenIdle`) and only after a snapshot start that
-// worked, replaced when the tag changes (a new build), and skipped where Cache Storage is
-// refused or the host sends neither header; an entry that does not unpack is ignored.
+// one entry), and the next start whose file carries the same tag reads them from there instead
+// of inflating the gzip again: 29-38 ms instead of 109-111 ms in Chromium on 2 cores, on every
+// reload. The tag is the file's own name for its content, in its gzip header
+// (advisor.snapshot.SHA256: sparse.mjs gzipName), read from the response's first bytes; so a
+// kept copy serves only the very bytes it was inflated from, whatever the host's ETag or
+// Last-Modified say. (Only where a host sends the file already inflated, Content-Encoding: gzip,
+// is there no header to read: then ETag or Last-Modified and the length, or nothing kept.)
+// The entry is written once the reader pauses (`keepWhenIdle`) and only after a snapshot start
+// that worked, replaced when the tag changes (a new build), and skipped where Cache Storage is
+// refused; an entry that does not unpack is ignored.
 const SNAPSHOT_STORE = "gpu-advisor-snapshot";
 let keepSnapshot = null; // () => Promise: the write, once the start is over
 
-function snapshotTag(res) {
+function hostTag(res) {
   const v = res.headers.get("etag") || res.headers.get("last-modified");
   return v ? `${v}|${res.headers.get("content-length") || ""}` : null;
 }
@@ -52,17 +57,46 @@ async function openStore() {
   }
 }
 
+// The body's first `n` bytes (or all, if shorter) and a stream of the whole body, those included.
+async function peek(body, n) {
+  const reader = body.getReader();
+  const chunks = [];
+  let have = 0;
+  while (have < n) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    have += value.length;
+  }
+  const head = chunks.length === 1 ? chunks[0] : new Uint8Array(have);
+  if (chunks.length > 1) chunks.reduce((at, c) => (head.set(c, at), at + c.length), 0);
+  const whole = new ReadableStream({
+    start(c) {
+      for (const chunk of chunks) c.enqueue(chunk);
+    },
+    async pull(c) {
+      const { done, value } = await reader.read();
+      if (done) c.close();
+      else c.enqueue(value);
+    },
+    cancel: (why) => reader.cancel(why),
+  });
+  return { head: head.subarray(0, n), whole };
+}
+
 async function snapshotMemory() {
   const res = await fetch(snapshotURL);
-  if (!res.ok) throw new Error(`advisor.snapshot.gz: HTTP ${res.status}`);
-  const tag = snapshotTag(res);
+  if (!res.ok || !res.body) throw new Error(`advisor.snapshot.gz: HTTP ${res.status}`);
+  const { head, whole } = await peek(res.body, 256);
+  const inflated = head.length >= 4 && String.fromCharCode(...head.subarray(0, 4)) === "ASP1";
+  const tag = inflated ? hostTag(res) : gzipName(head);
   const store = tag ? await openStore() : null;
   if (store) {
     try {
       const kept = await store.match(snapshotURL);
       if (kept && kept.headers.get("x-snapshot-tag") === tag) {
         const memory = unsparse(new Uint8Array(await kept.arrayBuffer()));
-        res.body.cancel().catch(() => {});
+        whole.cancel().catch(() => {});
         timings.snapshot_ready = performance.now();
         timings.snapshot_from = "cache-storage";
         return memory;
@@ -71,10 +105,11 @@ async function snapshotMemory() {
       /* unreadable or damaged: inflated below, and written anew */
     }
   }
-  const stream = res.body.pipeThrough(new DecompressionStream("gzip"));
+  const stream = inflated ? whole : whole.pipeThrough(new DecompressionStream("gzip"));
   const sparse = new Uint8Array(await new Response(stream).arrayBuffer());
   timings.snapshot_ready = performance.now();
   const memory = unsparse(sparse);
+  timings.unsparsed = performance.now();
   if (store) {
     keepSnapshot = () =>
       store.put(snapshotURL, new Response(sparse, { headers: { "x-snapshot-tag": tag } })).catch(() => {});
@@ -124,6 +159,17 @@ const stdlib = zipURL("python_stdlib.zip").then(gunzipped);
 stdlib.catch(() => {}); // reported by the start that awaits it
 async function stdLibURL() {
   return URL.createObjectURL(new Blob([await stdlib], { type: "application/zip" }));
+}
+// Its second zip (python_stdlib_rest.zip: the modules the calculators use that Python's start
+// does not, 77 kB with brotli), mounted after loadPyodide (unzip.mjs mountStdlibRest): the plain
+// start asks for it once the wasm is in, with the wheels (on a phone network it would otherwise
+// take the wasm's bandwidth). A snapshot start needs it not: the snapshot holds every module
+// of it imported (scripts/pyodide_snapshot.mjs).
+let stdlibRest = null;
+function fetchStdlibRest() {
+  stdlibRest ||= zipURL("python_stdlib_rest.zip").then(gunzipped);
+  stdlibRest.catch(() => {}); // reported by the start that awaits it
+  return stdlibRest;
 }
 
 const snapshotURL = base + "advisor.snapshot.gz";
@@ -198,7 +244,9 @@ function whenWasmCompiled(fn) {
   const native = WebAssembly.instantiateStreaming;
   WebAssembly.instantiateStreaming = function (source, imports) {
     WebAssembly.instantiateStreaming = native;
+    timings.wasm_asked = performance.now();
     const compiling = native.call(WebAssembly, source, imports);
+    compiling.then(() => (timings.wasm = performance.now()), () => {});
     compiling.then(fn, () => {});
     return compiling;
   };
@@ -206,29 +254,38 @@ function whenWasmCompiled(fn) {
 
 let reportPackages = null; // the REPORT_ONLY install, once (plain start only)
 
-async function plainStart() {
-  // the catalog's documents (JSON, parsed from catalog/ at build time) fetched at once
-  const docs = fetch(new URL("catalog-docs.json", import.meta.url)).then((res) => {
+function fetchCatalogDocs() {
+  return fetch(new URL("catalog-docs.json", import.meta.url)).then((res) => {
     if (!res.ok) throw new Error(`catalog-docs.json: HTTP ${res.status}`);
     return res.text();
   });
-  docs.catch(() => {});
+}
+
+async function plainStart() {
   const lock = JSON.parse(await lockText);
   const names = closure(lock, "advisor");
   const now = names.filter((n) => !REPORT_ONLY.includes(n));
   const later = names.filter((n) => REPORT_ONLY.includes(n));
-  // asked for once the wasm is in (before, they would take its bandwidth); they arrive while
-  // this thread starts Python
+  // What Python needs only once it has started: the wheels and the catalog's documents (JSON,
+  // parsed from catalog/ at build time). Asked for once the wasm is in (before, they would
+  // take its bandwidth); they arrive while this thread starts Python.
   let wheels = null;
-  whenWasmCompiled(() => {
+  let docs = null;
+  const fetchAfterWasm = () => {
+    fetchStdlibRest();
     wheels = Promise.all(now.map((n) => fetchCompiled(lock.packages[n])));
+    docs = fetchCatalogDocs();
     wheels.catch(() => {}); // awaited below
-  });
+    docs.catch(() => {});
+  };
+  whenWasmCompiled(fetchAfterWasm);
   const url = await stdLibURL();
   const py = await loadPyodide({ indexURL: base, lockFileContents: lockText, stdLibURL: url });
   URL.revokeObjectURL(url);
   timings.runtime = performance.now();
-  installStored(py, await (wheels || Promise.all(now.map((n) => fetchCompiled(lock.packages[n])))));
+  if (!wheels) fetchAfterWasm(); // loadPyodide did not go through instantiateStreaming
+  mountStdlibRest(py, await stdlibRest);
+  installStored(py, await wheels);
   timings.wheels = performance.now();
   // the build's bytecode for the methods dataclasses writes (advisor/_codecache.py)
   py.runPython("import advisor._codecache as c; c.install_beside(); import advisor.webapi");
@@ -254,6 +311,7 @@ async function start() {
   const how = chooseStart();
   timings.chosen = how;
   if (how === "snapshot") {
+    whenWasmCompiled(() => {}); // its timings
     try {
       const url = await stdLibURL();
       const py = await loadPyodide({
