@@ -22,13 +22,18 @@ pytestmark = [
     pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js"),
 ]
 
+# Each input (base64) through one function of sparse.mjs (argv[2]): its result, or its error.
 SCRIPT = """
-const { unsparse } = await import(process.argv[1]);
+const m = await import(process.argv[1]);
+const fn = {
+  unsparse: (b) => ({ bytes: Buffer.from(m.unsparse(b)).toString("base64") }),
+  gzipName: (b) => ({ name: m.gzipName(b) }),
+}[process.argv[2]];
 let input = "";
 for await (const chunk of process.stdin) input += chunk;
 const out = JSON.parse(input).map((b64) => {
   try {
-    return { bytes: Buffer.from(unsparse(new Uint8Array(Buffer.from(b64, "base64")))).toString("base64") };
+    return fn(new Uint8Array(Buffer.from(b64, "base64")));
   } catch (e) {
     return { error: e.message };
   }
@@ -37,9 +42,13 @@ process.stdout.write(JSON.stringify(out));
 """
 
 
-def unsparse(items: list[bytes]) -> list[dict]:
+def _each(fn: str, items: list[bytes]) -> list[dict]:
     stdin = json.dumps([base64.b64encode(b).decode() for b in items])
-    return json.loads(node_module(SCRIPT, (CALC / "sparse.mjs").as_uri(), stdin=stdin))
+    return json.loads(node_module(SCRIPT, (CALC / "sparse.mjs").as_uri(), fn, stdin=stdin))
+
+
+def unsparse(items: list[bytes]) -> list[dict]:
+    return _each("unsparse", items)
 
 
 def _memory_like(rng: random.Random, size: int) -> bytes:
@@ -80,24 +89,8 @@ def test_a_damaged_file_is_refused():
     assert "not a sparse snapshot" in errors[4]
 
 
-NAME_SCRIPT = """
-const { gzipName } = await import(process.argv[1]);
-let input = "";
-for await (const chunk of process.stdin) input += chunk;
-const out = JSON.parse(input).map((b64) => {
-  try {
-    return { name: gzipName(new Uint8Array(Buffer.from(b64, "base64"))) };
-  } catch (e) {
-    return { error: e.message };
-  }
-});
-process.stdout.write(JSON.stringify(out));
-"""
-
-
 def gzip_names(items: list[bytes]) -> list[dict]:
-    stdin = json.dumps([base64.b64encode(b).decode() for b in items])
-    return json.loads(node_module(NAME_SCRIPT, (CALC / "sparse.mjs").as_uri(), stdin=stdin))
+    return _each("gzipName", items)
 
 
 def test_the_snapshot_gzip_is_named_after_its_content():
