@@ -122,8 +122,8 @@ async function snapshotMemory() {
 // NAME.zip.gz and NAME.zip.br. A host that sends the precompressed NAME.br for NAME
 // (`Content-Encoding: br`: nginx brotli_static, Caddy precompressed; the phone profile of
 // issue 12) says so for the small zip-encoding.zip, asked first: then every zip is asked for by
-// its own name, and the browser unpacks the brotli (the standard library 567 kB instead of
-// 731 kB). On any other host NAME.zip.gz, unpacked here by the browser's own gunzip. The page
+// its own name, and the browser unpacks the brotli (the standard library 496 + 77 kB instead of
+// 639 + 92 kB). On any other host NAME.zip.gz, unpacked here by the browser's own gunzip. The page
 // notes the answer (localStorage, calc.mjs) and hands it to the next worker (zbr=1|0 in its
 // name), which then asks for the standard library at once, without waiting for the probe.
 const noted = new URLSearchParams(self.name || "").get("zbr");
