@@ -17,13 +17,10 @@ copy both to /dev/shm, where this machine's disk adds no noise).
 from __future__ import annotations
 
 import argparse
-import functools
-import http.server
 import json
 import statistics
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -35,14 +32,6 @@ WASM_END_JS = """() => {
     .filter((r) => r.name.endsWith('/pyodide.asm.wasm')).map((r) => r.responseEnd);
   return e.length ? Math.max(...e) : 0;
 }"""
-
-
-def serve(site: str) -> str:
-    handler = functools.partial(bench._Host, directory=site)
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    return f"http://127.0.0.1:{httpd.server_address[1]}/"
 
 
 def one_run(pw, base: str, page: str, mobile: bool) -> tuple[float, float, float]:
@@ -88,7 +77,7 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     pages = args.pages.split(",")
-    bases = [serve(s) for s in args.sites]
+    bases = [bench.serve(Path(s))[1] for s in args.sites]
     runs: dict[str, list[tuple[float, float, float]]] = {s: [] for s in args.sites}
     with sync_playwright() as pw:
         for i in range(args.rounds):

@@ -9,8 +9,7 @@
 // "plain": as the worker's plain start (worker.mjs): loadPyodide on the standard library as the
 // worker gets it (python_stdlib.zip.gz, unpacked), its second zip mounted as the worker mounts
 // it (python_stdlib_rest.zip.gz unpacked; docs/assets/calc/unzip.mjs), then the compiled copy of
-// every wheel that
-// the lock entries name (tool["gpu-advisor"]: NAME.pyc.zip.gz unpacked, sha256-checked)
+// every wheel that the lock entries name (tool["gpu-advisor"]: NAME.pyc.zip.gz unpacked, sha256-checked)
 // unpacked into site-packages as the worker does it (docs/assets/calc/unzip.mjs);
 // then ("lock", "plain") the catalog from CATALOG_DOCS_JSON.
 import fs from "node:fs";

@@ -3,9 +3,10 @@
 // Loads the runtime from ASSETS_DIR (the site's copy of the npm package), installs the compiled
 // copy of every wheel named in ASSETS_DIR/advisor-lock.json (advisor, PyYAML, MarkupSafe,
 // Jinja2; NAME.pyc.zip, each sha256 checked against the lock) into site-packages and mounts the
-// standard library's second zip (python_stdlib_rest.zip) as the worker's plain start does,
-// imports every module of that zip (a snapshot start does not mount it) (docs/assets/calc/unzip.mjs; loadPackage leaves JS references behind that a
-// snapshot cannot hold), imports advisor.webapi, loads the catalog, and writes loadPyodide's
+// standard library's second zip (python_stdlib_rest.zip) as the worker's plain start does
+// (docs/assets/calc/unzip.mjs; loadPackage leaves JS references behind that a snapshot cannot
+// hold), imports advisor.webapi and every module of that second zip (a snapshot start does not
+// mount it), loads the catalog, and writes loadPyodide's
 // memory snapshot (`_makeSnapshot` + `pyodide.makeMemorySnapshot()`; loaded back with
 // `_loadSnapshot`).
 // Deterministic: the random source is seeded, the clock is fixed while the snapshot is made and
@@ -14,7 +15,7 @@
 import { createRequire } from "node:module";
 import fs from "node:fs";
 import path from "node:path";
-import { installStored, mountStdlibRest, storedMembers } from "../docs/assets/calc/unzip.mjs";
+import { installStored, mountStdlibRest, storedModules } from "../docs/assets/calc/unzip.mjs";
 
 const fail = (e) => {
   process.stderr.write("pyodide_snapshot: " + String((e && e.message) || e).slice(-4000) + "\n");
@@ -66,7 +67,7 @@ const archives = Object.keys(lock.packages).sort().map((name) => {
 // imported below, so a snapshot start needs not the file
 const rest = new Uint8Array(fs.readFileSync(dir + "python_stdlib_rest.zip"));
 mountStdlibRest(py, rest);
-const restModules = storedMembers(rest).map(([n]) => n.replace(/\.pyc$/, "").replace(/\/__init__$/, "").replaceAll("/", "."));
+const restModules = storedModules(rest);
 installStored(py, archives);
 py.FS.writeFile("/tmp/catalog-docs.json", fs.readFileSync(catalogDocs));
 py.runPython(`

@@ -222,10 +222,10 @@ SPLIT_JS = """
 const dir = process.argv[1];
 const fs = await import("node:fs");
 const { loadPyodide } = await import(dir + "/pyodide.mjs");
-const { mountStdlibRest, storedMembers } = await import(process.argv[2]);
+const { mountStdlibRest, storedModules } = await import(process.argv[2]);
 const py = await loadPyodide({ indexURL: dir + "/", lockFileURL: dir + "/advisor-lock.json" });
 const rest = new Uint8Array(fs.readFileSync(dir + "/python_stdlib_rest.zip"));
-const names = storedMembers(rest).map(([n]) => n.replace(/\\.pyc$/, "").replace(/\\/__init__$/, "").replaceAll("/", "."));
+const names = storedModules(rest);
 py.globals.set("names", JSON.stringify(names));
 const check = `
 import importlib, json, sys

@@ -71,7 +71,7 @@ export function installStored(py, archives) {
 // just after the first, before advisor is imported: by the plain start (worker.mjs) and the
 // build's snapshot, which imports every module of it, so that a snapshot start needs not the
 // file (zipimport keeps its table of contents, and reads the file only for a module's code).
-export const STDLIB_REST_PATH = "/lib/python_stdlib_rest.zip";
+const STDLIB_REST_PATH = "/lib/python_stdlib_rest.zip";
 export function mountStdlibRest(py, bytes) {
   py.FS.writeFile(STDLIB_REST_PATH, bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes));
   py.runPython(`
@@ -81,4 +81,10 @@ if ${JSON.stringify(STDLIB_REST_PATH)} not in sys.path:
     sys.path.insert(_i + 1, ${JSON.stringify(STDLIB_REST_PATH)})
     del _i
 `);
+}
+
+// The names of the modules a zip of compiled modules holds ("html/__init__.pyc" -> "html",
+// "urllib/parse.pyc" -> "urllib.parse"): the build's snapshot imports those of the second zip.
+export function storedModules(bytes) {
+  return storedMembers(bytes).map(([n]) => n.replace(/\.pyc$/, "").replace(/\/__init__$/, "").replaceAll("/", "."));
 }
