@@ -135,6 +135,30 @@ def test_guide_page_to_calculator_by_instant_navigation(page, site_server):
     assert page.bad == []
 
 
+def test_report_form_by_instant_navigation(page, site_server):
+    """The report form's script comes only with the form (loader.mjs imports it): a reader who
+    reaches the form by instant navigation from a guide page gets a working form, and a page
+    without the form never asks for the script."""
+    page.goto(f"{site_server}en/guide/vram-and-bandwidth/")
+    page.wait_for_load_state("load")
+    page.evaluate("window.__sameDocument = 1")
+    page.wait_for_function(
+        "() => performance.getEntriesByType('resource').some(e => e.name.endsWith('/sitemap.xml'))"
+    )
+    page.wait_for_timeout(300)
+    form_js = "() => performance.getEntriesByType('resource').some(e => e.name.endsWith('/reports/form.js'))"
+    assert not page.evaluate(form_js)
+    _click_link(page, "/en/reports/new/")
+    page.wait_for_url(f"{site_server}en/reports/new/")
+    page.wait_for_selector("#ar-form[data-engine=ready]", timeout=60_000)
+    assert page.evaluate("window.__sameDocument") == 1, "a full page load, not instant navigation"
+    assert page.evaluate(form_js)
+    page.select_option("#ar-example", "university-lab")
+    page.click("#ar-build")
+    page.wait_for_selector("#ar-output .ar", timeout=30_000)
+    assert page.bad == []
+
+
 def test_guide_page_prefetches_the_runtime_in_idle_time(page, site_server):
     """A guide page fetches the calculators' runtime into the HTTP cache when idle."""
     page.goto(f"{site_server}guide/tiers/")

@@ -76,6 +76,24 @@ def test_nothing_from_outside_the_origin(built_site):
     assert "fonts.googleapis" not in html(built_site, "index.html")
 
 
+def test_own_stylesheets_inline_and_report_script_not_on_every_page(built_site):
+    """Every page carries site.css and calc.css inside its <head> (hooks/inline_css.py) and
+    links neither; no page has a <script> for the report form (loader.mjs imports it on the
+    form's page), and neither stylesheet is left in the built site."""
+    inline = _hook("inline_css")
+    want = [inline.inline_css(n) for n in ("site", "calc")]
+    for root in (built_site, built_site / "en"):
+        for rel in pages(root):
+            head = (root / rel).read_text(encoding="utf-8").split("</head>", 1)[0]
+            assert all(w in head for w in want), rel
+            assert not re.search(r'href="[^"]*(site|calc)\.css"', head), rel
+            assert "reports/form.js" not in head, rel
+    assert not (built_site / "assets/site.css").exists()
+    assert not (built_site / "assets/calc/calc.css").exists()
+    with pytest.raises(Exception, match="no stylesheet 'nope'"):
+        inline.inline_css("nope")
+
+
 def test_model_tables_equal_catalog(built_site, catalog):
     for lang in ("", "en/"):
         text = html(built_site, f"{lang}models/index.html")

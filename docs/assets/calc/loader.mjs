@@ -4,6 +4,10 @@
 // at every page it emits:
 // - a page with calculators (`.calc[data-calc]`, prerendered by hooks/pyodide_assets.py):
 //   imports calc.mjs once (one worker, one ready-promise for every later page) and wires them;
+// - the report form's page (`#ar-form`, docs/*/reports/new.md): imports ../reports/form.js once,
+//   which wires the form on this and every later page view (it follows `document$` itself); on
+//   every other page that script is not even fetched (one request less ahead of a calculator
+//   page's runtime: hooks/inline_css.py gives the figures);
 // - any other page: once the browser is idle, fetches the calculators' runtime into the HTTP
 //   cache (low priority, one file after the other), so that a reader who opens a calculator
 //   after reading a guide page does not wait for 10+ MB on a phone network. Not when the reader
@@ -21,6 +25,7 @@ const LOCK = "../pyodide/advisor-lock.json";
 const LATE = ["./catalog-docs.json", "../pyodide/advisor.snapshot.gz"];
 
 let calc = null;
+let form = null;
 let prefetched = false;
 
 function slowOrSaving() {
@@ -69,7 +74,10 @@ function prefetchWhenIdle() {
 }
 
 function onPage() {
-  if (document.querySelector(".calc[data-calc]")) {
+  if (document.getElementById("ar-form")) {
+    form = form || import("../reports/form.js");
+    form.catch((err) => console.error("report form:", err));
+  } else if (document.querySelector(".calc[data-calc]")) {
     calc = calc || import("./calc.mjs");
     calc.then(
       (m) => m.init(),

@@ -1,6 +1,7 @@
 // The in-browser report form (docs/{az,en}/reports/new.md). Builds the same report as
 // `python -m advisor report` through the calculators' Pyodide module worker (assets/calc/);
-// nothing leaves the machine. Re-initialised on every page view through mkdocs-material's document$.
+// nothing leaves the machine. Imported by assets/calc/loader.mjs once a page view shows the form;
+// from then on re-initialised on every page view through mkdocs-material's document$.
 // The calculators' module worker (advisor.webapi.call on Pyodide): "report" is
 // advisor.webapi.report -> advisor.report.web_report. One worker for the whole site; its module
 // is imported only on the form's page, so other pages start nothing.
@@ -59,9 +60,10 @@ function init() {
   const $ = (id) => document.getElementById(id);
   const status = $("ar-status");
   const yaml = $("ar-yaml");
-  const examples = JSON.parse($("report-examples").textContent);
-  const publisher = JSON.parse($("report-publisher").textContent);
-  const errorTexts = JSON.parse($("report-errors").textContent);
+  const data = $("ar-data").dataset; // templates/report/form.html.j2: JSON in attributes
+  const examples = JSON.parse(data.examples);
+  const publisher = JSON.parse(data.publisher);
+  const errorTexts = JSON.parse(data.errors);
   const buttons = ["ar-build", "ar-download", "ar-print"].map($);
   const lang_el = root.querySelector('[name="language"]');
   if (lang_el) lang_el.value = lang;
@@ -81,7 +83,7 @@ function init() {
       status.textContent = status.dataset.errors;
       for (const e of list) {
         const li = document.createElement("li");
-        // The site's words for the error's key (report-errors: err.* without parameters),
+        // The site's words for the error's key (data-errors: err.* without parameters),
         // after the field it names; the error's own message for any other key.
         const text = errorTexts[e.key];
         li.textContent = text ? (e.field ? `${e.field}: ${text}` : text) : e.message;
