@@ -96,7 +96,9 @@ def _set(page, calc: str, name: str, value: str) -> None:
     )
 
 
-def test_guide_page_to_calculator_by_instant_navigation(page, site_server):
+def _on_guide_page(page, site_server) -> None:
+    """A guide page, loaded, marked (`__sameDocument`: an instant navigation keeps the mark, a
+    full load loses it), with Material ready to take its links over."""
     page.goto(f"{site_server}en/guide/vram-and-bandwidth/")
     page.wait_for_load_state("load")
     page.evaluate("window.__sameDocument = 1")
@@ -105,6 +107,10 @@ def test_guide_page_to_calculator_by_instant_navigation(page, site_server):
         "() => performance.getEntriesByType('resource').some(e => e.name.endsWith('/sitemap.xml'))"
     )
     page.wait_for_timeout(300)
+
+
+def test_guide_page_to_calculator_by_instant_navigation(page, site_server):
+    _on_guide_page(page, site_server)
     _click_link(page, "/en/calculators/vram/")
     page.wait_for_url(f"{site_server}en/calculators/vram/")
     _ready(page, "vram")
@@ -139,13 +145,7 @@ def test_report_form_by_instant_navigation(page, site_server):
     """The report form's script comes only with the form (loader.mjs imports it): a reader who
     reaches the form by instant navigation from a guide page gets a working form, and a page
     without the form never asks for the script."""
-    page.goto(f"{site_server}en/guide/vram-and-bandwidth/")
-    page.wait_for_load_state("load")
-    page.evaluate("window.__sameDocument = 1")
-    page.wait_for_function(
-        "() => performance.getEntriesByType('resource').some(e => e.name.endsWith('/sitemap.xml'))"
-    )
-    page.wait_for_timeout(300)
+    _on_guide_page(page, site_server)
     form_js = "() => performance.getEntriesByType('resource').some(e => e.name.endsWith('/reports/form.js'))"
     assert not page.evaluate(form_js)
     _click_link(page, "/en/reports/new/")
