@@ -8,9 +8,10 @@ ask for the runtime, and the wasm waits behind them. Inlining these two (1.0 + 1
 importing the report form's script only on the report form's page (docs/assets/calc/loader.mjs)
 takes 3 of those 14 requests out of the queue. Measured on the phone profile
 (scripts/bench_calculators_ab.py --mobile, interleaved, 2026-12-06): the wasm's last byte comes
-about 0.1 s sooner (median 3992 against 4100 ms, 10 runs each on five calculators), and reloads
-were quicker (1024 against 1146 ms); time to interactive did not move beyond the noise (5232
-against 5190 ms; an earlier hand-edited copy of the same change gave 5080 against 5212 ms).
+about 0.1 s sooner (median 3992 against 4100 ms, 10 runs each on five calculators; 4124 against
+4225 ms, 14 runs each on all six), and reloads were quicker (1024 against 1146 ms; 1178 against
+1205 ms); time to interactive moved less than the noise: 5232 against 5190 ms, then 5285
+against 5539 ms (means 5251 against 5229, 5432 against 5522 ms).
 Each page carries the 2.9 kB (about 1 kB with gzip).
 
 Both files are excluded from the built site (mkdocs.yml exclude_docs): nothing links them."""
