@@ -75,8 +75,10 @@ function prefetchWhenIdle() {
 
 function onPage() {
   if (document.getElementById("ar-form")) {
-    form = form || import("../reports/form.js");
-    form.catch((err) => console.error("report form:", err));
+    if (!form) {
+      form = import("../reports/form.js");
+      form.catch((err) => console.error("report form:", err));
+    }
   } else if (document.querySelector(".calc[data-calc]")) {
     calc = calc || import("./calc.mjs");
     calc.then(
