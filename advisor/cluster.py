@@ -61,7 +61,7 @@ class ClusterOption:
     hours: float
     gpu_hours: float
     cost_usd: float | None
-    energy_kwh: float
+    energy_kwh: float | None  # None: the catalog has no power figure (tdp_w null)
     meets_deadline: bool | None
     within_budget: bool | None
 
@@ -317,7 +317,8 @@ def plan(
         hours = steps * st.step_time_s / 3600
         gpu_hours = hours * n
         cost = gpu_hours * price_usd_per_gpu_hour if price_usd_per_gpu_hour else None
-        energy = gpu_hours * float(gpu.tdp_w) * pue / 1000
+        # no energy figure for a rented-only chip whose vendor publishes no power (TPU, Trainium)
+        energy = gpu_hours * float(gpu.tdp_w) * pue / 1000 if gpu.tdp_w else None
         options.append(
             ClusterOption(
                 gpus=n,

@@ -614,8 +614,8 @@ def tiers() -> MappingProxyType:
             bandwidth_gb_per_s_max=max(g.memory_bandwidth_gb_per_s for g in gs),
             bf16_tflops_min=min(_half(g) for g in gs),
             bf16_tflops_max=max(_half(g) for g in gs),
-            tdp_w_min=min(g.tdp_w for g in gs),
-            tdp_w_max=max(g.tdp_w for g in gs),
+            tdp_w_min=min(g.tdp_w for g in gs if g.tdp_w),
+            tdp_w_max=max(g.tdp_w for g in gs if g.tdp_w),
             price_usd_min=min(prices) if prices else 0.0,
             price_usd_max=max(prices) if prices else 0.0,
         )

@@ -163,7 +163,11 @@ def run_train(args) -> int:
             "days": hours / 24,
             "gpu_hours": hours * layout.gpus,
             "cost_usd": hours * layout.gpus * price if price else None,
-            "energy_kwh": hours * layout.gpus * float(gpu.tdp_w) * cluster.DEFAULT_PUE / 1000,
+            "energy_kwh": (
+                hours * layout.gpus * float(gpu.tdp_w) * cluster.DEFAULT_PUE / 1000
+                if gpu.tdp_w
+                else None
+            ),
         }
     if args.json:
         return print_json(out)
@@ -179,8 +183,8 @@ def run_train(args) -> int:
         cost = f", {r['cost_usd']:,.0f} USD" if r["cost_usd"] else ""
         print(
             f"{r['tokens']:.3g} tokens: {r['steps']:,} steps, {r['hours']:,.1f} h "
-            f"({r['days']:,.1f} days), {r['gpu_hours']:,.0f} GPU-hours{cost}, "
-            f"{r['energy_kwh']:,.0f} kWh"
+            f"({r['days']:,.1f} days), {r['gpu_hours']:,.0f} GPU-hours{cost}"
+            + (f", {r['energy_kwh']:,.0f} kWh" if r["energy_kwh"] is not None else "")
         )
     return 0
 
