@@ -609,7 +609,10 @@ def _unified(src: str, doc: dict) -> UnifiedMemory | None:
 def _fp4_formats(src: str, doc: dict, peaks: dict) -> tuple:
     raw = doc.get("fp4_formats")
     if raw is None:
-        return ()
+        # Unstated: an FP4 peak on NVIDIA (Blackwell) takes NVFP4 and MXFP4, on AMD (CDNA 4) MXFP4
+        if "fp4" not in peaks:
+            return ()
+        return {"nvidia": ("nvfp4", "mxfp4"), "amd": ("mxfp4",)}.get(doc.get("vendor"), ())
     if not isinstance(raw, list) or not raw:
         raise _err(src, "fp4_formats", "catalog.not_list", "expected a list: nvfp4, mxfp4")
     for i, f in enumerate(raw):

@@ -24,7 +24,19 @@ ROOFLINE_PHASES = ("decode", "prefill", "train")
 
 PRECISIONS = ("amp-bf16", "amp-fp16", "bf16", "fp16", "fp32")  # training compute precision
 # inference weights: advisor.quant.FORMATS (tests/test_vocab.py checks that the two agree)
-WEIGHT_FORMATS = ("bf16", "fp16", "fp32", "fp8", "int8", "int4", "nf4", "gptq", "awq")
+WEIGHT_FORMATS = (
+    "bf16",
+    "fp16",
+    "fp32",
+    "fp8",
+    "int8",
+    "int4",
+    "nf4",
+    "gptq",
+    "awq",
+    "nvfp4",
+    "mxfp4",
+)
 QLORA_BASE_FORMATS = ("nf4", "int8", "int4", "fp8")  # the quantised base of QLoRA
 KV_DTYPES = ("bf16", "fp16", "fp32", "fp8")
 OPTIMIZERS = ("adamw", "adamw-8bit", "adafactor", "sgd", "sgd-momentum")
