@@ -9,6 +9,8 @@ Conventions (units in the names):
   `memory_gib * 2**30`. nvidia-smi agrees to within 1 %: an H100 80 GB reports 81559 MiB, an
   HGX B200 "180 GB" reports 179 GiB. A document may give `memory_bytes` (e.g. a measured
   `torch.cuda.mem_get_info` total) to override.
+- Unified memory (Apple silicon, Strix Halo, GB10): `unified_memory.default_fraction` is the
+  share the GPU may use by default; `memory_bytes` is then that share of `memory_gib`.
 - `memory_bandwidth_gb_per_s` is GB/s (10^9 bytes/s), as datasheets print it.
 - `peak_tflops` holds DENSE tensor (matrix) throughput per floating-point precision; `fp32` is
   the non-tensor (shader / vector) rate. `peak_tops` holds the integer rates (`int8`) in TOPS
@@ -353,11 +355,10 @@ class GPU:
 
     @property
     def usable_memory_bytes(self) -> int:
-        """What a model may use by default: all of it, or on a unified-memory box the
-        `unified_memory.default_fraction` of it."""
-        if self.unified_memory is None:
-            return self.memory_bytes
-        return int(self.memory_bytes * self.unified_memory.default_fraction)
+        """What a model may use by default: `memory_bytes`, which on a unified-memory box is
+        already the `unified_memory.default_fraction` of the physical `memory_gib` (so every
+        fit check, KV-cache budget and picker row sees what the GPU may wire by default)."""
+        return self.memory_bytes
 
     def runs_fp4(self, fmt: str) -> bool:
         """True when FP4 weights in `fmt` (nvfp4, mxfp4) run on FP4 tensor cores at the FP4
@@ -657,6 +658,11 @@ def gpu_from_dict(doc, source_name: str) -> GPU:
                 f"{memory_bytes} is not within 90 %-101 % of memory_gib {memory_gib}",
             )
     peaks, tops = _peaks(src, doc)
+    unified = _unified(src, doc)
+    if unified is not None and doc.get("memory_bytes") is None:
+        # shared with the CPU: the GPU may use the default fraction (macOS's Metal working set,
+        # a BIOS carve-out), which is what every memory check must see
+        memory_bytes = int(memory_gib * GIB * unified.default_fraction)
     price = doc.get("price_usd")
     price_date = doc.get("price_date")
     price_kind = doc.get("price_kind")
@@ -691,7 +697,6 @@ def gpu_from_dict(doc, source_name: str) -> GPU:
         tdp = float(_wrap(src, check_positive, "tdp_w", tdp, maximum=5000))
     check_optional_text(src, doc, ("scale_out_nic", "tdp_note"))
     scale_up = _scale_up(src, doc)
-    unified = _unified(src, doc)
     fp4_formats = _fp4_formats(src, doc, peaks)
     arch = doc.get("architecture")
     if arch is not None and not isinstance(arch, str):

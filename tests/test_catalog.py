@@ -302,5 +302,6 @@ def test_accelerators_of_2026():
     assert CAT.gpu("trainium2").peak_tflops["bf16"] == 667
     m3 = CAT.gpu("m3-ultra")
     assert m3.unified_memory.default_fraction == 0.75
-    assert m3.usable_memory_bytes == int(512 * GIB * 0.75)
+    assert m3.usable_memory_bytes == m3.memory_bytes == int(512 * GIB * 0.75)
+    assert m3.memory_gib == 512  # the physical size stays on the page
     assert CAT.gpu("dgx-spark").memory_bandwidth_gb_per_s == 273
