@@ -89,7 +89,7 @@ def fp4_dequantised(gpu, weights: str) -> bool:
     return PEAK_KEY.get(weights) == "fp4" and weight_peak_key(gpu, weights) != "fp4"
 
 
-KV_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
+KV_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "nvfp4": 0.5 + 1 / 16}  # memory._DTYPE_BYTES
 # Bytes per activation element for each training precision (autocast runs matmuls in 16 bits).
 _ACT_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "amp-bf16": 2, "amp-fp16": 2}
 

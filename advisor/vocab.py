@@ -38,7 +38,7 @@ WEIGHT_FORMATS = (
     "mxfp4",
 )
 QLORA_BASE_FORMATS = ("nf4", "int8", "int4", "fp8")  # the quantised base of QLoRA
-KV_DTYPES = ("bf16", "fp16", "fp32", "fp8")
+KV_DTYPES = ("bf16", "fp16", "fp32", "fp8", "nvfp4")  # nvfp4: FP4 KV cache (TensorRT-LLM)
 OPTIMIZERS = ("adamw", "adamw-8bit", "adafactor", "sgd", "sgd-momentum")
 CHECKPOINTING = ("none", "selective", "full")
 # what a form or profile may ask for: "default" is advisor.memory.default_checkpointing's rule
