@@ -356,7 +356,9 @@ def test_fp4_formats_bytes_and_peaks(capsys):
     assert compute.peak_flops(b200, "nvfp4") == pytest.approx(b200.peak_tflops["fp4"] * 1e12)
     assert compute.peak_flops(mi355, "mxfp4") == pytest.approx(mi355.peak_tflops["fp4"] * 1e12)
     assert compute.weight_peak_key(mi355, "nvfp4") == "fp8"  # CDNA 4 has no NVFP4 path
-    assert compute.weight_peak_key(h100, "mxfp4") == "fp8" and compute.fp4_dequantised(h100, "mxfp4")
+    assert compute.weight_peak_key(h100, "mxfp4") == "fp8" and compute.fp4_dequantised(
+        h100, "mxfp4"
+    )
     assert compute.weight_peak_key(cat.gpu("rtx-4090"), "bf16") == "bf16"  # others unchanged
     assert main(["time", "serve", "--model", "llama-3.1-8b", "--gpu", "h100-sxm",
                  "--weights", "nvfp4"]) == 0  # fmt: skip
