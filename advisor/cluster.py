@@ -26,8 +26,8 @@ import functools
 import math
 from dataclasses import dataclass, field, replace
 
+from . import compute, training
 from . import memory as mem
-from . import training
 from .errors import AdvisorError, check_choice, check_int, check_positive
 from .models import ModelSpec
 from .parallel import Layout
@@ -279,6 +279,7 @@ def plan(
     tokens = check_int("tokens", tokens, maximum=10**16)
     seq = check_int("seq", seq, maximum=1 << 20)
     check_choice("precision", precision, training.PRECISIONS)
+    compute.weight_peak_key(gpu, precision)  # MXFP8 on a card without MX tensor cores: refused
     check_choice("checkpointing", checkpointing, (*training.CHECKPOINTING, "auto"))
     max_gpus = check_int("max_gpus", max_gpus, maximum=MAX_CLUSTER_GPUS)
     if global_batch_tokens is not None:

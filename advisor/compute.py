@@ -65,6 +65,9 @@ PEAK_KEY = {
     # else dequantised (`weight_peak_key`)
     "nvfp4": "fp4",
     "mxfp4": "fp4",
+    # MXFP8 training (FP8 E4M3 with one E8M0 scale per 32 elements, OCP MX v1.0): the FP8 peak,
+    # on cards whose tensor cores take MX block scales (`weight_peak_key`)
+    "mxfp8": "fp8",
 }
 
 
@@ -76,6 +79,19 @@ def weight_peak_key(gpu, weights: str) -> str:
     dequantises them and multiplies at FP8 where the card has it (as vLLM's and TensorRT-LLM's
     W4A8 paths do), else at 16 bits."""
     key = PEAK_KEY[weights]
+    if weights == "mxfp8":
+        # MX block scaling needs Blackwell or CDNA 4 tensor cores (Transformer Engine's MXFP8
+        # recipe requires Blackwell; Hopper scales FP8 per tensor): the cards that take MXFP4
+        if "mxfp4" not in getattr(gpu, "fp4_formats", ()):
+            raise AdvisorError(
+                "gpu.mx_unsupported",
+                f"{gpu.id}: no tensor cores for MXFP8 (block-scaled FP8 needs Blackwell or "
+                "CDNA 4); choose fp8",
+                field="precision",
+                gpu=gpu.id,
+                precision="mxfp8",
+            )
+        return key
     if key != "fp4":
         return key
     runs = getattr(gpu, "runs_fp4", None)

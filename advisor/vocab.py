@@ -50,7 +50,7 @@ PRICINGS = ("on_demand", "spot", "reserved")
 CURRENCIES = ("USD", "AZN", "EUR")
 LANGUAGES = ("az", "en")
 SERVING_ENGINES = ("vllm", "trtllm")  # advisor.serving: whose memory plan and step overhead
-CLUSTER_PRECISIONS = ("bf16", "fp8")  # advisor.training precisions a cluster plan offers
+CLUSTER_PRECISIONS = ("bf16", "fp8", "mxfp8")  # advisor.training precisions a cluster plan offers
 
 # The calculators' select fields: field name -> choices.
 FORM_FIELDS = {

@@ -343,3 +343,26 @@ def test_fp4_weights_run_at_the_fp4_peak_only_where_the_card_takes_the_format():
     # whose weights are dequantised to 16 bits before each matmul
     int4 = run("b200", "int4")
     assert b200["best"]["tokens_per_s"] > 2 * int4["best"]["tokens_per_s"]
+
+
+def test_mxfp8_training_needs_mx_tensor_cores():
+    """Issue 34: MXFP8 (block-scaled FP8) trains at the FP8 peak on Blackwell; a Hopper card is
+    refused with a translated message naming the field, not a silent no-fit."""
+    ok = json.loads(
+        webapi.call(
+            "cluster", json.dumps({"model": "llama-3.1-8b", "gpu": "b200", "precision": "mxfp8"})
+        )
+    )
+    fp8 = json.loads(
+        webapi.call(
+            "cluster", json.dumps({"model": "llama-3.1-8b", "gpu": "b200", "precision": "fp8"})
+        )
+    )
+    assert ok["chosen"]["days"] == pytest.approx(fp8["chosen"]["days"])
+    bad = json.loads(
+        webapi.call(
+            "cluster",
+            json.dumps({"model": "llama-3.1-8b", "gpu": "h100-sxm", "precision": "mxfp8"}),
+        )
+    )
+    assert bad["error"]["key"] == "gpu.mx_unsupported" and bad["error"]["field"] == "precision"
