@@ -220,8 +220,7 @@ def train_step(
     notes = []
     if peak_key == "fp8":
         notes.append(
-            f"{precision} matrix multiplies; MFU against the dense bf16 peak (the usual "
-            "convention)"
+            f"{precision} matrix multiplies; MFU against the dense bf16 peak (the usual convention)"
         )
     return TrainStep(
         step_time_s=step,
