@@ -776,7 +776,10 @@ def moe() -> MappingProxyType:
 def quant_70b() -> MappingProxyType:
     """Llama 3.1 70B weights by format, against one 80 GB card."""
     return _frozen(
-        **{f: weights("llama70b", f)["bytes"] for f in ("bf16", "fp8", "int8", "awq", "nf4")},
+        **{
+            f: weights("llama70b", f)["bytes"]
+            for f in ("bf16", "fp8", "int8", "awq", "nf4", "nvfp4", "mxfp4")
+        },
         h100_bytes=card("h100")["memory_bytes"],
         rtx4090_bytes=card("rtx4090")["memory_bytes"],
     )
