@@ -26,8 +26,8 @@ import functools
 import math
 from dataclasses import dataclass, field, replace
 
+from . import compute, training
 from . import memory as mem
-from . import training
 from .errors import AdvisorError, check_choice, check_int, check_positive
 from .models import ModelSpec
 from .parallel import Layout
@@ -61,7 +61,7 @@ class ClusterOption:
     hours: float
     gpu_hours: float
     cost_usd: float | None
-    energy_kwh: float
+    energy_kwh: float | None  # None: the catalog has no power figure (tdp_w null)
     meets_deadline: bool | None
     within_budget: bool | None
 
@@ -279,6 +279,7 @@ def plan(
     tokens = check_int("tokens", tokens, maximum=10**16)
     seq = check_int("seq", seq, maximum=1 << 20)
     check_choice("precision", precision, training.PRECISIONS)
+    compute.weight_peak_key(gpu, precision)  # MXFP8 on a card without MX tensor cores: refused
     check_choice("checkpointing", checkpointing, (*training.CHECKPOINTING, "auto"))
     max_gpus = check_int("max_gpus", max_gpus, maximum=MAX_CLUSTER_GPUS)
     if global_batch_tokens is not None:
@@ -317,7 +318,8 @@ def plan(
         hours = steps * st.step_time_s / 3600
         gpu_hours = hours * n
         cost = gpu_hours * price_usd_per_gpu_hour if price_usd_per_gpu_hour else None
-        energy = gpu_hours * float(gpu.tdp_w) * pue / 1000
+        # no energy figure for a rented-only chip whose vendor publishes no power (TPU, Trainium)
+        energy = gpu_hours * float(gpu.tdp_w) * pue / 1000 if gpu.tdp_w else None
         options.append(
             ClusterOption(
                 gpus=n,

@@ -61,9 +61,51 @@ PEAK_KEY = {
     "nf4": "bf16",
     "gptq": "fp16",
     "awq": "fp16",
+    # FP4 block formats: the FP4 peak where the card's tensor cores take the format natively,
+    # else dequantised (`weight_peak_key`)
+    "nvfp4": "fp4",
+    "mxfp4": "fp4",
+    # MXFP8 training (FP8 E4M3 with one E8M0 scale per 32 elements, OCP MX v1.0): the FP8 peak,
+    # on cards whose tensor cores take MX block scales (`weight_peak_key`)
+    "mxfp8": "fp8",
 }
 
-KV_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
+
+def weight_peak_key(gpu, weights: str) -> str:
+    """The catalog peak a GEMM over `weights` runs at on `gpu`: PEAK_KEY, except that FP4
+    weights (nvfp4, mxfp4) reach the FP4 peak only where the card's FP4 tensor cores take that
+    block format (`GPU.runs_fp4`: NVFP4 and MXFP4 on Blackwell, MXFP4 on CDNA 4; NVIDIA,
+    "Introducing NVFP4...", 2025; AMD CDNA 4 whitepaper, 2025); elsewhere an engine
+    dequantises them and multiplies at FP8 where the card has it (as vLLM's and TensorRT-LLM's
+    W4A8 paths do), else at 16 bits."""
+    key = PEAK_KEY[weights]
+    if weights == "mxfp8":
+        # MX block scaling needs Blackwell or CDNA 4 tensor cores (Transformer Engine's MXFP8
+        # recipe requires Blackwell; Hopper scales FP8 per tensor): the cards that take MXFP4
+        if "mxfp4" not in getattr(gpu, "fp4_formats", ()):
+            raise AdvisorError(
+                "gpu.mx_unsupported",
+                f"{gpu.id}: no tensor cores for MXFP8 (block-scaled FP8 needs Blackwell or "
+                "CDNA 4); choose fp8",
+                field="precision",
+                gpu=gpu.id,
+                precision="mxfp8",
+            )
+        return key
+    if key != "fp4":
+        return key
+    runs = getattr(gpu, "runs_fp4", None)
+    if runs is not None and runs(weights):
+        return "fp4"
+    return "fp8" if "fp8" in (gpu.peak_tflops or {}) else "fp16"
+
+
+def fp4_dequantised(gpu, weights: str) -> bool:
+    """True when FP4 weights are dequantised on this card (said next to the figure)."""
+    return PEAK_KEY.get(weights) == "fp4" and weight_peak_key(gpu, weights) != "fp4"
+
+
+KV_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "nvfp4": 0.5 + 1 / 16}  # memory._DTYPE_BYTES
 # Bytes per activation element for each training precision (autocast runs matmuls in 16 bits).
 _ACT_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "amp-bf16": 2, "amp-fp16": 2}
 
@@ -216,7 +258,7 @@ def peak_flops(gpu, precision: str) -> float:
         from .errors import unknown_name
 
         raise unknown_name("precision", precision, PEAK_KEY)
-    key = PEAK_KEY[precision]
+    key = weight_peak_key(gpu, precision)
     peaks = gpu.peak_tflops or {}
     if key == "fp8" and key not in peaks:
         key = "fp16"  # fp8 weights on a card without fp8 tensor cores are upcast
@@ -867,7 +909,7 @@ def decode_tokens_per_s(
     if efficiency.decode_bandwidth is None:
         from . import timing
 
-        dev = timing.Device.of(gpu, PEAK_KEY[weights])
+        dev = timing.Device.of(gpu, weight_peak_key(gpu, weights))
         fabric = _fabric(gpu) if tp > 1 else None
         d = timing.decode_step_time(
             spec,
@@ -944,7 +986,7 @@ def prefill_time(
     if efficiency.prefill_mfu is None:
         from . import timing
 
-        dev = timing.Device.of(gpu, PEAK_KEY[weights])
+        dev = timing.Device.of(gpu, weight_peak_key(gpu, weights))
         d = timing.prefill_time(
             spec,
             dev,

@@ -9,6 +9,8 @@ Conventions (units in the names):
   `memory_gib * 2**30`. nvidia-smi agrees to within 1 %: an H100 80 GB reports 81559 MiB, an
   HGX B200 "180 GB" reports 179 GiB. A document may give `memory_bytes` (e.g. a measured
   `torch.cuda.mem_get_info` total) to override.
+- Unified memory (Apple silicon, Strix Halo, GB10): `unified_memory.default_fraction` is the
+  share the GPU may use by default; `memory_bytes` is then that share of `memory_gib`.
 - `memory_bandwidth_gb_per_s` is GB/s (10^9 bytes/s), as datasheets print it.
 - `peak_tflops` holds DENSE tensor (matrix) throughput per floating-point precision; `fp32` is
   the non-tensor (shader / vector) rate. `peak_tops` holds the integer rates (`int8`) in TOPS
@@ -48,8 +50,18 @@ from .units import GB, GIB
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8", "fp4")  # peak_tflops keys
 INT_PRECISIONS = ("int8",)  # peak_tops keys
 TIERS = ("datacenter", "workstation", "consumer")
-VENDORS = ("nvidia", "amd", "intel")
-MEMORY_TYPES = ("HBM2", "HBM2e", "HBM3", "HBM3e", "GDDR6", "GDDR6X", "GDDR7")
+VENDORS = ("nvidia", "amd", "intel", "google", "aws", "apple")
+MEMORY_TYPES = (
+    "HBM2",
+    "HBM2e",
+    "HBM3",
+    "HBM3e",
+    "GDDR6",
+    "GDDR6X",
+    "GDDR7",
+    "LPDDR5",
+    "LPDDR5X",
+)
 INTERCONNECTS = (
     "nvlink2",
     "nvlink3",
@@ -61,6 +73,10 @@ INTERCONNECTS = (
     "pcie3",
     "pcie4",
     "pcie5",
+    "ici",  # Google TPU inter-chip interconnect
+    "neuronlink",  # AWS Trainium
+    "thunderbolt5",  # Apple Mac Studio: the box-to-box link
+    "usb4",
 )
 FORM_FACTORS = (
     "sxm2",
@@ -71,8 +87,24 @@ FORM_FACTORS = (
     "pcie-single-slot",
     "pcie-dual-slot",
     "pcie-triple-slot",
+    "superchip",  # Grace + Blackwell board in a rack's compute tray (GB200, GB300)
+    "vendor-board",  # a cloud vendor's own board, not sold (TPU, Trainium)
+    "soc",  # CPU, GPU and memory in one package in a desktop box (Apple, Strix Halo, GB10)
 )
-SOFTWARE = ("CUDA", "ROCm", "SynapseAI")
+SOFTWARE = ("CUDA", "ROCm", "SynapseAI", "JAX/XLA", "Neuron", "Metal/MLX")
+# Scale-up fabrics (`scale_up.fabric`): the domain in which every accelerator reaches every other
+# at the stated per-accelerator bandwidth without the scale-out network.
+SCALE_UP_FABRICS = (
+    "nvlink5",
+    "nvlink4",
+    "infinity-fabric",
+    "ici",
+    "neuronlink",
+    "nvlink-c2c",
+    "none",
+)
+# FP4 block formats a card's FP4 tensor cores take natively (advisor.quant: nvfp4, mxfp4).
+FP4_FORMATS = ("nvfp4", "mxfp4")
 PRICE_KINDS = ("launch", "street")
 CHECKED = ("stored-copy", "recalled", "derived", "measured")
 
@@ -89,6 +121,8 @@ FIGURE_FIELDS = (
     "pcie_gen",
     "launch_date",
     "price_usd",
+    "scale_up",
+    "unified_memory",
 )
 REQUIRED = (
     "id",
@@ -137,6 +171,11 @@ OPTIONAL = (
     "peak_tops",
     "datasheet_sparse_tops",
     "interconnect_direction",
+    "scale_up",
+    "scale_out_nic",
+    "unified_memory",
+    "fp4_formats",
+    "tdp_note",
 )
 
 
@@ -248,6 +287,39 @@ def source_from_dict(src: str, fld: str, doc) -> Source:
 
 
 @dataclass(frozen=True)
+class ScaleUp:
+    """The scale-up domain: how many accelerators share one fabric (NVLink 5 at 8 in an HGX
+    board or 72 in an NVL72 rack, Infinity Fabric at 8, a TPU slice over ICI, NeuronLink) and the
+    bandwidth per accelerator, bidirectional as vendors state it."""
+
+    domain_size: int
+    gb_per_s: float
+    fabric: str
+    note: str | None = None
+
+    def to_dict(self) -> dict:
+        return {
+            "domain_size": self.domain_size,
+            "gb_per_s": self.gb_per_s,
+            "fabric": self.fabric,
+            "note": self.note,
+        }
+
+
+@dataclass(frozen=True)
+class UnifiedMemory:
+    """Memory that CPU and GPU share (Apple silicon, AMD Strix Halo, NVIDIA GB10):
+    `default_fraction` of `memory_gib` is what the GPU may use by default (macOS's Metal working
+    set, the BIOS's GPU carve-out), with its source."""
+
+    default_fraction: float
+    note: str | None = None
+
+    def to_dict(self) -> dict:
+        return {"default_fraction": self.default_fraction, "note": self.note}
+
+
+@dataclass(frozen=True)
 class GPU:
     """One accelerator from `catalog/gpus/`. Throughput is dense; see the module docstring."""
 
@@ -260,10 +332,10 @@ class GPU:
     memory_type: str
     memory_bandwidth_gb_per_s: float
     peak_tflops: dict = field(hash=False)  # floating-point precision -> dense TFLOPS
-    tdp_w: float
+    tdp_w: float | None  # None only for cloud-only chips whose vendor publishes no power
     interconnect: str
     interconnect_gb_per_s: float
-    pcie_gen: int
+    pcie_gen: int | None  # None: no PCIe host link stated (SoC, vendor board)
     form_factor: str
     launch_date: str
     price_usd: float | None
@@ -276,6 +348,22 @@ class GPU:
     peak_tops: dict = field(default_factory=dict, hash=False)  # integer precision -> dense TOPS
     # advisor.efficiency.Achievable, attached by advisor.catalog (catalog/efficiency/)
     achievable: object = field(default=None, hash=False, compare=False, repr=False)
+    scale_up: ScaleUp | None = None
+    scale_out_nic: str | None = None
+    unified_memory: UnifiedMemory | None = None
+    fp4_formats: tuple = ()  # FP4 block formats the tensor cores take natively
+
+    @property
+    def usable_memory_bytes(self) -> int:
+        """What a model may use by default: `memory_bytes`, which on a unified-memory box is
+        already the `unified_memory.default_fraction` of the physical `memory_gib` (so every
+        fit check, KV-cache budget and picker row sees what the GPU may wire by default)."""
+        return self.memory_bytes
+
+    def runs_fp4(self, fmt: str) -> bool:
+        """True when FP4 weights in `fmt` (nvfp4, mxfp4) run on FP4 tensor cores at the FP4
+        peak; otherwise an engine dequantises them to 8 or 16 bits before the matmul."""
+        return "fp4" in self.peak_tflops and fmt in self.fp4_formats
 
     @property
     def memory_bandwidth_bytes_per_s(self) -> float:
@@ -336,6 +424,11 @@ class GPU:
             "price_date": self.price_date,
             "price_kind": self.price_kind,
             "software": self.software,
+            "scale_up": self.scale_up.to_dict() if self.scale_up else None,
+            "scale_out_nic": self.scale_out_nic,
+            "unified_memory": self.unified_memory.to_dict() if self.unified_memory else None,
+            "usable_memory_bytes": self.usable_memory_bytes,
+            "fp4_formats": list(self.fp4_formats),
             "notes": self.doc.get("notes"),
             "sources": {k: s.to_dict() for k, s in self.sources.items()},
         }
@@ -464,6 +557,74 @@ def _bandwidth(src: str, value) -> float:
     return v
 
 
+def _scale_up(src: str, doc: dict) -> ScaleUp | None:
+    raw = doc.get("scale_up")
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise _err(
+            src, "scale_up", "catalog.not_mapping", "expected {domain_size, gb_per_s, fabric}"
+        )
+    check_keys(src, raw, ("domain_size", "gb_per_s", "fabric", "note"), prefix="scale_up.")
+    size = raw.get("domain_size")
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        raise _err(
+            src,
+            "scale_up.domain_size",
+            "gpu.domain_size",
+            f"a scale-up domain holds at least 1 accelerator, got {shown(size)}",
+        )
+    _wrap(src, check_int, "scale_up.domain_size", size, minimum=1, maximum=100_000)
+    bw = float(_wrap(src, check_positive, "scale_up.gb_per_s", raw.get("gb_per_s"), maximum=20_000))
+    fabric = _wrap(src, check_choice, "scale_up.fabric", raw.get("fabric"), SCALE_UP_FABRICS)
+    note = raw.get("note")
+    if note is not None and not isinstance(note, str):
+        raise _err(src, "scale_up.note", "field.not_text", "expected text")
+    return ScaleUp(size, bw, fabric, note)
+
+
+def _unified(src: str, doc: dict) -> UnifiedMemory | None:
+    raw = doc.get("unified_memory")
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise _err(src, "unified_memory", "catalog.not_mapping", "expected {default_fraction}")
+    check_keys(src, raw, ("default_fraction", "note"), prefix="unified_memory.")
+    frac = _wrap(
+        src, check_positive, "unified_memory.default_fraction", raw.get("default_fraction")
+    )
+    if frac > 1:
+        raise _err(
+            src,
+            "unified_memory.default_fraction",
+            "gpu.unified_fraction",
+            f"a fraction of the memory cannot be above 1, got {frac:g}",
+            value=frac,
+        )
+    note = raw.get("note")
+    if note is not None and not isinstance(note, str):
+        raise _err(src, "unified_memory.note", "field.not_text", "expected text")
+    return UnifiedMemory(float(frac), note)
+
+
+def _fp4_formats(src: str, doc: dict, peaks: dict) -> tuple:
+    raw = doc.get("fp4_formats")
+    if raw is None:
+        # Unstated: an FP4 peak on NVIDIA (Blackwell) takes NVFP4 and MXFP4, on AMD (CDNA 4) MXFP4
+        if "fp4" not in peaks:
+            return ()
+        return {"nvidia": ("nvfp4", "mxfp4"), "amd": ("mxfp4",)}.get(doc.get("vendor"), ())
+    if not isinstance(raw, list) or not raw:
+        raise _err(src, "fp4_formats", "catalog.not_list", "expected a list: nvfp4, mxfp4")
+    for i, f in enumerate(raw):
+        _wrap(src, check_choice, f"fp4_formats[{i}]", f, FP4_FORMATS)
+    if "fp4" not in peaks:
+        raise _err(
+            src, "fp4_formats", "catalog.missing", "FP4 formats listed without a peak_tflops.fp4"
+        )
+    return tuple(raw)
+
+
 def gpu_from_dict(doc, source_name: str) -> GPU:
     """Validate one `catalog/gpus/*.yaml` document into a `GPU`.
 
@@ -497,6 +658,11 @@ def gpu_from_dict(doc, source_name: str) -> GPU:
                 f"{memory_bytes} is not within 90 %-101 % of memory_gib {memory_gib}",
             )
     peaks, tops = _peaks(src, doc)
+    unified = _unified(src, doc)
+    if unified is not None and doc.get("memory_bytes") is None:
+        # shared with the CPU: the GPU may use the default fraction (macOS's Metal working set,
+        # a BIOS carve-out), which is what every memory check must see
+        memory_bytes = int(memory_gib * GIB * unified.default_fraction)
     price = doc.get("price_usd")
     price_date = doc.get("price_date")
     price_kind = doc.get("price_kind")
@@ -513,7 +679,25 @@ def gpu_from_dict(doc, source_name: str) -> GPU:
         )
         price_date = check_iso_date(src, "price_date", price_date)
         price_kind = _choice(src, doc, "price_kind", PRICE_KINDS)
-    pcie_gen = _wrap(src, check_int, "pcie_gen", doc["pcie_gen"], minimum=3, maximum=6)
+    pcie_gen = doc["pcie_gen"]
+    if pcie_gen is not None:
+        pcie_gen = _wrap(src, check_int, "pcie_gen", pcie_gen, minimum=3, maximum=6)
+    tdp = doc["tdp_w"]
+    if tdp is None:
+        # Only a chip nobody can buy (a cloud's own TPU or Trainium) may lack a power figure,
+        # and the file must say why.
+        if price is not None or not isinstance(doc.get("tdp_note"), str):
+            raise _err(
+                src,
+                "tdp_w",
+                "catalog.missing",
+                "tdp_w may be null only for a chip without a price, with tdp_note saying why",
+            )
+    else:
+        tdp = float(_wrap(src, check_positive, "tdp_w", tdp, maximum=5000))
+    check_optional_text(src, doc, ("scale_out_nic", "tdp_note"))
+    scale_up = _scale_up(src, doc)
+    fp4_formats = _fp4_formats(src, doc, peaks)
     arch = doc.get("architecture")
     if arch is not None and not isinstance(arch, str):
         raise _err(src, "architecture", "field.not_text", "expected text")
@@ -536,6 +720,12 @@ def gpu_from_dict(doc, source_name: str) -> GPU:
         sources[key] = source_from_dict(src, f"sources.{key}", value)
     for fld in FIGURE_FIELDS:
         if fld == "price_usd" and price is None:
+            continue
+        if fld in ("scale_up", "unified_memory") and doc.get(fld) is None:
+            continue
+        if fld == "tdp_w" and tdp is None:
+            continue
+        if fld == "pcie_gen" and pcie_gen is None:
             continue
         if fld == "peak_tops" and not tops:
             continue
@@ -570,7 +760,7 @@ def gpu_from_dict(doc, source_name: str) -> GPU:
         memory_bandwidth_gb_per_s=float(_bandwidth(src, doc["memory_bandwidth_gb_per_s"])),
         peak_tflops=peaks,
         peak_tops=tops,
-        tdp_w=float(_wrap(src, check_positive, "tdp_w", doc["tdp_w"], maximum=5000)),
+        tdp_w=tdp,
         interconnect=_choice(src, doc, "interconnect", INTERCONNECTS),
         interconnect_gb_per_s=float(
             _wrap(
@@ -591,4 +781,8 @@ def gpu_from_dict(doc, source_name: str) -> GPU:
         architecture=arch,
         sources=sources,
         doc=doc,
+        scale_up=scale_up,
+        scale_out_nic=doc.get("scale_out_nic"),
+        unified_memory=unified,
+        fp4_formats=fp4_formats,
     )

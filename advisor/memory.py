@@ -65,7 +65,10 @@ COMPONENTS = (
 )
 OVERHEADS = ("cuda_context", "allocator_reserve", "comm_buffers")
 
-_DTYPE_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
+# KV-cache bytes per element. NVFP4 (TensorRT-LLM's FP4 KV cache on Blackwell): a 4-bit E2M1
+# element plus one FP8 E4M3 scale per 16 elements = 0.5 + 1/16 byte (NVIDIA, "Introducing
+# NVFP4 for efficient and accurate low-precision inference", 2025; advisor.quant "nvfp4").
+_DTYPE_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "nvfp4": 0.5 + 1 / 16}
 
 # Overhead assumptions (stated, cited; not part of peak_allocated_bytes).
 CUDA_CONTEXT_BYTES = 768 * MIB
@@ -669,7 +672,7 @@ def kv_cache_bytes_per_token(spec: ModelSpec, kv_dtype: str = "bf16") -> int:
     check_choice("kv_dtype", kv_dtype, KV_DTYPES)
     if not spec.causal:
         return 0
-    return 2 * spec.num_layers * spec.kv_dim * _DTYPE_BYTES[kv_dtype]
+    return round(2 * spec.num_layers * spec.kv_dim * _DTYPE_BYTES[kv_dtype])
 
 
 def kv_cache_bytes(spec: ModelSpec, tokens: int, kv_dtype: str = "bf16") -> int:
@@ -679,7 +682,7 @@ def kv_cache_bytes(spec: ModelSpec, tokens: int, kv_dtype: str = "bf16") -> int:
     if not spec.causal:
         return 0
     per_layer_token = 2 * spec.kv_dim * _DTYPE_BYTES[kv_dtype]
-    return sum(spec.layer_spans(tokens)) * per_layer_token
+    return round(sum(spec.layer_spans(tokens)) * per_layer_token)
 
 
 def inference_weight_bytes(spec: ModelSpec, weights: str) -> tuple[int, int]:

@@ -14,7 +14,19 @@ from dataclasses import dataclass
 
 from .errors import check_choice
 
-WEIGHT_FORMATS = ("fp32", "bf16", "fp16", "fp8", "int8", "int4", "nf4", "gptq", "awq")
+WEIGHT_FORMATS = (
+    "fp32",
+    "bf16",
+    "fp16",
+    "fp8",
+    "int8",
+    "int4",
+    "nf4",
+    "gptq",
+    "awq",
+    "nvfp4",
+    "mxfp4",
+)
 
 
 @dataclass(frozen=True)
@@ -91,7 +103,34 @@ FORMATS: dict[str, WeightFormat] = {
         "AWQ 4-bit, group size 128: fp16 scale + packed 4-bit zero per group (Lin et al. 2023, "
         "arXiv:2306.00978; AutoAWQ GEMM layout)",
     ),
+    # Microscaling FP4 (issue 34). Both store E2M1 elements (4 bits) with one scale per block.
+    # NVFP4: 16-element blocks, one FP8 E4M3 scale each (8/16 = 0.5 bit/param), plus one FP32
+    # scale per tensor (negligible): NVIDIA, "Introducing NVFP4 for efficient and accurate
+    # low-precision inference", developer.nvidia.com/blog, 2025-06-24.
+    "nvfp4": WeightFormat(
+        "nvfp4",
+        4,
+        1 / 16,
+        True,
+        "NVFP4: E2M1 elements, one FP8 E4M3 scale per 16 elements + one FP32 per tensor = "
+        "4.5 bits/param (NVIDIA, 'Introducing NVFP4 for efficient and accurate low-precision "
+        "inference', 2025)",
+    ),
+    # MXFP4: 32-element blocks with one E8M0 (8-bit power-of-two) scale: 8/32 = 0.25 bit/param
+    # (OCP Microscaling Formats (MX) Specification v1.0, 2023, §5 Table 1).
+    "mxfp4": WeightFormat(
+        "mxfp4",
+        4,
+        1 / 32,
+        True,
+        "MXFP4: E2M1 elements, one E8M0 scale per 32 elements = 4.25 bits/param (OCP "
+        "Microscaling Formats (MX) Specification v1.0, 2023, Table 1)",
+    ),
 }
+
+# Formats whose elements are FP4 (E2M1): they run at a card's FP4 peak where its tensor cores
+# take the block format natively (GPU.runs_fp4), and are dequantised elsewhere.
+FP4_WEIGHT_FORMATS = ("nvfp4", "mxfp4")
 
 
 def weight_format(name: str) -> WeightFormat:

@@ -307,7 +307,7 @@ class Sections:
             days=self.n(ch["days"], 1),
             mfu=self.pct(ch["step"]["mfu"], 0),
             cost=self.money(ch["cost_usd"] * wd["rate"]) if ch["cost_usd"] else "—",
-            mwh=self.n(ch["energy_kwh"] / 1000, 1),
+            mwh=self.n(ch["energy_kwh"] / 1000, 1) if ch["energy_kwh"] is not None else "—",
         )
 
     def speed(self, r) -> str:

@@ -27,7 +27,7 @@ from . import efficiency as eff
 from . import memory as mem
 from . import network as net
 from . import timing, vocab
-from .compute import KV_BYTES, PEAK_KEY
+from .compute import KV_BYTES, PEAK_KEY, weight_peak_key
 from .errors import AdvisorError, check_choice, check_int, check_positive
 from .models import ModelSpec
 
@@ -155,7 +155,7 @@ def point(
             f"gpus: {gpus} is not a multiple of tensor_parallel {tp}",
             field="tensor_parallel",
         )
-    dev = timing.Device.of(gpu, PEAK_KEY[weights], stack, achievable)
+    dev = timing.Device.of(gpu, weight_peak_key(gpu, weights), stack, achievable)
     fabric = net.intra_node_fabric(gpu) if tp > 1 else None
     per_batch = max(1, min(c, MAX_NUM_BATCHED_TOKENS // input_tokens))
     pf = timing.prefill_time(

@@ -30,7 +30,7 @@ from .errors import AdvisorError, check_choice, check_int
 from .models import ModelSpec, param_count
 from .parallel import Layout
 
-PRECISIONS = ("bf16", "fp16", "amp-bf16", "amp-fp16", "fp8", "fp32")
+PRECISIONS = ("bf16", "fp16", "amp-bf16", "amp-fp16", "fp8", "mxfp8", "fp32")
 CHECKPOINTING = ("none", "selective", "full")
 
 
@@ -125,7 +125,7 @@ def train_step(
             "divides",
             field="expert_parallel",
         )
-    peak_key = compute.PEAK_KEY[precision]
+    peak_key = compute.weight_peak_key(gpu, precision)  # mxfp8: refused without MX hardware
     dev = timing.Device.of(gpu, peak_key, stack, achievable)
     intra = intra or net.intra_node_fabric(gpu)
     tp_per_node, tp_nodes = layout.tp_span()
@@ -191,7 +191,7 @@ def train_step(
     trainable = compute._lora_params(spec, 16, ("q_proj", "v_proj")) if frozen else total
     dense_share = (trainable - (experts if not frozen else 0)) / (layout.tp * layout.pp)
     expert_share = (experts / layout.ep if not frozen else 0) / (layout.tp * layout.pp)
-    amp = precision.startswith("amp") or precision == "fp8"
+    amp = precision.startswith("amp") or precision in ("fp8", "mxfp8")
     grad_b = 4 if (amp or precision == "fp32") else 2
     dp_per_node, dp_nodes = layout.dp_span()
     dp_t = 0.0
@@ -220,7 +220,7 @@ def train_step(
     notes = []
     if peak_key == "fp8":
         notes.append(
-            "fp8 matrix multiplies; MFU against the dense bf16 peak (the usual convention)"
+            f"{precision} matrix multiplies; MFU against the dense bf16 peak (the usual convention)"
         )
     return TrainStep(
         step_time_s=step,

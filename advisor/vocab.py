@@ -24,9 +24,21 @@ ROOFLINE_PHASES = ("decode", "prefill", "train")
 
 PRECISIONS = ("amp-bf16", "amp-fp16", "bf16", "fp16", "fp32")  # training compute precision
 # inference weights: advisor.quant.FORMATS (tests/test_vocab.py checks that the two agree)
-WEIGHT_FORMATS = ("bf16", "fp16", "fp32", "fp8", "int8", "int4", "nf4", "gptq", "awq")
+WEIGHT_FORMATS = (
+    "bf16",
+    "fp16",
+    "fp32",
+    "fp8",
+    "int8",
+    "int4",
+    "nf4",
+    "gptq",
+    "awq",
+    "nvfp4",
+    "mxfp4",
+)
 QLORA_BASE_FORMATS = ("nf4", "int8", "int4", "fp8")  # the quantised base of QLoRA
-KV_DTYPES = ("bf16", "fp16", "fp32", "fp8")
+KV_DTYPES = ("bf16", "fp16", "fp32", "fp8", "nvfp4")  # nvfp4: FP4 KV cache (TensorRT-LLM)
 OPTIMIZERS = ("adamw", "adamw-8bit", "adafactor", "sgd", "sgd-momentum")
 CHECKPOINTING = ("none", "selective", "full")
 # what a form or profile may ask for: "default" is advisor.memory.default_checkpointing's rule
@@ -38,7 +50,7 @@ PRICINGS = ("on_demand", "spot", "reserved")
 CURRENCIES = ("USD", "AZN", "EUR")
 LANGUAGES = ("az", "en")
 SERVING_ENGINES = ("vllm", "trtllm")  # advisor.serving: whose memory plan and step overhead
-CLUSTER_PRECISIONS = ("bf16", "fp8")  # advisor.training precisions a cluster plan offers
+CLUSTER_PRECISIONS = ("bf16", "fp8", "mxfp8")  # advisor.training precisions a cluster plan offers
 
 # The calculators' select fields: field name -> choices.
 FORM_FIELDS = {

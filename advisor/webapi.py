@@ -710,6 +710,10 @@ def serving(params: dict) -> dict:
         best=best.to_dict() if best else None,
         limits={"ttft_ms": req.ttft_ms, "tpot_ms": req.tpot_ms},
         accuracy=_bands("serving", "decode", "prefill"),
+        weights=req.weights,
+        # FP4 weights on a card without FP4 tensor cores for that format are dequantised
+        compute_peak=compute.weight_peak_key(g, req.weights),
+        fp4_dequantised=compute.fp4_dequantised(g, req.weights),
     )
     return out
 

@@ -167,8 +167,12 @@ def _weights(w: dict, key: str = "weights") -> str:
     v = (w.get(key) or w.get("precision") or "").lower()
     if v in ("mxfp8",):
         return "fp8"
-    if v in ("fp4", "nvfp4", "mxfp4"):
-        raise NotExpressible("fp4 weights are not modelled (no fp4 peak in the catalog)", "fp4")
+    if v in ("fp4", "nvfp4"):
+        # TensorRT-LLM's and MLPerf's "fp4" on Blackwell is NVFP4 (16-element blocks, E4M3
+        # scales: TensorRT-LLM docs, "Quantization", QuantAlgo.NVFP4)
+        return "nvfp4"
+    if v == "mxfp4":
+        return "mxfp4"
     if not v:
         raise NotExpressible("precision not stated in the source", "precision_unstated")
     if v not in WEIGHTS:

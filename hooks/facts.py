@@ -50,6 +50,22 @@ GPUS = {
     "rtxa6000": "rtx-a6000",
     "rtx5090": "rtx-5090",
     "rtx3060": "rtx-3060-12gb",
+    # issue 34: the accelerators of 2026
+    "b300": "b300",
+    "gb200": "gb200",
+    "gb300": "gb300",
+    "h20": "h20",
+    "mi355x": "mi355x",
+    "mi350x": "mi350x",
+    "tpuv5e": "tpu-v5e",
+    "tpuv5p": "tpu-v5p",
+    "tpuv6e": "tpu-v6e",
+    "tpu7x": "tpu-7x",
+    "trn2": "trainium2",
+    "m3ultra": "m3-ultra",
+    "m4max": "m4-max",
+    "spark": "dgx-spark",
+    "strix": "ryzen-ai-max-395",
 }
 
 # Thermal conversion: 1 W = 3.412 BTU/h (NIST SP 811, appendix B.8).
@@ -152,7 +168,7 @@ def weight_formats() -> MappingProxyType:
     return _frozen(
         **{
             f: weights("llama8b", f)
-            for f in ("fp32", "bf16", "fp8", "int8", "int4", "nf4", "gptq", "awq")
+            for f in ("fp32", "bf16", "fp8", "int8", "int4", "nf4", "gptq", "awq", "nvfp4", "mxfp4")
         }
     )
 
@@ -566,11 +582,72 @@ def card(key: str) -> MappingProxyType:
         fp8_tflops=tf.get("fp8", 0.0),
         fp4_tflops=tf.get("fp4", 0.0),
         fp32_tflops=tf.get("fp32", 0.0),
-        tdp_w=g.tdp_w,
+        tdp_w=g.tdp_w or 0.0,  # 0: unpublished (TPU, Trainium); pages do not cite it
         interconnect=g.interconnect,
         interconnect_gb_per_s=g.interconnect_gb_per_s,
         price_usd=g.price_usd or 0.0,
         ridge_bf16=g.ridge_point("bf16"),
+        fp4_formats=", ".join(f.upper() for f in g.fp4_formats),
+        unified_fraction=g.unified_memory.default_fraction if g.unified_memory else 1.0,
+        usable_bytes=g.usable_memory_bytes,
+        physical_bytes=round(g.memory_gib * units.GIB),
+        domain_size=g.scale_up.domain_size if g.scale_up else 1,
+        domain_gb_per_s=g.scale_up.gb_per_s if g.scale_up else 0.0,
+        software=g.software,
+    )
+
+
+@cache
+def rack(key: str) -> MappingProxyType:
+    """One scale-up domain of `key` taken whole (a GB200/GB300 NVL72 rack, a TPU pod): its GPU
+    count, memory, dense peaks and GPU power, each the per-GPU catalog figure x the domain size."""
+    c = card(key)
+    n = c["domain_size"]
+    return _frozen(
+        gpus=n,
+        memory_bytes=n * c["memory_bytes"],
+        fp4_pflops=n * c["fp4_tflops"] / 1000,
+        fp8_pflops=n * c["fp8_tflops"] / 1000,
+        bf16_pflops=n * c["bf16_tflops"] / 1000,
+        gpu_kw=n * c["tdp_w"] / 1000,
+        nvlink_tb_per_s=n * c["domain_gb_per_s"] / 1000,
+    )
+
+
+@lru_cache(maxsize=1)
+def fp4() -> MappingProxyType:
+    """What FP4 weights change: bytes per parameter of NVFP4 and MXFP4 against FP8 and BF16 on
+    Llama 3.1 70B, and the serving rate of 70B on one B200 (advisor.serving) in NVFP4 against
+    FP8, and on an H100, which dequantises NVFP4."""
+    from advisor import quant
+    from advisor import serving as srv
+
+    def rate(gpu_key, w, kv="fp8"):
+        p = srv.plan(
+            model("llama70b").spec,
+            gpu(gpu_key),
+            input_tokens=1000,
+            output_tokens=1000,
+            weights=w,
+            kv_dtype=kv,
+            tensor_parallel=1,
+        )
+        return max(pt.tokens_per_s for pt in p.points) if p.points else 0.0
+
+    b_fp4, b_fp8 = rate("b200", "nvfp4"), rate("b200", "fp8")
+    return _frozen(
+        nvfp4=weights("llama70b", "nvfp4"),
+        mxfp4=weights("llama70b", "mxfp4"),
+        fp8=weights("llama70b", "fp8"),
+        bf16=weights("llama70b", "bf16"),
+        b200_nvfp4_tokens_s=b_fp4,
+        b200_fp8_tokens_s=b_fp8,
+        b200_fp4_x=b_fp4 / b_fp8 if b_fp8 else 0.0,
+        b200=card("b200"),
+        mi355x=card("mi355x"),
+        # one 1-byte scale per block (advisor.quant): the block is 1 / scale bytes per weight
+        nvfp4_block=round(1 / quant.FORMATS["nvfp4"].scale_bytes_per_param),
+        mxfp4_block=round(1 / quant.FORMATS["mxfp4"].scale_bytes_per_param),
     )
 
 
@@ -614,8 +691,8 @@ def tiers() -> MappingProxyType:
             bandwidth_gb_per_s_max=max(g.memory_bandwidth_gb_per_s for g in gs),
             bf16_tflops_min=min(_half(g) for g in gs),
             bf16_tflops_max=max(_half(g) for g in gs),
-            tdp_w_min=min(g.tdp_w for g in gs),
-            tdp_w_max=max(g.tdp_w for g in gs),
+            tdp_w_min=min(g.tdp_w for g in gs if g.tdp_w),
+            tdp_w_max=max(g.tdp_w for g in gs if g.tdp_w),
             price_usd_min=min(prices) if prices else 0.0,
             price_usd_max=max(prices) if prices else 0.0,
         )
@@ -699,7 +776,10 @@ def moe() -> MappingProxyType:
 def quant_70b() -> MappingProxyType:
     """Llama 3.1 70B weights by format, against one 80 GB card."""
     return _frozen(
-        **{f: weights("llama70b", f)["bytes"] for f in ("bf16", "fp8", "int8", "awq", "nf4")},
+        **{
+            f: weights("llama70b", f)["bytes"]
+            for f in ("bf16", "fp8", "int8", "awq", "nf4", "nvfp4", "mxfp4")
+        },
         h100_bytes=card("h100")["memory_bytes"],
         rtx4090_bytes=card("rtx4090")["memory_bytes"],
     )

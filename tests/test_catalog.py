@@ -30,6 +30,8 @@ def test_every_figure_has_a_dated_source():
         for f in FIGURE_FIELDS:
             if f == "price_usd" and g.price_usd is None:
                 continue
+            if getattr(g, f, None) is None:  # optional figures (scale_up, tdp_w of a TPU...)
+                continue
             keys = [f]
             if f in ("peak_tflops", "peak_tops"):
                 keys = [f"{f}.{p}" for p in getattr(g, f)]
@@ -134,6 +136,23 @@ def _bad(**changes):
             "source.url",
         ),
         ({"price_usd": 25000.0, "price_date": None, "price_kind": "street"}, "price_date"),
+        # issue 34: scale-up domains, unified memory, FP4 formats
+        (
+            {"scale_up": {"domain_size": 0, "gb_per_s": 900.0, "fabric": "nvlink4"}},
+            "scale_up.domain_size",
+        ),
+        ({"scale_up": {"domain_size": 8, "gb_per_s": 900.0, "fabric": "ib"}}, "scale_up.fabric"),
+        (
+            {"scale_up": {"domain_size": 8, "gb_per_s": -1, "fabric": "nvlink4"}},
+            "scale_up.gb_per_s",
+        ),
+        ({"unified_memory": {"default_fraction": 1.2}}, "unified_memory.default_fraction"),
+        ({"unified_memory": {"default_fraction": 0}}, "unified_memory.default_fraction"),
+        ({"fp4_formats": ["nvfp4"]}, "fp4_formats"),  # the H100 has no FP4 peak
+        (
+            {"peak_tflops": {"bf16": 989.4, "fp8": 1978.9, "fp4": 3957.8}, "fp4_formats": ["int4"]},
+            "fp4_formats[0]",
+        ),
     ],
 )
 def test_gpu_rejections_name_file_and_field(changes, field):
@@ -244,3 +263,45 @@ def test_int8_is_in_tops_not_tflops(tmp_path):
     msg = str(info.value)
     old_field = "peak_tflops" + ".int8"  # spelled apart, so that the units rename leaves it
     assert msg.startswith(f"gpus/bad.yaml: {old_field}:") and "under peak_tops" in msg
+
+
+def test_power_may_be_missing_only_for_a_rented_only_chip():
+    """A TPU's or Trainium's power is unpublished: tdp_w null is accepted with tdp_note and no
+    price, refused otherwise (issue 34)."""
+    doc = _bad(price_usd=25000.0, price_date="2024-01-01", price_kind="street")
+    doc["tdp_w"] = None
+    doc["tdp_note"] = "unpublished"
+    with pytest.raises(AdvisorError) as info:
+        gpu_from_dict(doc, "gpus/h100-sxm.yaml")
+    assert str(info.value).startswith("gpus/h100-sxm.yaml: tdp_w")
+    doc = _bad()
+    doc.update(tdp_w=None, price_usd=None, price_date=None, price_kind=None)
+    with pytest.raises(AdvisorError):
+        gpu_from_dict(doc, "gpus/h100-sxm.yaml")  # no tdp_note
+    doc["tdp_note"] = "unpublished"
+    assert gpu_from_dict(doc, "gpus/h100-sxm.yaml").tdp_w is None
+    tpu = CAT.gpu("tpu-v6e")
+    assert tpu.tdp_w is None and tpu.price_usd is None
+
+
+def test_accelerators_of_2026():
+    """The figures issue 34 asked for, as read from their sources (dense, per accelerator)."""
+    b300, gb300, gb200 = CAT.gpu("b300"), CAT.gpu("gb300"), CAT.gpu("gb200")
+    assert b300.memory_gib == 288 and b300.peak_tflops["fp4"] == pytest.approx(13125)
+    assert gb300.peak_tflops["fp4"] == 15000 and gb300.scale_up.domain_size == 72
+    assert gb200.scale_up.domain_size == 72 and gb200.scale_up.fabric == "nvlink5"
+    assert b300.scale_up.domain_size == 8
+    mi355 = CAT.gpu("mi355x")
+    assert mi355.peak_tflops["fp4"] == pytest.approx(20100 / 2)  # half the sparse 20.1 PF
+    assert mi355.fp4_formats == ("mxfp4",) and not mi355.runs_fp4("nvfp4")
+    assert b300.runs_fp4("nvfp4") and not CAT.gpu("h100-sxm").runs_fp4("nvfp4")
+    assert (
+        CAT.gpu("tpu-7x").peak_tflops["fp8"] == 4614
+        and CAT.gpu("tpu-7x").scale_up.domain_size == 9216
+    )
+    assert CAT.gpu("trainium2").peak_tflops["bf16"] == 667
+    m3 = CAT.gpu("m3-ultra")
+    assert m3.unified_memory.default_fraction == 0.75
+    assert m3.usable_memory_bytes == m3.memory_bytes == int(512 * GIB * 0.75)
+    assert m3.memory_gib == 512  # the physical size stays on the page
+    assert CAT.gpu("dgx-spark").memory_bandwidth_gb_per_s == 273

@@ -324,3 +324,45 @@ def test_calculators_do_not_import_the_report_renderer():
         [sys.executable, "-c", code], input=docs, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_fp4_weights_run_at_the_fp4_peak_only_where_the_card_takes_the_format():
+    """Issue 34: NVFP4/MXFP4 weights reach the FP4 peak on Blackwell (both) and CDNA 4 (MXFP4);
+    elsewhere the result says they are dequantised, and at which peak they multiply."""
+
+    def run(gpu, weights):
+        params = {"model": "llama-3.1-70b", "gpu": gpu, "weights": weights}
+        return json.loads(webapi.call("serving", json.dumps(params)))
+
+    b200, h100 = run("b200", "nvfp4"), run("h100-sxm", "nvfp4")
+    assert (b200["compute_peak"], b200["fp4_dequantised"]) == ("fp4", False)
+    assert (h100["compute_peak"], h100["fp4_dequantised"]) == ("fp8", True)
+    assert run("mi355x", "mxfp4")["fp4_dequantised"] is False
+    assert run("mi355x", "nvfp4")["fp4_dequantised"] is True
+    # 4.5 bits per weight instead of bf16's 16: a B200 serves more than twice the int4 rate,
+    # whose weights are dequantised to 16 bits before each matmul
+    int4 = run("b200", "int4")
+    assert b200["best"]["tokens_per_s"] > 2 * int4["best"]["tokens_per_s"]
+
+
+def test_mxfp8_training_needs_mx_tensor_cores():
+    """Issue 34: MXFP8 (block-scaled FP8) trains at the FP8 peak on Blackwell; a Hopper card is
+    refused with a translated message naming the field, not a silent no-fit."""
+    ok = json.loads(
+        webapi.call(
+            "cluster", json.dumps({"model": "llama-3.1-8b", "gpu": "b200", "precision": "mxfp8"})
+        )
+    )
+    fp8 = json.loads(
+        webapi.call(
+            "cluster", json.dumps({"model": "llama-3.1-8b", "gpu": "b200", "precision": "fp8"})
+        )
+    )
+    assert ok["chosen"]["days"] == pytest.approx(fp8["chosen"]["days"])
+    bad = json.loads(
+        webapi.call(
+            "cluster",
+            json.dumps({"model": "llama-3.1-8b", "gpu": "h100-sxm", "precision": "mxfp8"}),
+        )
+    )
+    assert bad["error"]["key"] == "gpu.mx_unsupported" and bad["error"]["field"] == "precision"

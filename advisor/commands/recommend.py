@@ -229,7 +229,7 @@ def _print_plans(plans) -> None:
                 f"{c.step.mfu:.1%}",
                 f"{c.hours / 24:,.1f}",
                 f"{c.cost_usd:,.0f}" if c.cost_usd else "-",
-                f"{c.energy_kwh / 1000:,.1f}",
+                f"{c.energy_kwh / 1000:,.1f}" if c.energy_kwh is not None else "-",
             )
         )
     print_table(("accelerator", "GPUs", "layout", "MFU", "days", "cost USD", "MWh"), rows, left=3)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from .. import accuracy, cluster, limits, serving, training
+from .. import accuracy, cluster, compute, limits, serving, training
 from ..catalog import load_catalog
 from ..errors import AdvisorError
 from ..parallel import Layout
@@ -163,7 +163,11 @@ def run_train(args) -> int:
             "days": hours / 24,
             "gpu_hours": hours * layout.gpus,
             "cost_usd": hours * layout.gpus * price if price else None,
-            "energy_kwh": hours * layout.gpus * float(gpu.tdp_w) * cluster.DEFAULT_PUE / 1000,
+            "energy_kwh": (
+                hours * layout.gpus * float(gpu.tdp_w) * cluster.DEFAULT_PUE / 1000
+                if gpu.tdp_w
+                else None
+            ),
         }
     if args.json:
         return print_json(out)
@@ -179,8 +183,8 @@ def run_train(args) -> int:
         cost = f", {r['cost_usd']:,.0f} USD" if r["cost_usd"] else ""
         print(
             f"{r['tokens']:.3g} tokens: {r['steps']:,} steps, {r['hours']:,.1f} h "
-            f"({r['days']:,.1f} days), {r['gpu_hours']:,.0f} GPU-hours{cost}, "
-            f"{r['energy_kwh']:,.0f} kWh"
+            f"({r['days']:,.1f} days), {r['gpu_hours']:,.0f} GPU-hours{cost}"
+            + (f", {r['energy_kwh']:,.0f} kWh" if r["energy_kwh"] is not None else "")
         )
     return 0
 
@@ -254,12 +258,19 @@ def run_serve(args) -> int:
                 "plan": plan.to_dict(),
                 "point": point.to_dict() if point else None,
                 "accuracy": accuracy.band_dict("serving"),
+                "compute_peak": compute.weight_peak_key(gpu, args.weights),
+                "fp4_dequantised": compute.fp4_dequantised(gpu, args.weights),
             }
         )
     print(
         f"{spec.name} on {gpu.id}, TP {args.tp} x {plan.replicas} replica(s), "
         f"{args.input} in / {args.output} out, {args.weights} weights" + _band("serving")
     )
+    if compute.fp4_dequantised(gpu, args.weights):
+        peak = compute.weight_peak_key(gpu, args.weights)
+        print(
+            f"{gpu.id} has no tensor cores for {args.weights}: weights dequantised, matmuls at {peak}"
+        )
     limit = "; ".join(plan.notes) or f"max_num_seqs {serving.MAX_NUM_SEQS}"
     print(f"largest concurrency per replica: {plan.max_concurrency} ({limit})")
     rows = [

@@ -349,7 +349,8 @@ function renderServing(r, S) {
   const head2 = [tr(S, "calc.sv.concurrency", "Concurrent requests"), withPm("TTFT (ms)", r, "prefill", S), withPm("TPOT (ms)", r, "decode", S), withPm(tr(S, "calc.sv.tps_user", "tokens/s per user"), r, "decode", S), withPm(tr(S, "calc.sv.tps_total", "tokens/s in total"), r, "serving", S), tr(S, "calc.sv.tps_gpu", "tokens/s per GPU"), tr(S, "calc.sv.rps", "requests/s")];
   const best = b ? b.concurrency : null;
   const tbl = `<table class="calc-table calc-main"><thead><tr>${head2.map((h) => `<th>${esc(h)}</th>`).join("")}</tr></thead><tbody>${rows.map((row, i) => `<tr${r.points[i].concurrency === best ? ' class="calc-best"' : ""}>${row.map((c) => `<td>${esc(c)}</td>`).join("")}</tr>`).join("")}</tbody></table>`;
-  return `<p class="calc-headline">${where}<br>${head}</p><p class="calc-note">${kv}</p>${servingChart(r, S)}${tbl}${bandLine(r, S)}`;
+  const fp4 = r.fp4_dequantised ? ` <span data-out="fp4_dequantised">${esc(fillText(tr(S, "calc.sv.fp4_dequant", "This card has no tensor cores for {fmt}: the weights are dequantised and multiplied at {peak}."), { fmt: String(r.weights || "").toUpperCase(), peak: String(r.compute_peak || "").toUpperCase() }))}</span>` : "";
+  return `<p class="calc-headline">${where}<br>${head}</p><p class="calc-note">${kv}${fp4}</p>${servingChart(r, S)}${tbl}${bandLine(r, S)}`;
 }
 
 // ---------------------------------------------------------------- cluster
