@@ -237,7 +237,7 @@ function renderBudget(r, S) {
   ];
   // No price for a workload that does not fit (or an encoder's tokens): the reason instead.
   if (r.training) rows.push([tr(S, "calc.train_cost", "Training run in the cloud"), r.training.reason ? errorText(r.training.reason, S) : `${withPm(money(r.training.cloud_cost, cur, S), r, "training", S)} · ${withPm(`${fmt(r.training.hours, S, 1)} ${tr(S, "calc.unit.hours", "h")}`, r, "training", S)}`]);
-  if (r.inference) rows.push([tr(S, "calc.per_million", "Per 1M generated tokens (rented)"), r.inference.reason ? errorText(r.inference.reason, S) : `${fmt(r.inference.per_million_tokens, S, 3)} ${cur} ${pm(r, "decode", S)}`.trim()]);
+  if (r.inference) rows.push([tr(S, "calc.per_million", "Per 1M generated tokens (rented)"), r.inference.reason ? errorText(r.inference.reason, S) : `${formatMoney(r.inference.per_million_tokens, cur, S.lang === "az" ? "az" : "en", 3)} ${pm(r, "decode", S)}`.trim()]);
   const verdict = t.savings > 0 ? tr(S, "calc.own_cheaper", "owning is cheaper") : tr(S, "calc.rent_cheaper", "renting is cheaper");
   return `<p class="calc-headline">${esc(r.gpus)} × ${esc(r.gpu.name)} · <strong data-out="verdict">${esc(verdict)}</strong> (${esc(money(Math.abs(t.savings), cur, S))})</p>${svg}${table([tr(S, "calc.quantity", "Quantity"), tr(S, "calc.value", "Value")], rows, "calc-main")}${bandLine(r, S)}`;
 }
