@@ -570,7 +570,7 @@ def from_config_json(text: str, name: str = "custom") -> ModelSpec:
     from .files import MAX_FILE_BYTES, check_depth
 
     if not isinstance(text, str):
-        raise AdvisorError("config.bad_json", "config.json: expected JSON text", field="config")
+        raise AdvisorError("config.not_json", "config.json: expected JSON text", field="config")
     if len(text) > MAX_FILE_BYTES:
         raise AdvisorError(
             "field.too_large",
@@ -584,9 +584,20 @@ def from_config_json(text: str, name: str = "custom") -> ModelSpec:
         raise AdvisorError(
             "file.too_deep", "config.json: nested too deeply", field="config"
         ) from None
-    except (ValueError, TypeError) as exc:
+    except json.JSONDecodeError as exc:
+        # The position as numbers (the site shows them in the page's language; the parser's
+        # English sentence stays in `detail` for the English text only).
         raise AdvisorError(
             "config.bad_json",
+            f"config.json: not valid JSON ({clip(str(exc), 120)})",
+            field="config",
+            detail=clip(str(exc), 120),
+            line=exc.lineno,
+            column=exc.colno,
+        ) from None
+    except (ValueError, TypeError) as exc:
+        raise AdvisorError(
+            "config.not_json",
             f"config.json: not valid JSON ({clip(str(exc), 120)})",
             field="config",
             detail=clip(str(exc), 120),

@@ -168,7 +168,7 @@ class Sections:
                     total=self.n(inp["target_tokens_per_s"], 0),
                 )
                 rows.append((self.t("in.target"), target))
-            rows.append((self.t("in.weights"), inp["weights"]))
+            rows.append((self.t("in.weights"), _precision_text(inp["weights"])))
             hours = inp["hours_per_day"] if inp["hours_per_day"] is not None else 24.0
             rows.append((self.t("in.hours_per_day"), self.n(hours, 1)))
             return rows

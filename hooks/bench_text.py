@@ -178,6 +178,8 @@ _QUOTED = {"error", "name"}
 def _number(value: str, lang: str) -> str:
     if re.fullmatch(r"\d+\.\d+", value):
         return numfmt.number(float(value), len(value.split(".")[1]), lang)
+    if re.fullmatch(r"\d+", value):  # a count (bytes, samples, layers): grouped as on every page
+        return numfmt.number(int(value), 0, lang)
     return value
 
 

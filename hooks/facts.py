@@ -1070,7 +1070,7 @@ def _workload_text(w: dict) -> str:
     parts += lay
     prec = w.get("weights") or w.get("precision")
     if prec:
-        parts.append(str(prec))
+        parts.append(str(prec).upper())  # a format as datasheets write it: FP8, BF16
     if w.get("batch"):
         parts.append(f"b {w['batch']}")
     if w.get("concurrency"):

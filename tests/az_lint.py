@@ -4,7 +4,9 @@ command that prints the hits per page:
 
     .venv/bin/python tests/az_lint.py SITE_DIR [--words]
 
-What is checked ("reader text"): the text of each Azerbaijani page's <title> and <body>, without
+What is checked ("reader text"): the text of each Azerbaijani page's <title> and <body> (and the
+texts a reader sees in attributes: tooltips, aria-labels, placeholders, alt texts and a text
+field's shown value, `ATTR_TEXTS`), without
 <script>, <style>, <code>, <pre>, <kbd>, <samp>, elements marked with another language
 (`lang="en"`: source titles, the English name of a term) and text inside parentheses (the
 convention "term (English term)" on first use).
@@ -44,6 +46,9 @@ BLOCK_TAGS = {
     "text", "span", "a", "small", "strong", "em", "sup", "sub", "output", "legend",
 }  # fmt: skip
 VOID_TAGS = {"br", "img", "input", "meta", "link", "hr", "wbr", "source", "col", "area"}
+# Attributes whose text a reader sees or hears (tooltip, screen reader, empty field, missing
+# image); a text field's `value` is its shown default ("0,6" on an az page, not "0.6").
+ATTR_TEXTS = ("title", "aria-label", "placeholder", "alt")
 
 # Azerbaijani inflectional suffixes (Mirzəyev, "Azərbaycan dilinin qrammatikası"; harmony is not
 # checked, so one list serves both vowel rows): plural, possessive, case, with, copula, -ki.
@@ -190,10 +195,19 @@ class _Text(HTMLParser):
     def _in_scope(self) -> bool:
         return self.in_body_or_title > 0 if self.scopes is None else any(self.scoped)
 
+    def _attribute_texts(self, tag, attrs: dict, skipped: bool) -> None:
+        if skipped or not self._in_scope():
+            return
+        names = ATTR_TEXTS + (("value",) if tag == "input" and attrs.get("type") == "text" else ())
+        for name in names:
+            if attrs.get(name):
+                self.parts.append(f" {attrs[name]} ")
+
     def handle_starttag(self, tag, attrs):
         if tag in VOID_TAGS:
             if tag == "br":
                 self.parts.append(" ")
+            self._attribute_texts(tag, dict(attrs), self._skipped())
             return
         attrs = dict(attrs)
         lang = attrs.get("lang")
@@ -228,6 +242,7 @@ class _Text(HTMLParser):
             self.in_body_or_title += 1
         if tag in BLOCK_TAGS:
             self.parts.append(" ")
+        self._attribute_texts(tag, attrs, self._skipped())
 
     def handle_endtag(self, tag):
         if tag in VOID_TAGS or not self.stack:

@@ -72,6 +72,23 @@ def test_glossary_is_complete_and_consistent():
         ("700 W güc", {"W": 1}),
         ("Laylar", {"lay": 1}),
         ("Optimallaşdırıcının halları", {"optimallaşdırıcı": 1}),
+        # The second round of the native review (issue 37) and the 2026 work.
+        ("Ümumi cəmləmənin şin ötürmə qabiliyyəti", {"ümumi cəmləmə": 1}),
+        ("hər all-reduce növbəti bloku", {"all reduce": 1}),
+        ("Konveyer boşluğu", {"konveyer": 1}),
+        ("dekod addımı", {"dekod": 1}),
+        ("1 mln generasiya tokeni", {"generasiya": 1}),
+        ("uzun prefill sağda", {"prefill": 1}),
+        ("Modelin FLOP istifadəsi", {"flop istifadəsi": 1}),
+        ("Token başına vaxt, ms", {"token başına vaxt": 1}),
+        ("Hugging Face implementasiyasının", {"implementasiya": 1}),
+        ("susmaya görə 0,9", {"susmaya görə": 1}),
+        ("Rajbhandari və həmmüəlliflər", {"həmmüəllif": 1}),
+        ("qradiyentlər ortalanır", {"ortalanır": 1}),
+        ("kodlayıcıdır", {"kodlayıcı": 1}),
+        ("mütəxəssislər qarışığı modeli", {"mütəxəssis qarışığı": 1}),
+        ("bf16 çəkilər", {"bf16": 1}),
+        ("fp4 piki", {"fp4": 1}),
     ],
 )
 def test_variants_are_found_with_azerbaijani_suffixes(text, hits):
@@ -89,6 +106,15 @@ def test_variants_are_found_with_azerbaijani_suffixes(text, hits):
         "nəticə çıxarma (inference)",
         "formula1",
         "BM.GPU.H100.8 instansı",  # an instance id
+        "token yaradılması (decode) və ilkin emal (prefill)",
+        "Ümumi reduksiyanın (all-reduce) şin ötürmə qabiliyyəti",
+        "Boru kəmərinin boşluğu (bubble)",
+        "Model FLOP-larının istifadə dərəcəsi (MFU)",
+        "Bir çıxış tokeninin vaxtı, ms",
+        "spekulyativ dekodlaşdırma",  # speculative decoding, a named technique
+        "dekoderlər və bir enkoder",
+        "ekspertlər qarışığı (MoE) və ekspert paralelliyi",
+        "NVFP4 və MXFP4 çəkilər, BF16 KV keş",
     ],
 )
 def test_no_false_positives(text):
@@ -107,6 +133,29 @@ def test_code_other_language_and_parentheses_are_not_checked():
     assert _variants(text) == {}
     assert english_words(text, frozenset({"batch", "allocator", "tensor"})) == {}
     assert english_words("bu batch böyükdür", frozenset({"batch"})) == {"batch": 1}
+
+
+def test_attribute_texts_a_reader_sees_are_checked():
+    """Tooltips, aria-labels, placeholders, alt texts and a text field's shown value are reader
+    text (Material's "Dark"/"Light" toggle, "Permanent link", a field's "0.6")."""
+    html = (
+        '<html lang="az"><body><label title="Dark" aria-label="Light">x</label>'
+        '<a class="headerlink" href="#a" title="Permanent link">¶</a>'
+        '<input type="text" value="0.6"><input type="hidden" value="0.5">'
+        '<code title="ignored">y</code></body></html>'
+    )
+    text = reader_text(html)
+    assert "Dark" in text and "Light" in text and "Permanent link" in text
+    assert decimal_points(text) == ["0.6"]  # the hidden field is not shown
+    assert "ignored" not in text
+
+
+def test_heading_anchor_title_in_the_page_language():
+    from hooks.permalink import localise_permalinks
+
+    html = '<h2 id="a">A<a class="headerlink" href="#a" title="Permanent link">&para;</a></h2>'
+    assert 'title="Daimi keçid"' in localise_permalinks(html, "Daimi keçid")
+    assert localise_permalinks('<p title="Permanent link">', "x") == '<p title="Permanent link">'
 
 
 def test_a_table_column_headed_english_holds_english():

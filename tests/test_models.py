@@ -151,7 +151,7 @@ def test_moe_experts_per_token_bounded():
 def test_malformed_json_text(text):
     with pytest.raises(AdvisorError) as info:
         from_config_json(text)
-    assert info.value.key in ("config.bad_json", "config.not_object")
+    assert info.value.key in ("config.bad_json", "config.not_json", "config.not_object")
 
 
 # -- catalog presets -----------------------------------------------------------------------------

@@ -99,6 +99,8 @@ export function shardingText(label, S) {
 
 export function errorText(err, S) {
   let t = S["err." + err.key];
+  // An unknown name without close matches: no empty "Did you mean: ?" tail.
+  if (err.key === "name.unknown" && !(err.params?.suggestions || []).length) t = S["err.name.unknown_none"] || t;
   if (!t) return err.message;
   return t.replace(/\{(\w+)\}/g, (_, k) => {
     const v = err.params ? err.params[k] : undefined;
@@ -112,7 +114,10 @@ export function errorText(err, S) {
 function field(kind, name, type, state, S, L, choices) {
   const id = `calc-${kind}-${name}`;
   const label = `<label for="${id}">${esc(tr(S, "calc.f." + name, name))}</label>`;
-  const v = state[name] ?? "";
+  // A default is a number: shown with the page's decimal comma on az ("0,6"; the parser takes
+  // both), never with group separators (the parser refuses them).
+  const raw = state[name] ?? "";
+  const v = typeof raw === "number" && S.lang === "az" ? String(raw).replace(".", ",") : raw;
   let input;
   if (type === "model" || type === "gpu" || type === "network") {
     const list = { model: L.models, gpu: L.gpus, network: L.networks }[type];
@@ -163,7 +168,16 @@ function renderVram(r, S) {
   const parts = [...Object.entries(r.components), ...Object.entries(r.overhead)];
   const rows = parts.filter(([, b]) => b > 0).map(([n, b]) => [tr(S, "calc.c." + n, n), gib(b, S), `${fmt(b / 1e9, S, 2)} GB`]);
   rows.push([tr(S, "calc.total", "Total to provision"), gib(r.total_bytes, S), `${fmt(r.total_bytes / 1e9, S, 2)} GB`]);
-  let out = `<p class="calc-headline"><strong data-out="total">${esc(gib(r.total_bytes, S))}</strong> ${esc(tr(S, "calc.per_gpu", "per GPU"))} · ${esc(r.model.display_name)} (${esc(fmt(r.model.params / 1e9, S, 2))} B) · ${esc(tr(S, "calc.o." + r.task, r.task))}</p>`;
+  // The headline's word order and the billion's unit are the language's (az: "Hər QPU-ya 17,46 GiB
+  // · Llama 3.1 8B (8,03 mlrd parametr)", en: "17.46 GiB per GPU · Llama 3.1 8B (8.03 B)").
+  const headParts = {
+    total: `<strong data-out="total">${esc(gib(r.total_bytes, S))}</strong>`,
+    model: esc(r.model.display_name),
+    params: esc(fmt(r.model.params / 1e9, S, 2)),
+    task: esc(tr(S, "calc.o." + r.task, r.task)),
+  };
+  const head = esc(tr(S, "calc.vram_head", "{total} per GPU · {model} ({params} B) · {task}"));
+  let out = `<p class="calc-headline">${head.replace(/\{(\w+)\}/g, (m, k) => headParts[k] ?? m)}</p>`;
   if (r.checkpointing) {
     const ck = tr(S, "calc.o." + r.checkpointing, r.checkpointing);
     const why = r.checkpointing_default ? " " + tr(S, r.checkpointing === "full" ? "calc.ck_default_adapter" : "calc.ck_default_full", "") : "";
@@ -223,7 +237,7 @@ function renderBudget(r, S) {
   ];
   // No price for a workload that does not fit (or an encoder's tokens): the reason instead.
   if (r.training) rows.push([tr(S, "calc.train_cost", "Training run in the cloud"), r.training.reason ? errorText(r.training.reason, S) : `${withPm(money(r.training.cloud_cost, cur, S), r, "training", S)} · ${withPm(`${fmt(r.training.hours, S, 1)} ${tr(S, "calc.unit.hours", "h")}`, r, "training", S)}`]);
-  if (r.inference) rows.push([tr(S, "calc.per_million", "Per 1M generated tokens (rented)"), r.inference.reason ? errorText(r.inference.reason, S) : `${fmt(r.inference.per_million_tokens, S, 3)} ${cur} ${pm(r, "decode", S)}`.trim()]);
+  if (r.inference) rows.push([tr(S, "calc.per_million", "Per 1M generated tokens (rented)"), r.inference.reason ? errorText(r.inference.reason, S) : `${formatMoney(r.inference.per_million_tokens, cur, S.lang === "az" ? "az" : "en", 3)} ${pm(r, "decode", S)}`.trim()]);
   const verdict = t.savings > 0 ? tr(S, "calc.own_cheaper", "owning is cheaper") : tr(S, "calc.rent_cheaper", "renting is cheaper");
   return `<p class="calc-headline">${esc(r.gpus)} × ${esc(r.gpu.name)} · <strong data-out="verdict">${esc(verdict)}</strong> (${esc(money(Math.abs(t.savings), cur, S))})</p>${svg}${table([tr(S, "calc.quantity", "Quantity"), tr(S, "calc.value", "Value")], rows, "calc-main")}${bandLine(r, S)}`;
 }
