@@ -391,6 +391,8 @@ def _code_like(word: str) -> bool:
 def english_words(text: str, vocabulary: frozenset[str]) -> Counter:
     """{word: count} of stray English in `text` (reader text)."""
     text = IDENT.sub(" ", strip_parentheses(text))
+    # An Azerbaijani case or ordinal suffix after a number ("10-cu", "90-cı") is no English word.
+    text = re.sub(r"(?<=\d)-[a-zəğıöşüç]+", " ", text)
     allowed = allow_list() | catalog_names()
     # A hyphenated name the allow-list knows whole (nccl-tests, all-reduce) is one word.
     text = re.sub(
@@ -414,7 +416,7 @@ def none_count(text: str) -> int:
 
 @lru_cache(maxsize=1)
 def catalog_full_names() -> tuple[str, ...]:
-    """Catalog names with a dotted version in them ("Llama 3.1 8B"), longest first."""
+    """Catalog names with a dotted version in them ("Llama 3.1 8B", "RDNA 3.5"), longest first."""
     names: set[str] = set()
     for path in (ROOT / "catalog").rglob("*.yaml"):
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -423,9 +425,11 @@ def catalog_full_names() -> tuple[str, ...]:
             node = stack.pop()
             if isinstance(node, dict):
                 for key, value in node.items():
-                    if key in ("name", "family", "display_name") and isinstance(value, str):
+                    named = ("name", "family", "display_name", "architecture", "scale_out_nic")
+                    if key in named and isinstance(value, str):
                         if re.search(r"\d\.\d", value):
                             names.add(value)
+                            names.add(value.split(" (")[0])  # parentheses are stripped first
                     else:
                         stack.append(value)
             elif isinstance(node, list):
