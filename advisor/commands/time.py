@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from .. import accuracy, cluster, limits, serving, training
+from .. import accuracy, cluster, interactivity, limits, queueing, serving, speculative, training
 from ..catalog import load_catalog
 from ..errors import AdvisorError
 from ..parallel import Layout
@@ -124,6 +124,43 @@ def register(sub) -> None:
     s.add_argument("--weights", default="bf16", help="bf16|fp16|fp8|int8|int4|...")
     s.add_argument("--kv-dtype", default="bf16", choices=("bf16", "fp16", "fp8"))
     s.add_argument("--engine", default="vllm", choices=serving.ENGINES)
+    s.add_argument(
+        "--request-rate",
+        type=number("request_rate", (0.0, 1e7), exclusive_low=True),
+        help="requests/s arriving at random (all replicas): TTFT and TPOT under queueing",
+    )
+    s.add_argument(
+        "--ttft-ms",
+        type=number("ttft_ms", (0.0, 3_600_000.0), exclusive_low=True),
+        help="TTFT limit: the largest request rate that meets the limits",
+    )
+    s.add_argument(
+        "--tpot-ms",
+        type=number("tpot_ms", (0.0, 3_600_000.0), exclusive_low=True),
+        help="TPOT limit: the largest request rate that meets the limits",
+    )
+    s.add_argument(
+        "--draft-tokens",
+        type=count("draft_tokens", maximum=speculative.MAX_DRAFT_TOKENS),
+        help="speculative decoding / MTP: tokens drafted per step (1 = DeepSeek-V3's MTP)",
+    )
+    s.add_argument(
+        "--acceptance",
+        type=number("acceptance", (0.0, 0.999)),
+        help=f"acceptance rate of a drafted token (default {speculative.DEFAULT_ACCEPTANCE})",
+    )
+    s.add_argument(
+        "--draft-layers",
+        type=number("draft_layers", (0.0, 1000.0)),
+        help="draft cost per drafted token, in target layers (default 1: one MTP module)",
+    )
+    s.add_argument(
+        "--prefix-hit",
+        type=number("prefix_hit", (0.0, 0.999)),
+        default=0.0,
+        help="fraction of prompt tokens found in the prefix cache",
+    )
+    s.add_argument("--price", type=usd_h, help="USD per GPU-hour (default: cheapest offer)")
     s.set_defaults(func=run_serve)
 
 
@@ -224,6 +261,39 @@ def run_plan(args) -> int:
     return 0 if p.chosen else 2
 
 
+def _speculation(args):
+    if args.draft_tokens is None:
+        for name in ("acceptance", "draft_layers"):
+            if getattr(args, name) is not None:
+                raise AdvisorError(
+                    "cli.needs_draft_tokens",
+                    f"--{name.replace('_', '-')} applies to speculative decoding: give "
+                    "--draft-tokens too",
+                    field=name,
+                )
+        return None
+    return speculative.Speculation(
+        draft_tokens=args.draft_tokens,
+        acceptance=speculative.DEFAULT_ACCEPTANCE if args.acceptance is None else args.acceptance,
+        draft_layers=1.0 if args.draft_layers is None else args.draft_layers,
+    )
+
+
+def _gpu_hour_price(cat, gpu, given):
+    if given is not None:
+        return given, "given"
+    best = None
+    for o in cat.offers:
+        price = o.on_demand_usd_per_gpu_hour
+        if o.gpu_id != gpu.id or price is None:
+            continue
+        if best is None or price < best.on_demand_usd_per_gpu_hour:
+            best = o
+    if best is None:
+        return None, None
+    return best.on_demand_usd_per_gpu_hour, f"cheapest on-demand offer ({best.provider})"
+
+
 def run_serve(args) -> int:
     cat, spec, gpu = _inputs(args)
     kw = dict(
@@ -234,8 +304,25 @@ def run_serve(args) -> int:
         tensor_parallel=args.tp,
         gpus=args.gpus,
         engine=args.engine,
+        speculative=_speculation(args),
+        prefix_hit_rate=args.prefix_hit,
     )
     plan = serving.plan(spec, gpu, **kw)
+    price, price_from = _gpu_hour_price(cat, gpu, args.price)
+    curve = interactivity.curve(plan, price) if plan.points else ()
+    load = None
+    if args.request_rate is not None:
+        load = queueing.at_rate(spec, gpu, request_rate=args.request_rate, **kw)
+    best_rate = None
+    limited = args.ttft_ms is not None or args.tpot_ms is not None
+    if limited and plan.points:
+        best_rate = queueing.max_rate(
+            spec,
+            gpu,
+            ttft_s=args.ttft_ms / 1e3 if args.ttft_ms else None,
+            tpot_s=args.tpot_ms / 1e3 if args.tpot_ms else None,
+            **kw,
+        )
     point = None
     if args.concurrency:
         if args.concurrency > plan.kv_limited_concurrency:
@@ -253,6 +340,14 @@ def run_serve(args) -> int:
             {
                 "plan": plan.to_dict(),
                 "point": point.to_dict() if point else None,
+                "curve": [c.to_dict() for c in curve],
+                "usd_per_gpu_hour": price,
+                "price_from": price_from,
+                "speculative": kw["speculative"].to_dict() if kw["speculative"] else None,
+                "prefix_hit_rate": args.prefix_hit,
+                "load": load.to_dict() if load else None,
+                "max_rate": best_rate.to_dict() if best_rate else None,
+                "limits": {"ttft_ms": args.ttft_ms, "tpot_ms": args.tpot_ms},
                 "accuracy": accuracy.band_dict("serving"),
             }
         )
@@ -262,6 +357,15 @@ def run_serve(args) -> int:
     )
     limit = "; ".join(plan.notes) or f"max_num_seqs {serving.MAX_NUM_SEQS}"
     print(f"largest concurrency per replica: {plan.max_concurrency} ({limit})")
+    if kw["speculative"]:
+        sp = kw["speculative"]
+        print(
+            f"speculative decoding: {sp.draft_tokens} drafted token(s) per step, acceptance "
+            f"{sp.acceptance:.2f}: {sp.tokens_per_step:.2f} tokens per step"
+        )
+    if args.prefix_hit:
+        print(f"prefix cache: {args.prefix_hit:.0%} of prompt tokens skip the prefill")
+    usd = {c.concurrency: c.usd_per_million_tokens for c in curve}
     rows = [
         (
             x.concurrency,
@@ -269,8 +373,40 @@ def run_serve(args) -> int:
             f"{x.tpot_s * 1e3:.1f}",
             f"{x.tokens_per_s_per_user:.1f}",
             f"{x.tokens_per_s:,.0f}",
+            f"{x.tokens_per_s_per_gpu:,.0f}",
+            "-" if usd.get(x.concurrency) is None else f"{usd[x.concurrency]:.3f}",
         )
         for x in ([point] if point else plan.points)
     ]
-    print_table(("concurrency", "TTFT ms", "TPOT ms", "tok/s/user", "tok/s total"), rows, left=0)
+    print_table(
+        (
+            "concurrency",
+            "TTFT ms",
+            "TPOT ms",
+            "tok/s/user",
+            "tok/s total",
+            "tok/s/GPU",
+            "USD/M tok",
+        ),
+        rows,
+        left=0,
+    )
+    if price is not None:
+        print(f"cost at {price:.2f} USD per GPU-hour ({price_from})")
+    if load is not None:
+        print(
+            f"at {load.request_rate_per_s:.4g} requests/s (random arrivals): "
+            f"{load.concurrency:.1f} in flight per replica, TTFT {load.ttft_s * 1e3:.1f} ms "
+            f"(queue {load.queue_wait_s * 1e3:.1f} ms), TPOT {load.tpot_s * 1e3:.1f} ms, "
+            f"{load.tokens_per_s:,.0f} tok/s"
+        )
+    if limited:
+        if best_rate is None:
+            print("no request rate meets the TTFT/TPOT limits")
+        else:
+            print(
+                f"largest request rate within the limits: {best_rate.request_rate_per_s:.4g}/s "
+                f"(TTFT {best_rate.ttft_s * 1e3:.1f} ms, TPOT {best_rate.tpot_s * 1e3:.1f} ms, "
+                f"{best_rate.tokens_per_s_per_gpu:,.0f} tok/s/GPU)"
+            )
     return 0
