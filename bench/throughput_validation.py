@@ -411,11 +411,15 @@ def predict_serving(e, cat, notes):
 
 def predict_latency(e, cat, notes):
     w = e["workload"]
-    if (w.get("scenario") or "").lower().startswith("online"):
-        raise NotExpressible(
-            "online serving at a request rate: queueing at that rate is not modelled",
-            "request_rate",
-        )
+    scen = (w.get("scenario") or "").lower()
+    if scen.startswith("online"):
+        rate = re.search(r"\(qps\)\s*([0-9.]+|inf)", scen)
+        if not rate or rate.group(1) == "inf":
+            raise NotExpressible(
+                "every request sent at once (QPS INF): a burst that drains, not a steady state",
+                "burst",
+            )
+        return _predict_at_rate(e, cat, notes, float(rate.group(1)))
     if w.get("input_tokens") is None:
         raise NotExpressible(
             "input/output lengths not stated",
@@ -424,6 +428,40 @@ def predict_latency(e, cat, notes):
     if w.get("concurrency") is None and w.get("batch") is None:
         raise NotExpressible("concurrency not stated", "concurrency_unstated")
     return predict_serving(e, cat, notes)
+
+
+def _predict_at_rate(e, cat, notes, rate: float) -> float:
+    """An online-serving measurement at `rate` requests/s arriving at random: advisor.queueing
+    (Little's law on the continuous-batching curve, Erlang C over the KV slots)."""
+    from advisor import queueing
+
+    w = e["workload"]
+    spec = _model(cat, w, notes)
+    gpu = _gpu(cat, w, notes)
+    weights = _weights(w)
+    tp = _tp(w, e["id"], notes)
+    engine = "trtllm" if "tensorrt" in (w.get("software") or "").lower() else "vllm"
+    notes.append(f"{rate:g} requests/s, Poisson arrivals assumed (the source states the rate only)")
+    p = queueing.at_rate(
+        spec,
+        gpu,
+        request_rate=rate,
+        input_tokens=int(w["input_tokens"]),
+        output_tokens=int(w["output_tokens"]),
+        weights=weights,
+        kv_dtype=w.get("kv_dtype") or "bf16",
+        tensor_parallel=tp,
+        gpus=int(w.get("count") or tp),
+        engine=engine,
+    )
+    m = e["metric"]
+    if m == "ttft_ms":
+        return p.ttft_s * 1e3
+    if m == "tpot_ms":
+        return p.tpot_s * 1e3
+    if m == "tokens_per_s":
+        return p.tokens_per_s
+    raise NotExpressible(f"metric {m}")
 
 
 def _checkpointing(v) -> str:
