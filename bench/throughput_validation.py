@@ -338,10 +338,7 @@ def predict_serving(e, cat, notes):
             "disaggregated",
         )
     if w.get("expert_parallel") and spec.is_moe:
-        raise NotExpressible(
-            "MoE serving with expert parallelism and data-parallel attention is not modelled",
-            "expert_parallel",
-        )
+        return _predict_expert_parallel(e, cat, notes, spec, gpu)
     weights = _weights(w)
     tp = _tp(w, e["id"], notes)
     count = int(w.get("count") or tp)
@@ -428,6 +425,45 @@ def predict_latency(e, cat, notes):
     if w.get("concurrency") is None and w.get("batch") is None:
         raise NotExpressible("concurrency not stated", "concurrency_unstated")
     return predict_serving(e, cat, notes)
+
+
+def _predict_expert_parallel(e, cat, notes, spec, gpu) -> float:
+    """An MoE run with expert parallelism and data-parallel attention (TensorRT-LLM's DEPn):
+    advisor.expert_parallel on one GPU of the group, offline at the KV-cache limit per GPU
+    (capped at OFFLINE_CONCURRENCY)."""
+    from advisor import expert_parallel as epm
+
+    w = e["workload"]
+    if e["metric"] != "tokens_per_s_per_gpu" or w.get("concurrency"):
+        raise NotExpressible(
+            "MoE serving with expert parallelism: only offline tokens/s per GPU is predicted",
+            "expert_parallel",
+        )
+    weights = _weights(w)
+    kv = w.get("kv_dtype") or ("fp8" if weights == "fp8" else "bf16")
+    layout = epm.EPLayout(ep=int(w["expert_parallel"]), domain=8)
+    inp, out = int(w["input_tokens"]), int(w["output_tokens"])
+    cap = epm.max_batch_per_gpu(
+        spec, gpu, context=inp + out, weights=weights, kv_dtype=kv, layout=layout
+    )
+    if cap < 1:
+        raise NotExpressible("advisor: the weights leave no room for the KV cache")
+    b = min(cap, OFFLINE_CONCURRENCY)
+    notes.append(
+        f"EP {layout.ep} with attention DP, {b} sequences per GPU (KV-cache limit {cap}), "
+        f"expert load imbalance {layout.load_factor} (advisor.expert_parallel's assumption)"
+    )
+    p = epm.point(
+        spec,
+        gpu,
+        batch_per_gpu=b,
+        input_tokens=inp,
+        output_tokens=out,
+        weights=weights,
+        kv_dtype=kv,
+        layout=layout,
+    )
+    return p.tokens_per_s_per_gpu
 
 
 def _predict_at_rate(e, cat, notes, rate: float) -> float:

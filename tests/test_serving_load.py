@@ -210,3 +210,98 @@ def test_validation_reports_the_2025_26_part_and_source_families():
     for v in held.values():
         assert v["held_out"]["n"] >= tv.HOLDOUT_MIN
         assert math.isfinite(v["held_out"]["median_abs_error"])
+
+
+# --- MoE expert parallelism and disaggregated serving -------------------------------------
+
+MOE = CAT.model("mixtral-8x7b").spec
+
+
+def test_expert_parallel_spreads_the_experts_and_pays_all_to_all():
+    from advisor import expert_parallel as ep
+
+    kw = dict(input_tokens=1024, output_tokens=1024, weights="fp8", kv_dtype="fp8")
+    lone = ep.point(MOE, GPU, batch_per_gpu=64, layout=ep.EPLayout(ep=1), **kw)
+    eight = ep.point(MOE, GPU, batch_per_gpu=64, layout=ep.EPLayout(ep=8), **kw)
+    assert lone.all_to_all_share == 0.0 and 0 < eight.all_to_all_share < 0.5
+    # each GPU reads 1/8 of the experts: more tokens/s per GPU at the same batch per GPU
+    assert eight.tokens_per_s_per_gpu > lone.tokens_per_s_per_gpu
+    # 1/ep of the experts leaves room for more sequences per GPU
+    caps = [
+        ep.max_batch_per_gpu(
+            MOE, GPU, context=2048, weights="fp8", kv_dtype="fp8", layout=ep.EPLayout(ep=e)
+        )
+        for e in (1, 2, 8)
+    ]
+    assert caps == sorted(caps) and caps[0] < caps[-1]
+    # imbalance slows the busiest GPU; across nodes the all-to-all is slower than in a domain
+    even = ep.point(MOE, GPU, batch_per_gpu=64, layout=ep.EPLayout(ep=8, imbalance=1.0), **kw)
+    assert even.tpot_s < eight.tpot_s
+    wide = ep.point(MOE, GPU, batch_per_gpu=64, layout=ep.EPLayout(ep=8, domain=4), **kw)
+    assert wide.all_to_all_share > eight.all_to_all_share
+
+
+def test_expert_parallel_refuses_by_name():
+    from advisor import expert_parallel as ep
+
+    with pytest.raises(AdvisorError) as e:
+        ep.decode_step(
+            SPEC, GPU, batch=8, context=512, weights="bf16", kv_dtype="bf16",
+            layout=ep.EPLayout(ep=2),
+        )  # fmt: skip
+    assert e.value.field == "model"
+    with pytest.raises(AdvisorError) as e:
+        ep.decode_step(
+            MOE, GPU, batch=8, context=512, weights="bf16", kv_dtype="bf16",
+            layout=ep.EPLayout(ep=16),
+        )  # fmt: skip
+    assert e.value.field == "ep"
+    with pytest.raises(AdvisorError) as e:
+        ep.EPLayout(ep=8, imbalance=0.5)
+    assert e.value.field == "imbalance"
+    with pytest.raises(AdvisorError) as e:
+        ep.point(
+            MOE, GPU, batch_per_gpu=60000, input_tokens=1024, output_tokens=1024,
+            layout=ep.EPLayout(ep=8),
+        )  # fmt: skip
+    assert e.value.field == "batch_per_gpu"
+
+
+def test_validator_predicts_dep_runs_through_expert_parallel():
+    from bench import throughput_validation as tv
+
+    e = {
+        "id": "test-dep8",
+        "kind": "serving",
+        "metric": "tokens_per_s_per_gpu",
+        "value": 1.0,
+        "workload": {
+            "model": "mixtral-8x7b", "weights": "fp8", "kv_dtype": "fp8",
+            "accelerator": "h100-sxm", "count": 8, "tensor_parallel": 1,
+            "expert_parallel": 8, "attention_data_parallel": 8,
+            "input_tokens": 1024, "output_tokens": 1024,
+            "software": "TensorRT-LLM (PyTorch backend)",
+        },
+    }  # fmt: skip
+    notes: list[str] = []
+    got = tv.predict_serving(e, CAT, notes)
+    assert got > 0 and any("EP 8" in n for n in notes)
+
+
+def test_disaggregated_split_meets_both_targets():
+    from advisor import disaggregated as dg
+
+    spec70 = CAT.model("llama-3.1-70b").spec
+    kw = dict(input_tokens=2048, output_tokens=256, weights="fp8", kv_dtype="fp8")
+    p = dg.split(spec70, GPU, gpus=16, ttft_s=1.0, tpot_s=0.05, prefill_tp=2, decode_tp=2, **kw)
+    assert p.ttft_s <= 1.0 + 1e-9 and p.tpot_s <= 0.05
+    assert p.prefill_instances * 2 + p.decode_instances * 2 <= 16
+    assert p.kv_transfer_s > 0 and p.tokens_per_s == pytest.approx(p.request_rate_per_s * 256)
+    # a looser TTFT never serves less
+    loose = dg.split(spec70, GPU, gpus=16, ttft_s=2.0, tpot_s=0.05, prefill_tp=2, decode_tp=2, **kw)
+    assert loose.request_rate_per_s >= p.request_rate_per_s
+    # a TPOT below a lone request's decode step cannot be met
+    assert dg.split(spec70, GPU, gpus=16, ttft_s=1.0, tpot_s=1e-4, **kw) is None
+    with pytest.raises(AdvisorError) as e:
+        dg.split(spec70, GPU, gpus=2, ttft_s=1.0, tpot_s=0.05, prefill_tp=2, decode_tp=2, **kw)
+    assert e.value.field == "gpus"
