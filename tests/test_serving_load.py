@@ -305,3 +305,25 @@ def test_disaggregated_split_meets_both_targets():
     with pytest.raises(AdvisorError) as e:
         dg.split(spec70, GPU, gpus=2, ttft_s=1.0, tpot_s=0.05, prefill_tp=2, decode_tp=2, **kw)
     assert e.value.field == "gpus"
+
+
+def test_cli_serve_expert_parallel_and_disaggregated():
+    r = _cli(
+        "--model", "mixtral-8x7b", "--gpu", "h100-sxm", "--ep", "8", "--weights", "fp8",
+        "--kv-dtype", "fp8", "--batch-per-gpu", "64", "--json",
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["point"]["batch_per_gpu"] == 64 and d["point"]["all_to_all_share"] > 0
+    r = _cli(
+        "--model", "llama-3.1-70b", "--gpu", "h100-sxm", "--gpus", "16", "--tp", "2",
+        "--weights", "fp8", "--kv-dtype", "fp8", "--input", "2048", "--disaggregate",
+        "--ttft-ms", "1000", "--tpot-ms", "50", "--json",
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    p = json.loads(r.stdout)["disaggregated"]
+    assert p["ttft_s"] <= 1.0 + 1e-9 and p["tpot_s"] <= 0.05
+    bad = _cli("--model", "llama-3.1-70b", "--gpu", "h100-sxm", "--disaggregate")
+    assert bad.returncode == 2 and "--ttft-ms" in bad.stderr
+    bad = _cli("--model", "mixtral-8x7b", "--gpu", "h100-sxm", "--ep", "8", "--request-rate", "1")
+    assert bad.returncode == 2 and "--ep" in bad.stderr

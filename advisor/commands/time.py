@@ -161,6 +161,30 @@ def register(sub) -> None:
         help="fraction of prompt tokens found in the prefix cache",
     )
     s.add_argument("--price", type=usd_h, help="USD per GPU-hour (default: cheapest offer)")
+    s.add_argument(
+        "--ep",
+        type=count("ep", maximum=4096),
+        help="MoE: expert parallel over this many GPUs with data-parallel attention",
+    )
+    s.add_argument(
+        "--batch-per-gpu",
+        type=count("batch_per_gpu", maximum=1 << 16),
+        help="with --ep: sequences per GPU (default: the KV-cache limit, at most 1024)",
+    )
+    s.add_argument(
+        "--domain", type=count("domain", maximum=4096), default=8, help="scale-up domain (GPUs)"
+    )
+    s.add_argument(
+        "--imbalance",
+        type=number("imbalance", (1.0, 16.0)),
+        help="with --ep: busiest GPU's expert load over the mean (default 1.2, assumed)",
+    )
+    s.add_argument(
+        "--disaggregate",
+        action="store_true",
+        help="split --gpus into prefill and decode pools of --tp GPUs each meeting "
+        "--ttft-ms and --tpot-ms",
+    )
     s.set_defaults(func=run_serve)
 
 
@@ -294,8 +318,114 @@ def _gpu_hour_price(cat, gpu, given):
     return best.on_demand_usd_per_gpu_hour, f"cheapest on-demand offer ({best.provider})"
 
 
+def _run_ep(args, spec, gpu) -> int:
+    from .. import expert_parallel as epm
+
+    for name in ("request_rate", "draft_tokens", "ttft_ms", "tpot_ms", "concurrency"):
+        if getattr(args, name) is not None:
+            raise AdvisorError(
+                "cli.not_with_ep",
+                f"--{name.replace('_', '-')} does not apply with --ep",
+                field=name,
+            )
+    layout = epm.EPLayout(
+        ep=args.ep,
+        domain=args.domain,
+        imbalance=epm.DEFAULT_IMBALANCE if args.imbalance is None else args.imbalance,
+    )
+    kv = args.kv_dtype
+    cap = epm.max_batch_per_gpu(
+        spec,
+        gpu,
+        context=args.input + args.output,
+        weights=args.weights,
+        kv_dtype=kv,
+        layout=layout,
+    )
+    b = args.batch_per_gpu or min(cap, 1024)
+    p = epm.point(
+        spec,
+        gpu,
+        batch_per_gpu=b,
+        input_tokens=args.input,
+        output_tokens=args.output,
+        weights=args.weights,
+        kv_dtype=kv,
+        layout=layout,
+    )
+    if args.json:
+        return print_json(
+            {"layout": layout.__dict__, "kv_limited_batch_per_gpu": cap, "point": p.to_dict()}
+        )
+    print(
+        f"{spec.name} on {args.ep} x {gpu.id}, expert parallel {args.ep} with data-parallel "
+        f"attention, domain {args.domain}, imbalance {layout.load_factor}" + _band("serving")
+    )
+    print_table(
+        ("seq/GPU", "TTFT ms", "TPOT ms", "tok/s/user", "tok/s/GPU", "all-to-all"),
+        [
+            (
+                p.batch_per_gpu,
+                f"{p.ttft_s * 1e3:.1f}",
+                f"{p.tpot_s * 1e3:.1f}",
+                f"{p.tokens_per_s_per_user:.1f}",
+                f"{p.tokens_per_s_per_gpu:,.0f}",
+                f"{p.all_to_all_share:.0%}",
+            )
+        ],
+        left=0,
+    )
+    print(f"KV-cache limit per GPU: {cap} sequences")
+    return 0
+
+
+def _run_disagg(args, spec, gpu) -> int:
+    from .. import disaggregated
+
+    if args.ttft_ms is None or args.tpot_ms is None or not args.gpus:
+        raise AdvisorError(
+            "cli.disagg_needs_targets",
+            "--disaggregate needs --gpus, --ttft-ms and --tpot-ms",
+            field="disaggregate",
+        )
+    p = disaggregated.split(
+        spec,
+        gpu,
+        gpus=args.gpus,
+        input_tokens=args.input,
+        output_tokens=args.output,
+        ttft_s=args.ttft_ms / 1e3,
+        tpot_s=args.tpot_ms / 1e3,
+        weights=args.weights,
+        kv_dtype=args.kv_dtype,
+        prefill_tp=args.tp,
+        decode_tp=args.tp,
+        engine=args.engine,
+    )
+    if args.json:
+        return print_json({"disaggregated": p.to_dict() if p else None})
+    if p is None:
+        print("no split of prefill and decode GPUs meets the TTFT/TPOT targets")
+        return 0
+    print(
+        f"{spec.name} on {args.gpus} x {gpu.id}: {p.prefill_instances} prefill x TP {p.prefill_tp}"
+        f" + {p.decode_instances} decode x TP {p.decode_tp} ({p.decode_concurrency} sequences "
+        "each)" + _band("serving")
+    )
+    print(
+        f"{p.request_rate_per_s:.4g} requests/s, TTFT {p.ttft_s * 1e3:.1f} ms (prefill "
+        f"{p.prefill_s * 1e3:.1f} ms, KV transfer {p.kv_transfer_s * 1e3:.2f} ms), TPOT "
+        f"{p.tpot_s * 1e3:.1f} ms, {p.tokens_per_s_per_gpu:,.0f} tok/s/GPU"
+    )
+    return 0
+
+
 def run_serve(args) -> int:
     cat, spec, gpu = _inputs(args)
+    if args.ep:
+        return _run_ep(args, spec, gpu)
+    if args.disaggregate:
+        return _run_disagg(args, spec, gpu)
     kw = dict(
         input_tokens=args.input,
         output_tokens=args.output,
