@@ -46,7 +46,7 @@ bench-memory: setup ## advisor's memory model vs real PyTorch allocations -> ben
 	$(PY) -m bench.memory_validation
 
 bench-throughput: setup ## advisor's time model vs published measurements -> bench_results/validation/throughput.json
-	$(PY) -m bench.throughput_validation
+	$(PY) -m bench.throughput_validation --holdout
 
 bench-site: setup ## time the bilingual build, with and without the data hooks
 	$(PY) scripts/bench_build.py

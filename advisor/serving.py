@@ -30,6 +30,8 @@ from . import timing, vocab
 from .compute import KV_BYTES, PEAK_KEY, weight_peak_key
 from .errors import AdvisorError, check_choice, check_int, check_positive
 from .models import ModelSpec
+from .prefix_cache import uncached_tokens
+from .speculative import Speculation, time_per_token
 
 MAX_NUM_SEQS = 256
 ENGINES = vocab.SERVING_ENGINES
@@ -136,11 +138,17 @@ def point(
     achievable=None,
     engine: str = "vllm",
     grouped_kv_kernel: bool = True,
+    speculative: Speculation | None = None,
+    prefix_hit_rate: float = 0.0,
 ) -> ServingPoint:
     """One steady-state operating point (module docstring). `engine` ("vllm" | "trtllm")
     selects the engine's per-sequence step overhead (efficiency.Stack.seq_step_us).
     `grouped_kv_kernel=False` models a decode attention kernel that streams the KV cache once
-    per query head (TensorRT-LLM before v0.8's XQA kernel; `kv_reads`)."""
+    per query head (TensorRT-LLM before v0.8's XQA kernel; `kv_reads`).
+    `speculative`: multi-token prediction or a draft model (advisor.speculative): a decode
+    step yields `tokens_per_step` tokens per sequence and costs the verification and the draft.
+    `prefix_hit_rate`: the fraction of prompt tokens found in the prefix cache
+    (advisor.prefix_cache): prefills compute only the rest."""
     _check(spec, input_tokens, output_tokens)
     stack = stack or eff.DEFAULT_STACK
     c = check_int("concurrency", concurrency, maximum=1 << 16)
@@ -157,36 +165,49 @@ def point(
         )
     dev = timing.Device.of(gpu, weight_peak_key(gpu, weights), stack, achievable)
     fabric = net.intra_node_fabric(gpu) if tp > 1 else None
-    per_batch = max(1, min(c, MAX_NUM_BATCHED_TOKENS // input_tokens))
+    prompt = uncached_tokens(input_tokens, prefix_hit_rate) if prefix_hit_rate else input_tokens
+    per_batch = max(1, min(c, MAX_NUM_BATCHED_TOKENS // prompt))
     pf = timing.prefill_time(
         spec,
         dev,
         stack,
         batch=per_batch,
-        prompt=input_tokens,
+        prompt=prompt,
         weights=weights,
         tp=tp,
         tp_fabric=fabric,
     )["seconds"]
     t_pf_one = timing.prefill_time(
-        spec, dev, stack, batch=1, prompt=input_tokens, weights=weights, tp=tp, tp_fabric=fabric
+        spec, dev, stack, batch=1, prompt=prompt, weights=weights, tp=tp, tp_fabric=fabric
     )["seconds"]
     t_pf = pf / per_batch
     ctx = input_tokens + output_tokens // 2
-    t_d = timing.decode_step_time(
-        spec,
-        dev,
-        stack,
-        batch=c,
-        context=ctx,
-        weights=weights,
-        kv_bytes=KV_BYTES[kv_dtype],
-        tp=tp,
-        tp_fabric=fabric,
-        kv_reads=kv_reads(spec, grouped_kv_kernel),
-    )["seconds"]
+
+    def step(b: int):
+        return timing.decode_step_time(
+            spec,
+            dev,
+            stack,
+            batch=b,
+            context=ctx,
+            weights=weights,
+            kv_bytes=KV_BYTES[kv_dtype],
+            tp=tp,
+            tp_fabric=fabric,
+            kv_reads=kv_reads(spec, grouped_kv_kernel),
+        )
+
+    if speculative is None:
+        t_d = step(c)["seconds"]
+    else:
+        t_d = time_per_token(step, c, speculative, spec.num_layers)
     check_choice("engine", engine, ENGINES)
-    t_d += c * stack.seq_step_us.get(engine, 0.0) * 1e-6
+    t_d += (
+        c
+        * stack.seq_step_us.get(engine, 0.0)
+        * 1e-6
+        / (speculative.tokens_per_step if speculative else 1.0)
+    )
     cycle = c * t_pf + output_tokens * t_d
     tpot = cycle / output_tokens
     replicas = gpus // tp
@@ -264,9 +285,12 @@ def plan(
     stack: eff.Stack | None = None,
     achievable=None,
     engine: str = "vllm",
+    speculative: Speculation | None = None,
+    prefix_hit_rate: float = 0.0,
 ) -> ServingPlan:
     """The throughput-latency curve at concurrency 1, 2, 4, ... up to the largest the KV cache
-    and `max_num_seqs` allow (and that value itself)."""
+    and `max_num_seqs` allow (and that value itself). `speculative` and `prefix_hit_rate` as
+    in `point`."""
     _check(spec, input_tokens, output_tokens)
     tp = check_int("tensor_parallel", tensor_parallel, maximum=72)
     check_int("max_num_seqs", max_num_seqs, maximum=1 << 16)
@@ -305,6 +329,8 @@ def plan(
             stack=stack,
             achievable=achievable,
             engine=engine,
+            speculative=speculative,
+            prefix_hit_rate=prefix_hit_rate,
         )
         for c in levels
     )

@@ -703,12 +703,38 @@ def serving(params: dict) -> dict:
     best = plan.best_under(
         req.ttft_ms / 1e3 if req.ttft_ms else None, req.tpot_ms / 1e3 if req.tpot_ms else None
     )
+    from . import interactivity, queueing
+
+    offer = _cheapest_offer(g.id)
+    price = offer.on_demand_usd_per_gpu_hour if offer else None
+    rate = None
+    if req.ttft_ms or req.tpot_ms:
+        rate = queueing.max_rate(
+            spec,
+            g,
+            ttft_s=req.ttft_ms / 1e3 if req.ttft_ms else None,
+            tpot_s=req.tpot_ms / 1e3 if req.tpot_ms else None,
+            input_tokens=req.input_tokens,
+            output_tokens=req.output_tokens,
+            weights=req.weights,
+            kv_dtype=req.kv_dtype,
+            tensor_parallel=req.tensor_parallel,
+            gpus=req.gpus,
+            engine=req.engine,
+        )
     out = plan.to_dict()
     out.update(
         model=_model_info(spec),
         gpu=_gpu_info(g),
         best=best.to_dict() if best else None,
         limits={"ttft_ms": req.ttft_ms, "tpot_ms": req.tpot_ms},
+        # tokens/s per GPU against tokens/s per user, USD per million output tokens at the
+        # cheapest on-demand offer (advisor.interactivity)
+        curve=[c.to_dict() for c in interactivity.curve(plan, price)],
+        usd_per_gpu_hour=price,
+        price_provider=offer.provider if offer else None,
+        # the largest Poisson request rate within the limits (advisor.queueing)
+        max_rate=rate.to_dict() if rate else None,
         accuracy=_bands("serving", "decode", "prefill"),
         weights=req.weights,
         # FP4 weights on a card without FP4 tensor cores for that format are dequantised

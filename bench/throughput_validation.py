@@ -44,6 +44,9 @@ SUMMARY_OUT = OUT.with_name("throughput-summary.json")
 SCHEMA_VERSION = 1
 TARGET_MEDIAN = 0.15
 TARGET_WORST = 0.40
+# issue 35: the 2025-26 part, median |error| <= 15 % with at least 80 % of it answered
+TARGET_MEDIAN_2025 = 0.15
+TARGET_ANSWERED_2025 = 0.80
 
 # catalog/efficiency/*.yaml took these figures: their error is zero by construction
 CALIBRATION = {
@@ -103,6 +106,12 @@ def _load_entries() -> list[dict]:
 def _model(cat, w: dict, notes: list[str]):
     mid = w.get("model")
     if mid:
+        if mid not in {m.id for m in cat.models}:
+            raise NotExpressible(
+                f"model {mid} is not in the catalog yet (the layer-by-layer models of issue 33 add it)",
+                "model_pending",
+                model=mid,
+            )
         return cat.model(mid).spec
     hf = w.get("model_hf")
     if hf in SAME_ARCH:
@@ -153,6 +162,12 @@ def _gpu(cat, w: dict, notes: list[str]):
     named = (w.get("accelerator_as_named") or "").lower()
     if "gcd" in named:
         raise NotExpressible("one GCD of a two-die card is not a catalog accelerator", "gcd")
+    if gid and gid not in {g.id for g in cat.gpus}:
+        raise NotExpressible(
+            f"accelerator {gid} is not in the catalog yet (the 2026 accelerators of issue 34 add it)",
+            "accelerator_pending",
+            accelerator=gid,
+        )
     if not gid:
         named = w.get("accelerator_as_named") or ""
         raise NotExpressible(
@@ -306,6 +321,12 @@ def predict_serving(e, cat, notes):
         raise NotExpressible(
             "the source does not say whether the figure is per GPU or per system", "per_gpu_unclear"
         )
+    if w.get("input_tokens") is None and w.get("output_tokens") is not None and "mlperf" in e["id"]:
+        raise NotExpressible(
+            "MLPerf: the mean output length is MLPerf's reference (TOKENS_PER_SAMPLE), the mean "
+            "input length was not found in MLPerf's reference implementation or rules",
+            "input_mean_mlperf",
+        )
     if w.get("input_tokens") is None or w.get("output_tokens") is None:
         raise NotExpressible(
             "input/output lengths not stated (MLPerf: the dataset's distribution, not in the "
@@ -314,6 +335,14 @@ def predict_serving(e, cat, notes):
         )
     spec = _model(cat, w, notes)
     gpu = _gpu(cat, w, notes)
+    if w.get("disaggregated"):
+        raise NotExpressible(
+            "disaggregated prefill and decode pools with wide expert parallelism: the pools' "
+            "batch and layout are not stated",
+            "disaggregated",
+        )
+    if w.get("expert_parallel") and spec.is_moe:
+        return _predict_expert_parallel(e, cat, notes, spec, gpu)
     weights = _weights(w)
     tp = _tp(w, e["id"], notes)
     count = int(w.get("count") or tp)
@@ -383,11 +412,15 @@ def predict_serving(e, cat, notes):
 
 def predict_latency(e, cat, notes):
     w = e["workload"]
-    if (w.get("scenario") or "").lower().startswith("online"):
-        raise NotExpressible(
-            "online serving at a request rate: queueing at that rate is not modelled",
-            "request_rate",
-        )
+    scen = (w.get("scenario") or "").lower()
+    if scen.startswith("online"):
+        rate = re.search(r"\(qps\)\s*([0-9.]+|inf)", scen)
+        if not rate or rate.group(1) == "inf":
+            raise NotExpressible(
+                "every request sent at once (QPS INF): a burst that drains, not a steady state",
+                "burst",
+            )
+        return _predict_at_rate(e, cat, notes, float(rate.group(1)))
     if w.get("input_tokens") is None:
         raise NotExpressible(
             "input/output lengths not stated",
@@ -396,6 +429,79 @@ def predict_latency(e, cat, notes):
     if w.get("concurrency") is None and w.get("batch") is None:
         raise NotExpressible("concurrency not stated", "concurrency_unstated")
     return predict_serving(e, cat, notes)
+
+
+def _predict_expert_parallel(e, cat, notes, spec, gpu) -> float:
+    """An MoE run with expert parallelism and data-parallel attention (TensorRT-LLM's DEPn):
+    advisor.expert_parallel on one GPU of the group, offline at the KV-cache limit per GPU
+    (capped at OFFLINE_CONCURRENCY)."""
+    from advisor import expert_parallel as epm
+
+    w = e["workload"]
+    if e["metric"] != "tokens_per_s_per_gpu" or w.get("concurrency"):
+        raise NotExpressible(
+            "MoE serving with expert parallelism: only offline tokens/s per GPU is predicted",
+            "expert_parallel",
+        )
+    weights = _weights(w)
+    kv = w.get("kv_dtype") or ("fp8" if weights == "fp8" else "bf16")
+    layout = epm.EPLayout(ep=int(w["expert_parallel"]), domain=8)
+    inp, out = int(w["input_tokens"]), int(w["output_tokens"])
+    cap = epm.max_batch_per_gpu(
+        spec, gpu, context=inp + out, weights=weights, kv_dtype=kv, layout=layout
+    )
+    if cap < 1:
+        raise NotExpressible("advisor: the weights leave no room for the KV cache")
+    b = min(cap, OFFLINE_CONCURRENCY)
+    notes.append(
+        f"EP {layout.ep} with attention DP, {b} sequences per GPU (KV-cache limit {cap}), "
+        f"expert load imbalance {layout.load_factor} (advisor.expert_parallel's assumption)"
+    )
+    p = epm.point(
+        spec,
+        gpu,
+        batch_per_gpu=b,
+        input_tokens=inp,
+        output_tokens=out,
+        weights=weights,
+        kv_dtype=kv,
+        layout=layout,
+    )
+    return p.tokens_per_s_per_gpu
+
+
+def _predict_at_rate(e, cat, notes, rate: float) -> float:
+    """An online-serving measurement at `rate` requests/s arriving at random: advisor.queueing
+    (Little's law on the continuous-batching curve, Erlang C over the KV slots)."""
+    from advisor import queueing
+
+    w = e["workload"]
+    spec = _model(cat, w, notes)
+    gpu = _gpu(cat, w, notes)
+    weights = _weights(w)
+    tp = _tp(w, e["id"], notes)
+    engine = "trtllm" if "tensorrt" in (w.get("software") or "").lower() else "vllm"
+    notes.append(f"{rate:g} requests/s, Poisson arrivals assumed (the source states the rate only)")
+    p = queueing.at_rate(
+        spec,
+        gpu,
+        request_rate=rate,
+        input_tokens=int(w["input_tokens"]),
+        output_tokens=int(w["output_tokens"]),
+        weights=weights,
+        kv_dtype=w.get("kv_dtype") or "bf16",
+        tensor_parallel=tp,
+        gpus=int(w.get("count") or tp),
+        engine=engine,
+    )
+    m = e["metric"]
+    if m == "ttft_ms":
+        return p.ttft_s * 1e3
+    if m == "tpot_ms":
+        return p.tpot_s * 1e3
+    if m == "tokens_per_s":
+        return p.tokens_per_s
+    raise NotExpressible(f"metric {m}")
 
 
 def _checkpointing(v) -> str:
@@ -450,9 +556,12 @@ def predict_training(e, cat, notes):
         notes.append(f"micro-batches per step not stated: {m} (4 x pipeline depth)")
     else:
         m = 1
-    v = 2 if ("interleaved" in e["id"] or pp >= 8) and pp > 1 else 1
-    if v > 1:
-        notes.append("interleaved pipeline schedule, 2 virtual stages per GPU (assumed)")
+    if w.get("virtual_pipeline"):
+        v = int(w["virtual_pipeline"]) if pp > 1 else 1
+    else:
+        v = 2 if ("interleaved" in e["id"] or pp >= 8) and pp > 1 else 1
+        if v > 1:
+            notes.append("interleaved pipeline schedule, 2 virtual stages per GPU (assumed)")
     layout = Layout(
         tp=tp,
         pp=pp,
@@ -517,6 +626,40 @@ def role(e: dict) -> str:
     return "validation"
 
 
+# Source families for the whole-source hold-out: an entry's `family`, else its repository (or
+# host), with the names one publisher uses for one series of figures joined.
+FAMILY_ALIASES = {
+    "NVIDIA/TensorRT-LLM": "tensorrt-llm",
+    "mlcommons/inference_results": "mlperf-inference",
+    "ntuhpc/mlperf_inference_results": "mlperf-inference",
+    "ntuhpc/inference_results": "mlperf-inference",
+    "NVIDIA-NeMo/Megatron-Bridge": "megatron",
+    "NVIDIA/NeMo": "megatron",
+    "NVIDIA/Megatron-LM": "megatron",
+    "docs.nvidia.com": "megatron",
+    "pytorch-labs/gpt-fast": "gpt-fast",
+    "meta-pytorch/gpt-fast": "gpt-fast",
+    "Azure/AI-benchmarking-guide": "azure-benchmarking-guide",
+    "samuel-bohman/AI-benchmarking-guide": "azure-benchmarking-guide",
+    "ROCm/rocm-blogs": "amd",
+    "amd.com": "amd",
+}
+
+
+def family(e: dict) -> str:
+    """The source family of an entry (its `family`, else the GitHub repository without a
+    round's version suffix, else the web host), through FAMILY_ALIASES."""
+    if e.get("family"):
+        return e["family"]
+    url = e["source"]["url"]
+    m = re.match(r"https?://(?:www\.)?github\.com/([^/]+)/([^/]+)", url)
+    if m:
+        name = f"{m.group(1)}/{re.sub(r'_v[0-9.]+$', '', m.group(2))}"
+    else:
+        name = re.match(r"https?://(?:www\.)?([^/]+)", url).group(1)
+    return FAMILY_ALIASES.get(name, name)
+
+
 def fit_half(e: dict) -> str:
     """Which half of the validation entries an entry belongs to: `fit` (the stack's fractions
     are fitted on it) or `check` (held out). Every other entry of each kind, by id."""
@@ -571,9 +714,11 @@ def _with(stack: eff.Stack, name: str, value: float) -> eff.Stack:
     return replace(stack, **{name: value})
 
 
-def fit(entries, cat, passes: int = 3) -> eff.Stack:
+def fit(entries, cat, passes: int = 3, without: str | None = None, quiet: bool = False):
     """Coordinate descent over FIT_GRID minimising the mean |log(predicted / measured)| of the
-    `fit` half (matmul and bandwidth entries do not depend on the stack and are left out)."""
+    `fit` half (matmul and bandwidth entries do not depend on the stack and are left out).
+    `without`: a source family left out of the fit (the whole-source hold-out); the halves stay
+    those of the whole set."""
     _assign_halves(entries)
     use = [
         e
@@ -581,6 +726,7 @@ def fit(entries, cat, passes: int = 3) -> eff.Stack:
         if role(e) == "validation"
         and fit_half(e) == "fit"
         and e["kind"] not in ("matmul", "bandwidth")
+        and (without is None or family(e) != without)
     ]
 
     def loss(stack):
@@ -601,7 +747,8 @@ def fit(entries, cat, passes: int = 3) -> eff.Stack:
                 c = loss(cand)
                 if c < best_loss - 1e-9:
                     best, best_loss = cand, c
-        print(f"fit pass: mean |log err| {best_loss:.4f}", file=sys.stderr)
+        if not quiet:
+            print(f"fit pass: mean |log err| {best_loss:.4f}", file=sys.stderr)
     eff.DEFAULT_STACK = best
     return best
 
@@ -617,6 +764,8 @@ def evaluate(entries, cat) -> list[dict]:
             "kind": e["kind"],
             "role": role(e),
             "half": fit_half(e) if role(e) == "validation" else None,
+            "family": family(e),
+            "period": e.get("period"),
             "workload": e["workload"],
             "metric": e["metric"],
             "measured": e["value"],
@@ -663,6 +812,8 @@ def summarise(rows) -> dict:
                 "worst_abs_error": max(errs),
                 "within_15pct": sum(e <= 0.15 for e in errs),
             }
+    out["period_2025_26"] = _period_summary(rows, "2025-26")
+    out["by_family"] = _family_summary(val)
     out["not_expressible"] = sum(1 for r in rows if not r["expressible"])
     out["calibration"] = sum(1 for r in rows if r["role"] == "calibration")
     out["derived"] = sum(1 for r in rows if r["role"] == "derived")
@@ -677,9 +828,108 @@ def summarise(rows) -> dict:
     return out
 
 
-def build(cat=None) -> dict:
+def _errors(errs: list[float]) -> dict:
+    return {
+        "n": len(errs),
+        "median_abs_error": statistics.median(errs) if errs else None,
+        "worst_abs_error": max(errs) if errs else None,
+        "within_15pct": sum(e <= 0.15 for e in errs),
+    }
+
+
+def _period_summary(rows, period: str) -> dict:
+    """The validation entries of one period (`period:` in bench/published): how many, how many
+    the model answers, their errors, and why the others are not answered (reason key: count)."""
+    part = [r for r in rows if r.get("period") == period and r["role"] == "validation"]
+    answered = [abs(r["error"]) for r in part if r["expressible"]]
+    reasons: dict[str, int] = {}
+    for r in part:
+        if not r["expressible"]:
+            k = r.get("reason_key") or "other"
+            reasons[k] = reasons.get(k, 0) + 1
+    return {
+        "entries": len(part),
+        "answered": len(answered),
+        "answered_fraction": len(answered) / len(part) if part else None,
+        "target_answered_fraction": TARGET_ANSWERED_2025,
+        "target_median_abs_error": TARGET_MEDIAN_2025,
+        **{k: v for k, v in _errors(answered).items() if k != "n"},
+        "unanswered_by_reason": dict(sorted(reasons.items())),
+    }
+
+
+def _family_summary(val) -> dict:
+    fams: dict[str, list[float]] = {}
+    for r in val:
+        fams.setdefault(r["family"], []).append(abs(r["error"]))
+    return {f: _errors(errs) for f, errs in sorted(fams.items())}
+
+
+HOLDOUT_MIN = 3  # answered, stack-dependent entries a family needs to be held out
+HOLDOUT_PASSES = 2
+
+
+def neutral_stack(base: eff.Stack) -> eff.Stack:
+    """`base` with every fitted fraction at the middle of its FIT_GRID: the hold-out's start,
+    so that a refit without a family does not begin at the optimum that family helped find."""
+    out = base
+    for name, grid in FIT_GRID.items():
+        out = _with(out, name, sorted(grid)[len(grid) // 2])
+    return out
+
+
+def source_holdout(entries, cat, passes: int = HOLDOUT_PASSES) -> dict:
+    """Whole-source hold-out: for each source family with at least HOLDOUT_MIN answered
+    validation entries whose prediction depends on the fitted stack, fit the stack fractions
+    (FIT_GRID, `passes` rounds of coordinate descent from `neutral_stack`) on the fit half
+    without that family, and check the family's entries with that fit. Reported beside the
+    family's errors under the committed stack (which saw the family's fit half)."""
+    base = eff.DEFAULT_STACK
+    rows = evaluate(entries, cat)
+    dep = [
+        r
+        for r in rows
+        if r["role"] == "validation"
+        and r["expressible"]
+        and r["kind"] not in ("matmul", "bandwidth")
+    ]
+    counts: dict[str, int] = {}
+    for r in dep:
+        counts[r["family"]] = counts.get(r["family"], 0) + 1
+    out = {"passes": passes, "min_entries": HOLDOUT_MIN, "families": {}}
+    try:
+        for fam in sorted(f for f, n in counts.items() if n >= HOLDOUT_MIN):
+            eff.DEFAULT_STACK = neutral_stack(base)
+            stack = fit(entries, cat, passes=passes, without=fam, quiet=True)
+            mine = [e for e in entries if family(e) == fam]
+            eff.DEFAULT_STACK = stack
+            held = [abs(r["error"]) for r in evaluate(mine, cat) if r["expressible"]]
+            eff.DEFAULT_STACK = base
+            seen = [abs(r["error"]) for r in evaluate(mine, cat) if r["expressible"]]
+            changed = {k: v for k, v in stack.to_dict().items() if v != base.to_dict().get(k)}
+            out["families"][fam] = {
+                "held_out": _errors(held),
+                "committed_fit": _errors(seen),
+                "fit_changed": changed,
+            }
+    finally:
+        eff.DEFAULT_STACK = base
+    all_held = [
+        v["held_out"]["median_abs_error"] for v in out["families"].values() if v["held_out"]["n"]
+    ]
+    out["median_of_family_medians"] = statistics.median(all_held) if all_held else None
+    return out
+
+
+def build(cat=None, holdout: bool = False) -> dict:
+    """The validation document; `holdout` adds the whole-source hold-out (source_holdout, a
+    refit per family: about half a minute each) to the summary."""
     cat = cat or load_catalog()
-    rows = evaluate(_load_entries(), cat)
+    entries = _load_entries()
+    rows = evaluate(entries, cat)
+    summary = summarise(rows)
+    if holdout:
+        summary["source_holdout"] = source_holdout(entries, cat)
     return {
         "schema_version": SCHEMA_VERSION,
         "what": "advisor's time/throughput predictions against published measurements",
@@ -693,7 +943,7 @@ def build(cat=None) -> dict:
                 "decode": "advisor.timing.decode_step_time",
             },
         },
-        "summary": summarise(rows),
+        "summary": summary,
         "entries": rows,
     }
 
@@ -714,12 +964,17 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--quiet", action="store_true")
     ap.add_argument("--fit", action="store_true", help="fit the stack fractions, print them")
+    ap.add_argument(
+        "--holdout",
+        action="store_true",
+        help="add the whole-source hold-out (a refit without each source family) to the output",
+    )
     args = ap.parse_args(argv)
     if args.fit:
         cat = load_catalog()
         best = fit(_load_entries(), cat)
         print(json.dumps(best.to_dict(), indent=1))
-    doc = build()
+    doc = build(holdout=args.holdout)
     write(doc, args.out)
     if args.out == OUT:
         write(
@@ -727,7 +982,13 @@ def main(argv=None) -> int:
                 "schema_version": SCHEMA_VERSION,
                 "what": "summary of bench_results/validation/throughput.json",
                 "generated_utc": doc["generated_utc"],
-                "summary": doc["summary"],
+                # the bands advisor.accuracy reads; the per-family errors and the hold-out stay
+                # in throughput.json (the wheel ships this file)
+                "summary": {
+                    k: v
+                    for k, v in doc["summary"].items()
+                    if k not in ("by_family", "source_holdout")
+                },
             },
             SUMMARY_OUT,
         )
@@ -746,6 +1007,22 @@ def main(argv=None) -> int:
         print(
             f"held out  n={h['n']:3} median |err| {h['median_abs_error']:.1%} "
             f"worst {h['worst_abs_error']:.1%}"
+        )
+    pp = s["period_2025_26"]
+    if pp["entries"]:
+        med = pp["median_abs_error"]
+        print(
+            f"2025-26    n={pp['entries']:3} answered {pp['answered']} "
+            f"({pp['answered_fraction']:.0%}) median |err| "
+            + (f"{med:.1%} worst {pp['worst_abs_error']:.1%}" if med is not None else "-")
+        )
+        print(f"  not answered: {pp['unanswered_by_reason']}")
+    for fam, v in (s.get("source_holdout") or {}).get("families", {}).items():
+        h, c = v["held_out"], v["committed_fit"]
+        print(
+            f"hold out {fam:26} n={h['n']:3} median |err| {h['median_abs_error']:.1%} "
+            f"worst {h['worst_abs_error']:.1%} (committed fit: {c['median_abs_error']:.1%}, "
+            f"{c['worst_abs_error']:.1%})"
         )
     for k, v in s["by_kind"].items():
         print(

@@ -1163,4 +1163,17 @@ def throughput_summary() -> MappingProxyType:
         worst_met=s["targets"]["worst_met"],
         stack=_frozen(**doc["model"]["stack"]),
         date=doc["generated_utc"][:10],
+        # the 2025-26 part (bench/published entries with `period: 2025-26`) and the
+        # whole-source hold-out (a refit without each source family), where the JSON has them
+        period=_frozen(
+            **{k: v for k, v in s["period_2025_26"].items() if k != "unanswered_by_reason"}
+        )
+        if s.get("period_2025_26", {}).get("entries")
+        else None,
+        holdout=tuple(
+            _frozen(family=f, held=_frozen(**v["held_out"]), seen=_frozen(**v["committed_fit"]))
+            for f, v in s["source_holdout"]["families"].items()
+        )
+        if s.get("source_holdout")
+        else (),
     )

@@ -7,7 +7,17 @@ from __future__ import annotations
 
 import math
 
-from .. import accuracy, cluster, compute, limits, serving, training
+from .. import (
+    accuracy,
+    cluster,
+    compute,
+    interactivity,
+    limits,
+    queueing,
+    serving,
+    speculative,
+    training,
+)
 from ..catalog import load_catalog
 from ..errors import AdvisorError
 from ..parallel import Layout
@@ -124,6 +134,67 @@ def register(sub) -> None:
     s.add_argument("--weights", default="bf16", help="bf16|fp16|fp8|int8|int4|...")
     s.add_argument("--kv-dtype", default="bf16", choices=("bf16", "fp16", "fp8"))
     s.add_argument("--engine", default="vllm", choices=serving.ENGINES)
+    s.add_argument(
+        "--request-rate",
+        type=number("request_rate", (0.0, 1e7), exclusive_low=True),
+        help="requests/s arriving at random (all replicas): TTFT and TPOT under queueing",
+    )
+    s.add_argument(
+        "--ttft-ms",
+        type=number("ttft_ms", (0.0, 3_600_000.0), exclusive_low=True),
+        help="TTFT limit: the largest request rate that meets the limits",
+    )
+    s.add_argument(
+        "--tpot-ms",
+        type=number("tpot_ms", (0.0, 3_600_000.0), exclusive_low=True),
+        help="TPOT limit: the largest request rate that meets the limits",
+    )
+    s.add_argument(
+        "--draft-tokens",
+        type=count("draft_tokens", maximum=speculative.MAX_DRAFT_TOKENS),
+        help="speculative decoding / MTP: tokens drafted per step (1 = DeepSeek-V3's MTP)",
+    )
+    s.add_argument(
+        "--acceptance",
+        type=number("acceptance", (0.0, 0.999)),
+        help=f"acceptance rate of a drafted token (default {speculative.DEFAULT_ACCEPTANCE})",
+    )
+    s.add_argument(
+        "--draft-layers",
+        type=number("draft_layers", (0.0, 1000.0)),
+        help="draft cost per drafted token, in target layers (default 1: one MTP module)",
+    )
+    s.add_argument(
+        "--prefix-hit",
+        type=number("prefix_hit", (0.0, 0.999)),
+        default=0.0,
+        help="fraction of prompt tokens found in the prefix cache",
+    )
+    s.add_argument("--price", type=usd_h, help="USD per GPU-hour (default: cheapest offer)")
+    s.add_argument(
+        "--ep",
+        type=count("ep", maximum=4096),
+        help="MoE: expert parallel over this many GPUs with data-parallel attention",
+    )
+    s.add_argument(
+        "--batch-per-gpu",
+        type=count("batch_per_gpu", maximum=1 << 16),
+        help="with --ep: sequences per GPU (default: the KV-cache limit, at most 1024)",
+    )
+    s.add_argument(
+        "--domain", type=count("domain", maximum=4096), default=8, help="scale-up domain (GPUs)"
+    )
+    s.add_argument(
+        "--imbalance",
+        type=number("imbalance", (1.0, 16.0)),
+        help="with --ep: busiest GPU's expert load over the mean (default 1.2, assumed)",
+    )
+    s.add_argument(
+        "--disaggregate",
+        action="store_true",
+        help="split --gpus into prefill and decode pools of --tp GPUs each meeting "
+        "--ttft-ms and --tpot-ms",
+    )
     s.set_defaults(func=run_serve)
 
 
@@ -228,8 +299,147 @@ def run_plan(args) -> int:
     return 0 if p.chosen else 2
 
 
+def _speculation(args):
+    if args.draft_tokens is None:
+        for name in ("acceptance", "draft_layers"):
+            if getattr(args, name) is not None:
+                raise AdvisorError(
+                    "cli.needs_draft_tokens",
+                    f"--{name.replace('_', '-')} applies to speculative decoding: give "
+                    "--draft-tokens too",
+                    field=name,
+                )
+        return None
+    return speculative.Speculation(
+        draft_tokens=args.draft_tokens,
+        acceptance=speculative.DEFAULT_ACCEPTANCE if args.acceptance is None else args.acceptance,
+        draft_layers=1.0 if args.draft_layers is None else args.draft_layers,
+    )
+
+
+def _gpu_hour_price(cat, gpu, given):
+    if given is not None:
+        return given, "given"
+    best = None
+    for o in cat.offers:
+        price = o.on_demand_usd_per_gpu_hour
+        if o.gpu_id != gpu.id or price is None:
+            continue
+        if best is None or price < best.on_demand_usd_per_gpu_hour:
+            best = o
+    if best is None:
+        return None, None
+    return best.on_demand_usd_per_gpu_hour, f"cheapest on-demand offer ({best.provider})"
+
+
+def _run_ep(args, spec, gpu) -> int:
+    from .. import expert_parallel as epm
+
+    for name in ("request_rate", "draft_tokens", "ttft_ms", "tpot_ms", "concurrency"):
+        if getattr(args, name) is not None:
+            raise AdvisorError(
+                "cli.not_with_ep",
+                f"--{name.replace('_', '-')} does not apply with --ep",
+                field=name,
+            )
+    layout = epm.EPLayout(
+        ep=args.ep,
+        domain=args.domain,
+        imbalance=epm.DEFAULT_IMBALANCE if args.imbalance is None else args.imbalance,
+    )
+    kv = args.kv_dtype
+    cap = epm.max_batch_per_gpu(
+        spec,
+        gpu,
+        context=args.input + args.output,
+        weights=args.weights,
+        kv_dtype=kv,
+        layout=layout,
+    )
+    b = args.batch_per_gpu or min(cap, 1024)
+    p = epm.point(
+        spec,
+        gpu,
+        batch_per_gpu=b,
+        input_tokens=args.input,
+        output_tokens=args.output,
+        weights=args.weights,
+        kv_dtype=kv,
+        layout=layout,
+    )
+    if args.json:
+        return print_json(
+            {"layout": layout.__dict__, "kv_limited_batch_per_gpu": cap, "point": p.to_dict()}
+        )
+    print(
+        f"{spec.name} on {args.ep} x {gpu.id}, expert parallel {args.ep} with data-parallel "
+        f"attention, domain {args.domain}, imbalance {layout.load_factor}" + _band("serving")
+    )
+    print_table(
+        ("seq/GPU", "TTFT ms", "TPOT ms", "tok/s/user", "tok/s/GPU", "all-to-all"),
+        [
+            (
+                p.batch_per_gpu,
+                f"{p.ttft_s * 1e3:.1f}",
+                f"{p.tpot_s * 1e3:.1f}",
+                f"{p.tokens_per_s_per_user:.1f}",
+                f"{p.tokens_per_s_per_gpu:,.0f}",
+                f"{p.all_to_all_share:.0%}",
+            )
+        ],
+        left=0,
+    )
+    print(f"KV-cache limit per GPU: {cap} sequences")
+    return 0
+
+
+def _run_disagg(args, spec, gpu) -> int:
+    from .. import disaggregated
+
+    if args.ttft_ms is None or args.tpot_ms is None or not args.gpus:
+        raise AdvisorError(
+            "cli.disagg_needs_targets",
+            "--disaggregate needs --gpus, --ttft-ms and --tpot-ms",
+            field="disaggregate",
+        )
+    p = disaggregated.split(
+        spec,
+        gpu,
+        gpus=args.gpus,
+        input_tokens=args.input,
+        output_tokens=args.output,
+        ttft_s=args.ttft_ms / 1e3,
+        tpot_s=args.tpot_ms / 1e3,
+        weights=args.weights,
+        kv_dtype=args.kv_dtype,
+        prefill_tp=args.tp,
+        decode_tp=args.tp,
+        engine=args.engine,
+    )
+    if args.json:
+        return print_json({"disaggregated": p.to_dict() if p else None})
+    if p is None:
+        print("no split of prefill and decode GPUs meets the TTFT/TPOT targets")
+        return 0
+    print(
+        f"{spec.name} on {args.gpus} x {gpu.id}: {p.prefill_instances} prefill x TP {p.prefill_tp}"
+        f" + {p.decode_instances} decode x TP {p.decode_tp} ({p.decode_concurrency} sequences "
+        "each)" + _band("serving")
+    )
+    print(
+        f"{p.request_rate_per_s:.4g} requests/s, TTFT {p.ttft_s * 1e3:.1f} ms (prefill "
+        f"{p.prefill_s * 1e3:.1f} ms, KV transfer {p.kv_transfer_s * 1e3:.2f} ms), TPOT "
+        f"{p.tpot_s * 1e3:.1f} ms, {p.tokens_per_s_per_gpu:,.0f} tok/s/GPU"
+    )
+    return 0
+
+
 def run_serve(args) -> int:
     cat, spec, gpu = _inputs(args)
+    if args.ep:
+        return _run_ep(args, spec, gpu)
+    if args.disaggregate:
+        return _run_disagg(args, spec, gpu)
     kw = dict(
         input_tokens=args.input,
         output_tokens=args.output,
@@ -238,8 +448,25 @@ def run_serve(args) -> int:
         tensor_parallel=args.tp,
         gpus=args.gpus,
         engine=args.engine,
+        speculative=_speculation(args),
+        prefix_hit_rate=args.prefix_hit,
     )
     plan = serving.plan(spec, gpu, **kw)
+    price, price_from = _gpu_hour_price(cat, gpu, args.price)
+    curve = interactivity.curve(plan, price) if plan.points else ()
+    load = None
+    if args.request_rate is not None:
+        load = queueing.at_rate(spec, gpu, request_rate=args.request_rate, **kw)
+    best_rate = None
+    limited = args.ttft_ms is not None or args.tpot_ms is not None
+    if limited and plan.points:
+        best_rate = queueing.max_rate(
+            spec,
+            gpu,
+            ttft_s=args.ttft_ms / 1e3 if args.ttft_ms else None,
+            tpot_s=args.tpot_ms / 1e3 if args.tpot_ms else None,
+            **kw,
+        )
     point = None
     if args.concurrency:
         if args.concurrency > plan.kv_limited_concurrency:
@@ -257,6 +484,14 @@ def run_serve(args) -> int:
             {
                 "plan": plan.to_dict(),
                 "point": point.to_dict() if point else None,
+                "curve": [c.to_dict() for c in curve],
+                "usd_per_gpu_hour": price,
+                "price_from": price_from,
+                "speculative": kw["speculative"].to_dict() if kw["speculative"] else None,
+                "prefix_hit_rate": args.prefix_hit,
+                "load": load.to_dict() if load else None,
+                "max_rate": best_rate.to_dict() if best_rate else None,
+                "limits": {"ttft_ms": args.ttft_ms, "tpot_ms": args.tpot_ms},
                 "accuracy": accuracy.band_dict("serving"),
                 "compute_peak": compute.weight_peak_key(gpu, args.weights),
                 "fp4_dequantised": compute.fp4_dequantised(gpu, args.weights),
@@ -273,6 +508,15 @@ def run_serve(args) -> int:
         )
     limit = "; ".join(plan.notes) or f"max_num_seqs {serving.MAX_NUM_SEQS}"
     print(f"largest concurrency per replica: {plan.max_concurrency} ({limit})")
+    if kw["speculative"]:
+        sp = kw["speculative"]
+        print(
+            f"speculative decoding: {sp.draft_tokens} drafted token(s) per step, acceptance "
+            f"{sp.acceptance:.2f}: {sp.tokens_per_step:.2f} tokens per step"
+        )
+    if args.prefix_hit:
+        print(f"prefix cache: {args.prefix_hit:.0%} of prompt tokens skip the prefill")
+    usd = {c.concurrency: c.usd_per_million_tokens for c in curve}
     rows = [
         (
             x.concurrency,
@@ -280,8 +524,40 @@ def run_serve(args) -> int:
             f"{x.tpot_s * 1e3:.1f}",
             f"{x.tokens_per_s_per_user:.1f}",
             f"{x.tokens_per_s:,.0f}",
+            f"{x.tokens_per_s_per_gpu:,.0f}",
+            "-" if usd.get(x.concurrency) is None else f"{usd[x.concurrency]:.3f}",
         )
         for x in ([point] if point else plan.points)
     ]
-    print_table(("concurrency", "TTFT ms", "TPOT ms", "tok/s/user", "tok/s total"), rows, left=0)
+    print_table(
+        (
+            "concurrency",
+            "TTFT ms",
+            "TPOT ms",
+            "tok/s/user",
+            "tok/s total",
+            "tok/s/GPU",
+            "USD/M tok",
+        ),
+        rows,
+        left=0,
+    )
+    if price is not None:
+        print(f"cost at {price:.2f} USD per GPU-hour ({price_from})")
+    if load is not None:
+        print(
+            f"at {load.request_rate_per_s:.4g} requests/s (random arrivals): "
+            f"{load.concurrency:.1f} in flight per replica, TTFT {load.ttft_s * 1e3:.1f} ms "
+            f"(queue {load.queue_wait_s * 1e3:.1f} ms), TPOT {load.tpot_s * 1e3:.1f} ms, "
+            f"{load.tokens_per_s:,.0f} tok/s"
+        )
+    if limited:
+        if best_rate is None:
+            print("no request rate meets the TTFT/TPOT limits")
+        else:
+            print(
+                f"largest request rate within the limits: {best_rate.request_rate_per_s:.4g}/s "
+                f"(TTFT {best_rate.ttft_s * 1e3:.1f} ms, TPOT {best_rate.tpot_s * 1e3:.1f} ms, "
+                f"{best_rate.tokens_per_s_per_gpu:,.0f} tok/s/GPU)"
+            )
     return 0

@@ -1,0 +1,329 @@
+"""Serving under load (advisor.queueing), speculative decoding and MTP (advisor.speculative),
+prefix caching (advisor.prefix_cache), the interactivity curve with its cost
+(advisor.interactivity), and the validation set's 2025-26 part and source hold-out."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+
+from advisor import interactivity, queueing, serving, speculative
+from advisor.catalog import load_catalog
+from advisor.errors import AdvisorError
+from advisor.prefix_cache import uncached_tokens
+
+CAT = load_catalog()
+SPEC = CAT.model("llama-3.1-8b").spec
+GPU = CAT.gpu("h100-sxm")
+KW = dict(input_tokens=1024, output_tokens=256, weights="bf16")
+
+
+def test_erlang_c_by_hand():
+    # M/M/1: an arrival waits with probability rho
+    assert queueing.erlang_c(1, 0.3) == pytest.approx(0.3)
+    # M/M/2 at a = 1: (a^2/2! * 2/(2-a)) / (1 + a + a^2/2! * 2/(2-a)) = 1/3
+    assert queueing.erlang_c(2, 1.0) == pytest.approx(1 / 3)
+    assert queueing.erlang_c(256, 10.0) < 1e-12
+    assert queueing.erlang_c(4, 4.0) == 1.0
+
+
+def test_littles_law_and_monotone_latency():
+    cap = queueing.capacity(SPEC, GPU, **KW)
+    # at the completion rate of 32 requests in flight, 32 are in flight (N = lambda W)
+    p32 = serving.point(SPEC, GPU, concurrency=32, **KW)
+    at = queueing.at_rate(SPEC, GPU, request_rate=p32.requests_per_s, **KW)
+    assert at.concurrency == pytest.approx(32, rel=1e-6)
+    assert at.tpot_s == pytest.approx(p32.tpot_s, rel=1e-6)
+    last = None
+    for frac in (0.05, 0.3, 0.6, 0.9, 0.99):
+        p = queueing.at_rate(SPEC, GPU, request_rate=frac * cap, **KW)
+        assert p.tokens_per_s == pytest.approx(frac * cap * KW["output_tokens"])
+        if last:
+            assert p.ttft_s >= last.ttft_s and p.tpot_s >= last.tpot_s
+            assert p.queue_wait_s >= last.queue_wait_s
+        last = p
+    # near the capacity the slots are full and the queue dominates TTFT
+    assert last.wait_probability > 0.5 and last.queue_wait_s > 10 * p32.ttft_s
+
+
+def test_a_rate_past_capacity_is_refused_by_name():
+    cap = queueing.capacity(SPEC, GPU, **KW)
+    with pytest.raises(AdvisorError) as e:
+        queueing.at_rate(SPEC, GPU, request_rate=cap * 1.01, **KW)
+    assert e.value.field == "request_rate"
+    with pytest.raises(AdvisorError) as e:
+        queueing.at_rate(SPEC, GPU, request_rate=-1, **KW)
+    assert e.value.field == "request_rate"
+
+
+def test_more_replicas_serve_proportionally_more():
+    one = queueing.capacity(SPEC, GPU, **KW)
+    four = queueing.capacity(SPEC, GPU, gpus=4, **KW)
+    assert four == pytest.approx(4 * one)
+
+
+def test_max_rate_meets_the_limits_and_a_bit_more_does_not():
+    best = queueing.max_rate(SPEC, GPU, ttft_s=0.2, tpot_s=0.025, **KW)
+    assert best.ttft_s <= 0.2 and best.tpot_s <= 0.025
+    more = queueing.at_rate(SPEC, GPU, request_rate=best.request_rate_per_s * 1.01, **KW)
+    assert more.ttft_s > 0.2 or more.tpot_s > 0.025
+    # a TPOT below one request's decode step can never be met
+    assert queueing.max_rate(SPEC, GPU, tpot_s=1e-4, **KW) is None
+    # a tighter limit never allows a higher rate
+    tight = queueing.max_rate(SPEC, GPU, tpot_s=0.012, **KW)
+    assert tight.request_rate_per_s < best.request_rate_per_s
+
+
+def test_tokens_per_step_is_the_geometric_series():
+    assert speculative.tokens_per_step(1, 0.85) == pytest.approx(1.85)
+    assert speculative.tokens_per_step(3, 0.7) == pytest.approx(1 + 0.7 + 0.49 + 0.343)
+    assert speculative.tokens_per_step(4, 0.0) == 1.0
+    # DeepSeek-V3 §5.4.3: 85-90 % acceptance, "1.8 times TPS"
+    assert speculative.Speculation().tokens_per_step == pytest.approx(1.85)
+
+
+def test_speculation_speeds_a_lone_user_and_costs_when_nothing_is_accepted():
+    base = serving.point(SPEC, GPU, concurrency=1, **KW)
+    mtp = serving.point(SPEC, GPU, concurrency=1, speculative=speculative.Speculation(), **KW)
+    assert 1.5 < base.tpot_s / mtp.tpot_s < 1.85  # near 1.85 tokens per step, less the cost
+    bad = serving.point(SPEC, GPU, concurrency=1, speculative=speculative.Speculation(2, 0.0), **KW)
+    assert bad.tpot_s > base.tpot_s
+    # at a large batch the verification's compute eats most of the gain
+    big = serving.point(SPEC, GPU, concurrency=256, **KW)
+    bigm = serving.point(SPEC, GPU, concurrency=256, speculative=speculative.Speculation(), **KW)
+    assert big.tpot_s / bigm.tpot_s < base.tpot_s / mtp.tpot_s
+
+
+@pytest.mark.parametrize(
+    "kw, field",
+    [
+        ({"draft_tokens": 0}, "draft_tokens"),
+        ({"draft_tokens": 1.5}, "draft_tokens"),
+        ({"acceptance": 1.0}, "acceptance"),
+        ({"acceptance": float("nan")}, "acceptance"),
+        ({"draft_layers": -1}, "draft_layers"),
+    ],
+)
+def test_bad_speculation_names_the_field(kw, field):
+    with pytest.raises(AdvisorError) as e:
+        speculative.Speculation(**kw)
+    assert e.value.field == field
+
+
+def test_prefix_cache_cuts_the_prefill_not_the_decode():
+    assert uncached_tokens(1000, 0.75) == 250
+    assert uncached_tokens(10, 0.99) == 1
+    base = serving.point(SPEC, GPU, concurrency=8, **KW)
+    hit = serving.point(SPEC, GPU, concurrency=8, prefix_hit_rate=0.75, **KW)
+    assert hit.prefill_s < 0.5 * base.prefill_s
+    assert hit.ttft_s < base.ttft_s
+    assert hit.decode_step_s == pytest.approx(base.decode_step_s)
+    assert hit.tokens_per_s > base.tokens_per_s
+    for bad in (1.0, -0.1, float("nan"), True):
+        with pytest.raises(AdvisorError) as e:
+            serving.point(SPEC, GPU, concurrency=8, prefix_hit_rate=bad, **KW)
+        assert e.value.field == "prefix_hit_rate"
+
+
+def test_interactivity_curve_and_its_cost():
+    plan = serving.plan(SPEC, GPU, tensor_parallel=1, gpus=2, **KW)
+    pts = interactivity.curve(plan, 2.0)
+    assert len(pts) == len(plan.points)
+    for c, p in zip(pts, plan.points, strict=True):
+        # 2 GPUs at 2 USD per hour each
+        assert c.usd_per_million_tokens == pytest.approx(4.0 / (p.tokens_per_s * 3600) * 1e6)
+        assert c.tokens_per_s_per_gpu == pytest.approx(p.tokens_per_s / 2)
+    users = [c.tokens_per_s_per_user for c in pts]
+    per_gpu = [c.tokens_per_s_per_gpu for c in pts]
+    assert users == sorted(users, reverse=True) and per_gpu == sorted(per_gpu)
+    assert all(c.usd_per_million_tokens is None for c in interactivity.curve(plan))
+
+
+def _cli(*args):
+    return subprocess.run(
+        [sys.executable, "-m", "advisor", "time", "serve", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_cli_serve_under_load_with_mtp_prefix_cache_and_cost():
+    r = _cli(
+        "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--request-rate", "5",
+        "--ttft-ms", "300", "--tpot-ms", "30", "--draft-tokens", "1", "--prefix-hit", "0.5",
+        "--price", "2.5", "--json",
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["load"]["request_rate_per_s"] == 5
+    assert d["max_rate"]["ttft_s"] <= 0.3 and d["max_rate"]["tpot_s"] <= 0.03
+    assert d["speculative"]["tokens_per_step"] == pytest.approx(1.85)
+    assert d["usd_per_gpu_hour"] == 2.5 and d["curve"][0]["usd_per_million_tokens"] > 0
+    text = _cli("--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--request-rate", "5")
+    assert "USD/M tok" in text.stdout and "requests/s" in text.stdout
+    bad = _cli("--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--acceptance", "0.7")
+    assert bad.returncode == 2 and "--draft-tokens" in bad.stderr
+    over = _cli("--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--request-rate", "1e6")
+    assert over.returncode == 2 and "request_rate" in over.stderr
+
+
+def test_webapi_serving_gives_the_curve_and_the_largest_rate():
+    from advisor import webapi
+
+    d = webapi.serving({"model": "llama-3.1-8b", "gpu": "h100-sxm", "tpot_ms": "30"})
+    assert len(d["curve"]) == len(d["points"])
+    assert d["max_rate"]["tpot_s"] <= 0.03
+    if d["usd_per_gpu_hour"] is not None:
+        assert all(c["usd_per_million_tokens"] > 0 for c in d["curve"])
+    assert webapi.serving({"model": "llama-3.1-8b", "gpu": "h100-sxm"})["max_rate"] is None
+
+
+def test_validation_reports_the_2025_26_part_and_source_families():
+    from bench import throughput_validation as tv
+
+    doc = tv.build(CAT)
+    part = doc["summary"]["period_2025_26"]
+    assert part["entries"] >= 40
+    assert part["answered"] + sum(part["unanswered_by_reason"].values()) == part["entries"]
+    # every unanswered entry carries its reason, pending catalog ids by name
+    for r in doc["entries"]:
+        if r.get("period") == "2025-26" and not r["expressible"]:
+            assert r["reason"] and r["reason_key"], r["id"]
+        if r["id"].startswith("trtllm-po-qwen3"):
+            assert r["reason_key"] == "model_pending"
+    assert "tensorrt-llm" in doc["summary"]["by_family"]
+    e = {"source": {"url": "https://github.com/mlcommons/inference_results_v4.1/blob/x/y"}}
+    assert tv.family(e) == "mlperf-inference"
+    assert tv.family({**e, "family": "sglang-blog"}) == "sglang-blog"
+    mid = tv.neutral_stack(tv.eff.DEFAULT_STACK)
+    assert mid.gemm_efficiency == sorted(tv.FIT_GRID["gemm_efficiency"])[5]
+    stored = json.loads(
+        (tv.ROOT / "bench_results/validation/throughput.json").read_text(encoding="utf-8")
+    )
+    held = stored["summary"]["source_holdout"]["families"]
+    assert len(held) >= 4
+    for v in held.values():
+        assert v["held_out"]["n"] >= tv.HOLDOUT_MIN
+        assert math.isfinite(v["held_out"]["median_abs_error"])
+
+
+# --- MoE expert parallelism and disaggregated serving -------------------------------------
+
+MOE = CAT.model("mixtral-8x7b").spec
+
+
+def test_expert_parallel_spreads_the_experts_and_pays_all_to_all():
+    from advisor import expert_parallel as ep
+
+    kw = dict(input_tokens=1024, output_tokens=1024, weights="fp8", kv_dtype="fp8")
+    lone = ep.point(MOE, GPU, batch_per_gpu=64, layout=ep.EPLayout(ep=1), **kw)
+    eight = ep.point(MOE, GPU, batch_per_gpu=64, layout=ep.EPLayout(ep=8), **kw)
+    assert lone.all_to_all_share == 0.0 and 0 < eight.all_to_all_share < 0.5
+    # each GPU reads 1/8 of the experts: more tokens/s per GPU at the same batch per GPU
+    assert eight.tokens_per_s_per_gpu > lone.tokens_per_s_per_gpu
+    # 1/ep of the experts leaves room for more sequences per GPU
+    caps = [
+        ep.max_batch_per_gpu(
+            MOE, GPU, context=2048, weights="fp8", kv_dtype="fp8", layout=ep.EPLayout(ep=e)
+        )
+        for e in (1, 2, 8)
+    ]
+    assert caps == sorted(caps) and caps[0] < caps[-1]
+    # imbalance slows the busiest GPU; across nodes the all-to-all is slower than in a domain
+    even = ep.point(MOE, GPU, batch_per_gpu=64, layout=ep.EPLayout(ep=8, imbalance=1.0), **kw)
+    assert even.tpot_s < eight.tpot_s
+    wide = ep.point(MOE, GPU, batch_per_gpu=64, layout=ep.EPLayout(ep=8, domain=4), **kw)
+    assert wide.all_to_all_share > eight.all_to_all_share
+
+
+def test_expert_parallel_refuses_by_name():
+    from advisor import expert_parallel as ep
+
+    with pytest.raises(AdvisorError) as e:
+        ep.decode_step(
+            SPEC, GPU, batch=8, context=512, weights="bf16", kv_dtype="bf16",
+            layout=ep.EPLayout(ep=2),
+        )  # fmt: skip
+    assert e.value.field == "model"
+    with pytest.raises(AdvisorError) as e:
+        ep.decode_step(
+            MOE, GPU, batch=8, context=512, weights="bf16", kv_dtype="bf16",
+            layout=ep.EPLayout(ep=16),
+        )  # fmt: skip
+    assert e.value.field == "ep"
+    with pytest.raises(AdvisorError) as e:
+        ep.EPLayout(ep=8, imbalance=0.5)
+    assert e.value.field == "imbalance"
+    with pytest.raises(AdvisorError) as e:
+        ep.point(
+            MOE, GPU, batch_per_gpu=60000, input_tokens=1024, output_tokens=1024,
+            layout=ep.EPLayout(ep=8),
+        )  # fmt: skip
+    assert e.value.field == "batch_per_gpu"
+
+
+def test_validator_predicts_dep_runs_through_expert_parallel():
+    from bench import throughput_validation as tv
+
+    e = {
+        "id": "test-dep8",
+        "kind": "serving",
+        "metric": "tokens_per_s_per_gpu",
+        "value": 1.0,
+        "workload": {
+            "model": "mixtral-8x7b", "weights": "fp8", "kv_dtype": "fp8",
+            "accelerator": "h100-sxm", "count": 8, "tensor_parallel": 1,
+            "expert_parallel": 8, "attention_data_parallel": 8,
+            "input_tokens": 1024, "output_tokens": 1024,
+            "software": "TensorRT-LLM (PyTorch backend)",
+        },
+    }  # fmt: skip
+    notes: list[str] = []
+    got = tv.predict_serving(e, CAT, notes)
+    assert got > 0 and any("EP 8" in n for n in notes)
+
+
+def test_disaggregated_split_meets_both_targets():
+    from advisor import disaggregated as dg
+
+    spec70 = CAT.model("llama-3.1-70b").spec
+    kw = dict(input_tokens=2048, output_tokens=256, weights="fp8", kv_dtype="fp8")
+    p = dg.split(spec70, GPU, gpus=16, ttft_s=1.0, tpot_s=0.05, prefill_tp=2, decode_tp=2, **kw)
+    assert p.ttft_s <= 1.0 + 1e-9 and p.tpot_s <= 0.05
+    assert p.prefill_instances * 2 + p.decode_instances * 2 <= 16
+    assert p.kv_transfer_s > 0 and p.tokens_per_s == pytest.approx(p.request_rate_per_s * 256)
+    # a looser TTFT never serves less
+    loose = dg.split(spec70, GPU, gpus=16, ttft_s=2.0, tpot_s=0.05, prefill_tp=2, decode_tp=2, **kw)
+    assert loose.request_rate_per_s >= p.request_rate_per_s
+    # a TPOT below a lone request's decode step cannot be met
+    assert dg.split(spec70, GPU, gpus=16, ttft_s=1.0, tpot_s=1e-4, **kw) is None
+    with pytest.raises(AdvisorError) as e:
+        dg.split(spec70, GPU, gpus=2, ttft_s=1.0, tpot_s=0.05, prefill_tp=2, decode_tp=2, **kw)
+    assert e.value.field == "gpus"
+
+
+def test_cli_serve_expert_parallel_and_disaggregated():
+    r = _cli(
+        "--model", "mixtral-8x7b", "--gpu", "h100-sxm", "--ep", "8", "--weights", "fp8",
+        "--kv-dtype", "fp8", "--batch-per-gpu", "64", "--json",
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["point"]["batch_per_gpu"] == 64 and d["point"]["all_to_all_share"] > 0
+    r = _cli(
+        "--model", "llama-3.1-70b", "--gpu", "h100-sxm", "--gpus", "16", "--tp", "2",
+        "--weights", "fp8", "--kv-dtype", "fp8", "--input", "2048", "--disaggregate",
+        "--ttft-ms", "1000", "--tpot-ms", "50", "--json",
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    p = json.loads(r.stdout)["disaggregated"]
+    assert p["ttft_s"] <= 1.0 + 1e-9 and p["tpot_s"] <= 0.05
+    bad = _cli("--model", "llama-3.1-70b", "--gpu", "h100-sxm", "--disaggregate")
+    assert bad.returncode == 2 and "--ttft-ms" in bad.stderr
+    bad = _cli("--model", "mixtral-8x7b", "--gpu", "h100-sxm", "--ep", "8", "--request-rate", "1")
+    assert bad.returncode == 2 and "--ep" in bad.stderr
