@@ -132,7 +132,19 @@ def test_bad_sizes_are_rejected(field, value, key):
 
 def test_unknown_model_type_suggests():
     e = _err({**LLAMA, "model_type": "lama"})
-    assert e.key == "name.unknown" and "llama" in e.params["suggestions"]
+    assert e.key == "config.unknown_model_type" and e.params["suggestions"] == ["llama"]
+    assert "qwen3_moe" in e.params["known"] and "deepseek_v3" in e.params["known"]
+    assert _err({**LLAMA, "model_type": "gpt-oss"}).params["suggestions"] == ["gpt_oss"]
+
+
+@pytest.mark.parametrize(
+    "model_type", ["qwen2_moe", "deepseek_v2", "qwen3_next", "gemma3n", "qwen3_vl_moe", "phimoe"]
+)
+def test_unknown_model_type_never_suggests_other_layers(model_type):
+    """A type advisor does not read is never matched to one whose layers differ (issue 33: the
+    old "did you mean qwen2?" for a Qwen3-MoE config gave a count 89 % low)."""
+    e = _err({**LLAMA, "model_type": model_type})
+    assert e.key == "config.unknown_model_type" and e.params["suggestions"] == []
 
 
 def test_heads_not_dividing():
