@@ -357,6 +357,12 @@ def expert_param_count(spec: ModelSpec) -> int:
     )
 
 
+def layer_param_list(spec: ModelSpec) -> tuple[int, ...]:
+    """Parameters of each decoder layer, in order (FSDP gathers one block at a time)."""
+    h, norms = spec.hidden_size, norm_tensors(spec)
+    return tuple(L.layer_params(layer, h, norms) for layer in spec.stack)
+
+
 def mtp_param_count(spec: ModelSpec) -> int:
     """Parameters of the multi-token-prediction modules, counted apart from `param_count`: each
     is enorm and hnorm (2h), eh_proj Linear(2h, h), one decoder layer like the last and the
