@@ -363,6 +363,37 @@ def layer_param_list(spec: ModelSpec) -> tuple[int, ...]:
     return tuple(L.layer_params(layer, h, norms) for layer in spec.stack)
 
 
+def describe(spec: ModelSpec) -> dict:
+    """What a reader needs to size the model, from its layer list (plain JSON): total and active
+    parameters (routed experts at k/E of their size, all else in full), routed-expert weights,
+    dense and MoE layer counts, the layers that keep a window (sliding or chunked) and its size,
+    KV elements per token, MTP parameters counted apart, and whether a vision tower was left out.
+    """
+    stack = spec.stack
+    moe = [lay for lay in stack if lay.mlp.is_moe]
+    windowed = [lay for lay in stack if lay.attention.span != "full"]
+    first_moe = moe[0].mlp if moe else None
+    return {
+        "params": param_count(spec),
+        "active_params": active_param_count(spec),
+        "expert_params": expert_param_count(spec),
+        "mtp_params": mtp_param_count(spec),
+        "attention": spec.attention_kind,
+        "layers": len(stack),
+        "dense_layers": len(stack) - len(moe),
+        "moe_layers": len(moe),
+        "experts": first_moe.experts if first_moe else 0,
+        "experts_per_token": first_moe.experts_per_token if first_moe else 0,
+        "shared_expert_width": first_moe.shared_width if first_moe else 0,
+        "windowed_layers": len(windowed),
+        "window_kind": windowed[0].attention.span if windowed else None,
+        "window_tokens": max(lay.attention.window for lay in windowed) if windowed else None,
+        "kv_elems_per_token": spec.kv_elems_per_token if spec.causal else 0,
+        "sinks": any(lay.attention.sinks for lay in stack),
+        "vision_not_counted": spec.vision_not_counted,
+    }
+
+
 def mtp_param_count(spec: ModelSpec) -> int:
     """Parameters of the multi-token-prediction modules, counted apart from `param_count`: each
     is enorm and hnorm (2h), eh_proj Linear(2h, h), one decoder layer like the last and the
