@@ -249,7 +249,9 @@ def prefill_transient_bytes(
       fp32 probabilities, per head and query-key pair; plus the additive s x s mask per sequence
       (two for Gemma 2: full and sliding), alive in every layer; the probabilities in the run's
       dtype stay alive through the MLP (the layer binds the returned weights to `_`);
-    - MoE: a visit's i terms per routed token.
+    - MoE: a visit's i terms per routed token;
+    - attention sinks (a layer property, `layers.Attention.sinks`): the eager scores stay in the
+      run's dtype (no fp32 upcast or probabilities).
     """
     tokens = batch * seq
     dt = _act_dt(dtype)
@@ -270,7 +272,13 @@ def prefill_transient_bytes(
         qkv = tokens * (spec.q_dim + 2 * spec.kv_dim) * dt
         upcast = FP32 if dt != FP32 else 0
         mask = masks * batch * seq * seq * dt  # made once per forward, alive in every layer
-        attn = base + qkv + s2 * (dt + upcast + FP32) + mask
+        per_pair = dt + upcast + FP32
+        if any(layer.attention.sinks for layer in spec.stack):
+            # attention sinks (gpt-oss `eager_attention_forward`): the masked scores, their
+            # concatenation with the sink logits less its row maximum and the softmax, all in
+            # the run's dtype (`softmax(..., dtype=combined_logits.dtype)`): 3 x dt per pair
+            per_pair = 3 * dt
+        attn = base + qkv + s2 * per_pair + mask
         # the decoder layer keeps the returned probabilities (run dtype) until it returns
         # (`hidden_states, _ = self.self_attn(...)`), so they coexist with the MLP
         peak = max(peak + mask + s2 * dt, attn)

@@ -260,6 +260,7 @@ TINY_LAYERED = {
         v_head_dim=32,
         num_hidden_layers=3,
         num_attention_heads=4,
+        num_key_value_heads=4,  # as the real config (= heads); eager's repeat_kv reads it
         max_position_embeddings=2048,
     ),
     "gpt_oss": dict(
