@@ -47,14 +47,15 @@ def norm_saved_bytes(spec: ModelSpec, tokens: int, dtype: str) -> int:
       not kept (each linear layer saves its own 16-bit cast, see `_attn_input_casts`).
     - LayerNorm (GPT-2, BERT; `native_layer_norm` saves input, mean and rstd): the output (dt x h)
       plus mean and rstd (8 bytes per token); input counted as residual.
-    Gemma's norm computes in fp32 and casts its output: 4h + 4h (+2h cast in 16-bit).
+    Gemma's norm (Gemma, Gemma 2, Gemma 3) computes in fp32 and casts its output: 4h + 4h
+    (+2h cast in 16-bit).
     """
     h = spec.hidden_size
     if spec.norm == "layernorm":
         return tokens * (h * _dt(dtype) + 2 * FP32) if not _amp(dtype) else tokens * (h * 4 + 8)
     if _amp(dtype):
         return tokens * (h * FP32 + FP32)
-    if spec.family in ("gemma", "gemma2"):
+    if spec.family in ("gemma", "gemma2", "gemma3"):
         extra = 0 if dtype == "fp32" else 2 * h
         return tokens * (8 * h + extra + FP32)
     if dtype == "fp32":
@@ -101,6 +102,7 @@ def attention_saved_bytes(
     tokens = batch * seq
     dt = _act_dt(dtype)
     q, kv, a = spec.q_dim, spec.kv_dim, spec.num_heads
+    qk_norm = qk_norm_saved_bytes(spec, tokens, dtype) // tp
     if attention == "eager":
         probs = a * seq * (FP32 + (dt if dt != FP32 else 0))
         kv_rep = 2 * q if kv != q else 2 * kv
@@ -123,7 +125,28 @@ def attention_saved_bytes(
             per_token = (3 * q + 2 * q) * dt + a * FP32  # fused c_attn output + out + merged
         elif spec.family == "bert":
             per_token = (3 * q + q) * dt + a * FP32
-    return tokens * per_token // tp
+    return tokens * per_token // tp + qk_norm
+
+
+def qk_norm_saved_bytes(spec: ModelSpec, tokens: int, dtype: str) -> int:
+    """What a layer's QK-norm keeps for backward (a layer property, `layers.Attention.qk_norm`):
+    RMSNorm over each head of q and k (Qwen3, Gemma 3: "head") or over the whole q and k
+    projections (OLMo 2: "full"), saving as a pre-norm does (`norm_saved_bytes`): the fp32 upcast
+    of its input and, in 16-bit runs, the normalised value's cast (4 + dt bytes per element), plus
+    one fp32 rsqrt per normalised row. Measured on Qwen3 in bf16 (bench/memory_validation.py
+    qwen3-bf16-adamw: 1,181 bytes per token and layer for q 128 and k 64 wide, 4 + 2 heads; this
+    formula 1,176)."""
+    att = spec.stack[0].attention if spec.layers else None
+    if att is None or not att.qk_norm:
+        return 0
+    q, kv = att.q_dim, att.kv_dim
+    rows = att.num_heads + att.num_kv_heads if att.qk_norm == "head" else 2
+    per_elem = FP32 + (_act_dt(dtype) if dtype in ("bf16", "fp16") else 0)
+    if spec.family == "gemma3":
+        # Gemma's RMSNorm (fp32 compute, `* (1 + weight)`): two fp32 copies per element and, in
+        # 16-bit runs, two 16-bit ones (measured, gemma3-bf16-adamw: -7.8 % -> -1.1 %)
+        per_elem = 2 * FP32 + (2 * _act_dt(dtype) if dtype in ("bf16", "fp16") else 0)
+    return tokens * ((q + kv) * per_elem + rows * FP32)
 
 
 def mlp_saved_bytes(spec: ModelSpec, tokens: int, dtype: str, tp: int = 1) -> int:
