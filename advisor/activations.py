@@ -280,7 +280,13 @@ def prefill_transient_bytes(
     dt = _act_dt(dtype)
     h, i = spec.hidden_size, spec.intermediate_size
     if spec.is_moe:
-        mlp = tokens * spec.experts_per_token * (3 * i + 2 * h) * dt
+        k, e = spec.experts_per_token, spec.num_experts
+        mlp = tokens * k * (3 * i + 2 * h) * dt
+        if spec.layers:
+            # transformers 5.x experts as 3D tensors (`Qwen3MoeExperts.forward`): the zeroed
+            # output (h), the int64 one-hot expert mask (k x (E + 1)), the router's logits and
+            # fp32 softmax (E) and the top-k weights and indices (measured: qwen3_moe prefill)
+            mlp += tokens * (h * dt + INT64 * k * (e + 1) + e * (dt + FP32) + k * (FP32 + INT64))
     elif spec.gated_mlp:
         mlp = tokens * 3 * i * dt
     else:

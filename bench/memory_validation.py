@@ -841,6 +841,11 @@ def report_open(names=None) -> int:
         "bounds": {"peak_allocated_bytes": PEAK_TOLERANCE, "components": COMPONENT_TOLERANCE},
         "cases": results,
     }
+    if names and OPEN_OUT.exists():  # a named subset updates its rows, keeps the others
+        done = {r["case"] for r in results}
+        kept = [r for r in json.loads(OPEN_OUT.read_text())["cases"] if r["case"] not in done]
+        order = [c["name"] for c in OPEN_CASES]
+        doc["cases"] = sorted(kept + results, key=lambda r: order.index(r["case"]))
     OPEN_OUT.write_text(json.dumps(doc, indent=2) + "\n")
     return 0
 
