@@ -47,14 +47,15 @@ def norm_saved_bytes(spec: ModelSpec, tokens: int, dtype: str) -> int:
       not kept (each linear layer saves its own 16-bit cast, see `_attn_input_casts`).
     - LayerNorm (GPT-2, BERT; `native_layer_norm` saves input, mean and rstd): the output (dt x h)
       plus mean and rstd (8 bytes per token); input counted as residual.
-    Gemma's norm computes in fp32 and casts its output: 4h + 4h (+2h cast in 16-bit).
+    Gemma's norm (Gemma, Gemma 2, Gemma 3) computes in fp32 and casts its output: 4h + 4h
+    (+2h cast in 16-bit).
     """
     h = spec.hidden_size
     if spec.norm == "layernorm":
         return tokens * (h * _dt(dtype) + 2 * FP32) if not _amp(dtype) else tokens * (h * 4 + 8)
     if _amp(dtype):
         return tokens * (h * FP32 + FP32)
-    if spec.family in ("gemma", "gemma2"):
+    if spec.family in ("gemma", "gemma2", "gemma3"):
         extra = 0 if dtype == "fp32" else 2 * h
         return tokens * (8 * h + extra + FP32)
     if dtype == "fp32":
@@ -101,6 +102,7 @@ def attention_saved_bytes(
     tokens = batch * seq
     dt = _act_dt(dtype)
     q, kv, a = spec.q_dim, spec.kv_dim, spec.num_heads
+    qk_norm = qk_norm_saved_bytes(spec, tokens, dtype) // tp
     if attention == "eager":
         probs = a * seq * (FP32 + (dt if dt != FP32 else 0))
         kv_rep = 2 * q if kv != q else 2 * kv
@@ -123,7 +125,28 @@ def attention_saved_bytes(
             per_token = (3 * q + 2 * q) * dt + a * FP32  # fused c_attn output + out + merged
         elif spec.family == "bert":
             per_token = (3 * q + q) * dt + a * FP32
-    return tokens * per_token // tp
+    return tokens * per_token // tp + qk_norm
+
+
+def qk_norm_saved_bytes(spec: ModelSpec, tokens: int, dtype: str) -> int:
+    """What a layer's QK-norm keeps for backward (a layer property, `layers.Attention.qk_norm`):
+    RMSNorm over each head of q and k (Qwen3, Gemma 3: "head") or over the whole q and k
+    projections (OLMo 2: "full"), saving as a pre-norm does (`norm_saved_bytes`): the fp32 upcast
+    of its input and, in 16-bit runs, the normalised value's cast (4 + dt bytes per element), plus
+    one fp32 rsqrt per normalised row. Measured on Qwen3 in bf16 (bench/memory_validation.py
+    qwen3-bf16-adamw: 1,181 bytes per token and layer for q 128 and k 64 wide, 4 + 2 heads; this
+    formula 1,176)."""
+    att = spec.stack[0].attention if spec.layers else None
+    if att is None or not att.qk_norm:
+        return 0
+    q, kv = att.q_dim, att.kv_dim
+    rows = att.num_heads + att.num_kv_heads if att.qk_norm == "head" else 2
+    per_elem = FP32 + (_act_dt(dtype) if dtype in ("bf16", "fp16") else 0)
+    if spec.family == "gemma3":
+        # Gemma's RMSNorm (fp32 compute, `* (1 + weight)`): two fp32 copies per element and, in
+        # 16-bit runs, two 16-bit ones (measured, gemma3-bf16-adamw: -7.8 % -> -1.1 %)
+        per_elem = 2 * FP32 + (2 * _act_dt(dtype) if dtype in ("bf16", "fp16") else 0)
+    return tokens * ((q + kv) * per_elem + rows * FP32)
 
 
 def mlp_saved_bytes(spec: ModelSpec, tokens: int, dtype: str, tp: int = 1) -> int:
@@ -249,13 +272,21 @@ def prefill_transient_bytes(
       fp32 probabilities, per head and query-key pair; plus the additive s x s mask per sequence
       (two for Gemma 2: full and sliding), alive in every layer; the probabilities in the run's
       dtype stay alive through the MLP (the layer binds the returned weights to `_`);
-    - MoE: a visit's i terms per routed token.
+    - MoE: a visit's i terms per routed token;
+    - attention sinks (a layer property, `layers.Attention.sinks`): the eager scores stay in the
+      run's dtype (no fp32 upcast or probabilities).
     """
     tokens = batch * seq
     dt = _act_dt(dtype)
     h, i = spec.hidden_size, spec.intermediate_size
     if spec.is_moe:
-        mlp = tokens * spec.experts_per_token * (3 * i + 2 * h) * dt
+        k, e = spec.experts_per_token, spec.num_experts
+        mlp = tokens * k * (3 * i + 2 * h) * dt
+        if spec.layers:
+            # transformers 5.x experts as 3D tensors (`Qwen3MoeExperts.forward`): the zeroed
+            # output (h), the int64 one-hot expert mask (k x (E + 1)), the router's logits and
+            # fp32 softmax (E) and the top-k weights and indices (measured: qwen3_moe prefill)
+            mlp += tokens * (h * dt + INT64 * k * (e + 1) + e * (dt + FP32) + k * (FP32 + INT64))
     elif spec.gated_mlp:
         mlp = tokens * 3 * i * dt
     else:
@@ -270,7 +301,13 @@ def prefill_transient_bytes(
         qkv = tokens * (spec.q_dim + 2 * spec.kv_dim) * dt
         upcast = FP32 if dt != FP32 else 0
         mask = masks * batch * seq * seq * dt  # made once per forward, alive in every layer
-        attn = base + qkv + s2 * (dt + upcast + FP32) + mask
+        per_pair = dt + upcast + FP32
+        if any(layer.attention.sinks for layer in spec.stack):
+            # attention sinks (gpt-oss `eager_attention_forward`): the masked scores, their
+            # concatenation with the sink logits less its row maximum and the softmax, all in
+            # the run's dtype (`softmax(..., dtype=combined_logits.dtype)`): 3 x dt per pair
+            per_pair = 3 * dt
+        attn = base + qkv + s2 * per_pair + mask
         # the decoder layer keeps the returned probabilities (run dtype) until it returns
         # (`hidden_states, _ = self.self_attn(...)`), so they coexist with the MLP
         peak = max(peak + mask + s2 * dt, attn)

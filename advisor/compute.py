@@ -451,17 +451,16 @@ def decode_weight_bytes(spec: ModelSpec, weights: str = "bf16", batch: int = 1) 
     quantised; the output head, norms and biases stay 16-bit), only the experts the batch touches
     for MoE, and the output head. Embedding rows looked up are negligible and not counted."""
     from . import quant
-    from .memory import linear_params_per_layer
+    from .memory import linear_params
 
     fmt = quant.weight_format(weights)
-    linear = linear_params_per_layer(spec) * spec.num_layers
+    linear = linear_params(spec)
     other = matmul_params(spec, active=False) - linear  # head, norms, biases, router
-    if spec.is_moe:
-        idle = spec.num_experts - expected_experts_touched(
-            spec.num_experts, spec.experts_per_token, batch
-        )
-        expert_linear = (3 if spec.gated_mlp else 2) * spec.hidden_size * spec.intermediate_size
-        linear -= idle * expert_linear * spec.num_layers
+    for layer in spec.stack:  # routed experts the batch does not touch are not read
+        m = layer.mlp
+        if m.is_moe:
+            idle = m.experts - expected_experts_touched(m.experts, m.experts_per_token, batch)
+            linear -= idle * (3 if m.gated else 2) * spec.hidden_size * m.width
     if fmt.quantised:
         per_linear = fmt.data_bits / 8 + fmt.scale_bytes_per_param
         per_other = 2
@@ -472,8 +471,9 @@ def decode_weight_bytes(spec: ModelSpec, weights: str = "bf16", batch: int = 1) 
 
 @functools.lru_cache(maxsize=4096)
 def kv_read_bytes(spec: ModelSpec, context: int, batch: int = 1, kv_dtype: str = "bf16") -> float:
-    """KV-cache bytes one decode step reads: per layer 2 (K and V) * kv_dim * bytes * span, per
-    sequence (GQA-aware through kv_dim; sliding layers keep only the window)."""
+    """KV-cache bytes one decode step reads: per layer its KV elements per token (2 * kv_dim, or
+    MLA's latent: `ModelSpec.kv_elems`) * bytes * span, per sequence (sliding and chunked layers
+    keep only the window)."""
     if kv_dtype not in KV_BYTES:
         from .errors import unknown_name
 
@@ -481,7 +481,7 @@ def kv_read_bytes(spec: ModelSpec, context: int, batch: int = 1, kv_dtype: str =
     if not spec.causal:
         return 0.0
     b = KV_BYTES[kv_dtype]
-    return float(batch) * sum(2 * spec.kv_dim * b * s for s in _layer_spans(spec, context))
+    return float(batch) * b * spec.kv_elems(context)
 
 
 def training_bytes(components: dict) -> float:
@@ -776,7 +776,7 @@ def _sync_bytes(setup, lora_params: int) -> tuple[float, float]:
     under autocast) or the quantised base format plus 16-bit adapters; gradients of the
     trainable parameters in their dtype."""
     from . import quant
-    from .memory import linear_params_per_layer
+    from .memory import linear_params
 
     spec = setup.model
     tp = setup.tensor_parallel
@@ -784,7 +784,7 @@ def _sync_bytes(setup, lora_params: int) -> tuple[float, float]:
     param_dt = 4 if (setup.precision == "fp32" or amp) else 2
     n_total = _total_params(spec)
     if setup.quant:
-        linear = linear_params_per_layer(spec) * spec.num_layers
+        linear = linear_params(spec)
         w, sc = quant.stored_bytes(quant.FORMATS[setup.quant], linear, n_total - linear)
         weights = float(w + sc)
         train_dt = 4 if amp else 2

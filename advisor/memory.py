@@ -24,9 +24,10 @@ import functools
 from dataclasses import dataclass, replace
 
 from . import activations as act
+from . import layers as L
 from . import quant, vocab
 from .errors import AdvisorError, check_choice, check_int, check_positive
-from .models import ModelSpec, layer_params, param_count
+from .models import ModelSpec, layer_param_list, param_count
 from .units import GIB, MIB
 
 # choice lists: advisor.vocab (one definition for every module and the site)
@@ -182,6 +183,13 @@ def param_shapes(spec: ModelSpec) -> list[tuple[int, ...]]:
         shapes.append((spec.type_vocab_size, h))
     if spec.embedding_norm:
         shapes += norm
+    if spec.layers:  # a family's layer list: every tensor as advisor.layers lists it
+        for lay in spec.stack:
+            shapes += [shape for _, shape in L.layer_tensors(lay, h, tuple(norm))]
+        shapes += norm
+        if not spec.tie_word_embeddings:
+            shapes.append((v, h))
+        return shapes
     layer: list[tuple[int, ...]] = []
     if spec.family == "phi3":
         layer += [(q + 2 * kv, h), (h, q)]
@@ -227,13 +235,19 @@ def _numel(shape) -> int:
     return n
 
 
+def linear_params(spec: ModelSpec) -> int:
+    """Weights of all blocks' linear layers (what quantisation and autocast touch), summed over
+    the layer list (`layers.linear_weights`: attention projections, MLA's five, dense, shared and
+    every routed expert's); no biases, norms, sinks or router."""
+    h = spec.hidden_size
+    return sum(L.linear_weights(layer, h) for layer in spec.stack)
+
+
 def linear_params_per_layer(spec: ModelSpec) -> int:
     """Weights of one block's linear layers (the ones quantisation and autocast touch): q, k, v, o
-    and the MLP (all experts); no biases, norms or router."""
+    and the MLP (all experts); no biases, norms or router. The largest block where they differ."""
     h = spec.hidden_size
-    attn = h * spec.q_dim + 2 * h * spec.kv_dim + spec.q_dim * h
-    mlp = (3 if spec.gated_mlp else 2) * h * spec.intermediate_size
-    return attn + mlp * (spec.num_experts if spec.is_moe else 1)
+    return max(L.linear_weights(layer, h) for layer in spec.stack)
 
 
 NF4_TABLE_BYTES = 16 * 4 + 256 * 4
@@ -247,8 +261,14 @@ def linear_modules_per_layer(spec: ModelSpec) -> int:
     three per expert (Phi-3 and GPT-2 fuse theirs: 4)."""
     if spec.family in ("phi3", "gpt2"):
         return 4
-    mlp = 3 if spec.gated_mlp else 2
-    return 4 + mlp * (spec.num_experts if spec.is_moe else 1)
+    return max(L.linear_modules(layer) for layer in spec.stack)
+
+
+def linear_modules(spec: ModelSpec) -> int:
+    """Linear modules of all blocks (`linear_modules_per_layer` summed over the layer list)."""
+    if spec.family in ("phi3", "gpt2"):
+        return 4 * spec.num_layers
+    return sum(L.linear_modules(layer) for layer in spec.stack)
 
 
 def head_weight_params(spec: ModelSpec) -> int:
@@ -471,7 +491,7 @@ def training_memory(setup: TrainingSetup) -> MemoryEstimate:
     assumptions: list[str] = []
 
     n_total = param_count(spec)
-    linear = linear_params_per_layer(spec) * spec.num_layers
+    linear = linear_params(spec)
     other = n_total - linear
 
     comps = dict.fromkeys(COMPONENTS, 0)
@@ -480,7 +500,7 @@ def training_memory(setup: TrainingSetup) -> MemoryEstimate:
         fmt = quant.FORMATS[s.quant]
         w, sc = quant.stored_bytes(fmt, linear, other)
         if s.quant == "nf4":
-            sc += spec.num_layers * linear_modules_per_layer(spec) * NF4_TABLE_BYTES
+            sc += linear_modules(spec) * NF4_TABLE_BYTES
         comps["weights"] = w // tp
         comps["quant_scales"] = sc // tp
         assumptions.append(fmt.source)
@@ -521,8 +541,10 @@ def training_memory(setup: TrainingSetup) -> MemoryEstimate:
             # final norm, head) stay gathered from the forward to the end of the backward; a
             # block's are gathered for its forward and again for its backward, with the next
             # block's prefetched: two blocks at a time (measured, bench/memory_validation.py).
-            layer_w = full_w * layer_params(spec) // max(1, param_count(spec))
-            root_w = full_w - spec.num_layers * layer_w
+            total = max(1, param_count(spec))
+            layer_ws = [full_w * n // total for n in layer_param_list(spec)]
+            layer_w = max(layer_ws)
+            root_w = full_w - sum(layer_ws)
             comps["weights"] += root_w + 2 * layer_w
             # in backward a block's unsharded gradients wait for their reduce-scatter while the
             # next block computes its own: two blocks of full-size gradients
@@ -666,29 +688,30 @@ def _finish(comps: dict, peak: int, multi_gpu: bool, assumptions: tuple) -> Memo
 
 
 def kv_cache_bytes_per_token(spec: ModelSpec, kv_dtype: str = "bf16") -> int:
-    """KV cache per token of context, all layers, uncapped: 2 (K and V) x layers x kv_heads x
-    head_dim x bytes (GQA-aware: Ainslie et al. 2023, arXiv:2305.13245; vLLM's `CacheEngine`
+    """KV cache per token of context, all layers, uncapped: per layer 2 (K and V) x kv_heads
+    x head_dim x bytes, or MLA's kv_lora_rank + qk_rope_head_dim (`ModelSpec.kv_elems_per_token`;
+    GQA-aware: Ainslie et al. 2023, arXiv:2305.13245; vLLM's `CacheEngine`
     block size formula). Llama-3-8B in bf16: 2*32*8*128*2 = 131072 B = 128 KiB."""
     check_choice("kv_dtype", kv_dtype, KV_DTYPES)
     if not spec.causal:
         return 0
-    return round(2 * spec.num_layers * spec.kv_dim * _DTYPE_BYTES[kv_dtype])
+    return round(spec.kv_elems_per_token * _DTYPE_BYTES[kv_dtype])
 
 
 def kv_cache_bytes(spec: ModelSpec, tokens: int, kv_dtype: str = "bf16") -> int:
     """KV cache for `tokens` tokens of one sequence: sliding-window layers keep at most the
     window (Mistral 7B v0.1, Jiang et al. 2023 arXiv:2310.06825 'rolling buffer cache'); which
-    layers slide is `ModelSpec.is_sliding` (Gemma 2 alternating, Qwen2 `max_window_layers`)."""
+    layers slide is `ModelSpec.is_sliding` (Gemma 2 alternating, Qwen2 `max_window_layers`,
+    Gemma 3 five of six, gpt-oss every other, Llama 4's chunked layers: the layer list)."""
     if not spec.causal:
         return 0
-    per_layer_token = 2 * spec.kv_dim * _DTYPE_BYTES[kv_dtype]
-    return round(sum(spec.layer_spans(tokens)) * per_layer_token)
+    return round(spec.kv_elems(tokens) * _DTYPE_BYTES[kv_dtype])
 
 
 def inference_weight_bytes(spec: ModelSpec, weights: str) -> tuple[int, int]:
     """(weight bytes, scale bytes) of the whole model stored in `weights` format."""
     fmt = quant.weight_format(weights)
-    linear = linear_params_per_layer(spec) * spec.num_layers
+    linear = linear_params(spec)
     return quant.stored_bytes(fmt, linear, param_count(spec) - linear)
 
 

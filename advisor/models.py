@@ -15,6 +15,7 @@ import functools
 import json
 from dataclasses import asdict, dataclass, field, replace
 
+from . import layers as L
 from .errors import AdvisorError, check_int
 
 FAMILIES = ("llama", "mistral", "mixtral", "qwen2", "gemma", "gemma2", "phi3", "gpt2", "bert")
@@ -106,6 +107,11 @@ class ModelSpec:
     hidden_act: str = "silu"
     display_name: str = ""
     first_sliding_layer: int = 0  # Qwen2 `max_window_layers`: layers below this use full attention
+    # The layer list (advisor.layers): set by the families whose layers differ (advisor/families);
+    # empty means `num_layers` identical layers built from the fields above (`stack`).
+    layers: tuple = ()
+    mtp_layers: int = 0  # multi-token-prediction modules (DeepSeek-V3, GLM-4.5): counted apart
+    vision_not_counted: bool = False  # a multimodal config: only its text_config is described
     hf_config: dict = field(default_factory=dict, compare=False, repr=False, hash=False)
 
     # -- derived sizes ---------------------------------------------------------------------------
@@ -123,13 +129,22 @@ class ModelSpec:
 
     @property
     def attention_kind(self) -> str:
-        """'MHA', 'GQA' or 'MQA'."""
+        """'MLA', 'MHA', 'GQA' or 'MQA'."""
+        if self.layers:
+            return self.attention_label
         if self.num_kv_heads == self.num_heads:
             return "MHA"
         return "MQA" if self.num_kv_heads == 1 else "GQA"
 
+    @property
+    def stack(self) -> tuple:
+        """The decoder layers as `advisor.layers.Layer`s: `layers` where a family sets them, else
+        `num_layers` identical layers built from the uniform fields (`uniform_stack`)."""
+        return self.layers or uniform_stack(self)
+
     def is_sliding(self, layer: int) -> bool:
-        """Whether decoder layer `layer` (0-based) attends over `sliding_window` tokens only.
+        """Whether decoder layer `layer` (0-based) keeps a window (sliding or chunked): from the
+        layer list (`stack`) where a family sets one, else the uniform rule below.
 
         The one rule every module uses (memory.kv_cache_bytes, compute._layer_spans,
         num_sliding_layers), as transformers builds `config.layer_types`:
@@ -142,6 +157,8 @@ class ModelSpec:
           `"sliding_attention" if self.sliding_window is not None and i >= self.max_window_layers`);
         - Mistral v0.1 / Phi-3 (`first_sliding_layer` 0, pattern 1): every layer.
         """
+        if self.layers:
+            return self.layers[layer].attention.span != "full"
         if self.sliding_window is None:
             return False
         if self.sliding_window_pattern > 1 and (layer + 1) % self.sliding_window_pattern == 0:
@@ -150,11 +167,26 @@ class ModelSpec:
 
     def layer_spans(self, seq: int) -> tuple[int, ...]:
         """Tokens each layer keeps (KV cache) or attends over (widest query) for a `seq`-token
-        sequence: `min(seq, sliding_window)` on sliding layers (`is_sliding`), else `seq`."""
-        window = self.sliding_window
-        return tuple(
-            min(seq, window) if self.is_sliding(i) else seq for i in range(self.num_layers)
+        sequence: `min(seq, window)` on sliding and chunked layers (`layers.span`), else `seq`."""
+        return tuple(L.span(layer.attention, seq) for layer in self.stack)
+
+    def kv_elems(self, seq: int) -> int:
+        """KV-cache elements of one `seq`-token sequence, all layers: per layer its elements per
+        token (`layers.kv_elems_per_token`: 2 * kv_dim, or MLA's latent) times its span."""
+        return sum(
+            L.kv_elems_per_token(layer.attention) * L.span(layer.attention, seq)
+            for layer in self.stack
         )
+
+    @property
+    def kv_elems_per_token(self) -> int:
+        """KV-cache elements per token with no window applied (every layer)."""
+        return sum(L.kv_elems_per_token(layer.attention) for layer in self.stack)
+
+    @property
+    def attention_label(self) -> str:
+        """'MLA', 'MHA', 'GQA' or 'MQA' (of the first layer; a stack mixes no kinds)."""
+        return self.stack[0].attention.label
 
     @property
     def num_sliding_layers(self) -> int:
@@ -164,10 +196,46 @@ class ModelSpec:
     def to_dict(self) -> dict:
         d = asdict(self)
         d.pop("hf_config")
+        d.pop("layers")
         return d
 
     def with_name(self, name: str) -> ModelSpec:
         return replace(self, name=name)
+
+
+@functools.lru_cache(maxsize=1024)
+def uniform_stack(spec: ModelSpec) -> tuple:
+    """`num_layers` layers from the uniform fields (the families whose layers are all alike:
+    Llama, Mistral, Mixtral, Qwen2, Gemma, Gemma 2, Phi-3, GPT-2, BERT); a sliding layer per
+    `ModelSpec.is_sliding`."""
+    out = []
+    for i in range(spec.num_layers):
+        sliding = spec.is_sliding(i)
+        attn = L.Attention(
+            kind="gqa",
+            num_heads=spec.num_heads,
+            num_kv_heads=spec.num_kv_heads,
+            head_dim=spec.head_dim,
+            span="sliding" if sliding else "full",
+            window=spec.sliding_window if sliding else None,
+            qkv_bias=spec.qkv_bias,
+            o_bias=spec.o_bias,
+        )
+        mlp = L.Mlp(
+            width=spec.intermediate_size,
+            gated=spec.gated_mlp,
+            bias=spec.mlp_bias,
+            experts=spec.num_experts,
+            experts_per_token=spec.experts_per_token,
+        )
+        out.append(L.Layer(attn, mlp, spec.norms_per_layer))
+    return tuple(out)
+
+
+def norm_tensors(spec: ModelSpec) -> tuple:
+    """One hidden-size norm's shapes: RMSNorm (h,), LayerNorm (h,) and (h,)."""
+    h = spec.hidden_size
+    return ((h,),) if spec.norm == "rmsnorm" else ((h,), (h,))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -255,19 +323,89 @@ def head_params(spec: ModelSpec) -> int:
 
 
 @functools.lru_cache(maxsize=1024)
+def stack_params(spec: ModelSpec) -> int:
+    """Parameters of all decoder layers (every expert), summed over the layer list."""
+    h, norms = spec.hidden_size, norm_tensors(spec)
+    return sum(L.layer_params(layer, h, norms) for layer in spec.stack)
+
+
+@functools.lru_cache(maxsize=1024)
 def param_count(spec: ModelSpec) -> int:
-    """Total parameters of the model (all experts), as `sum(p.numel() for p in model.parameters())`."""
-    return embedding_params(spec) + spec.num_layers * layer_params(spec) + head_params(spec)
+    """Total parameters of the model (all experts), as `sum(p.numel() for p in model.parameters())`.
+
+    MTP modules (`mtp_layers`) are not included: transformers does not build them either
+    (`mtp_param_count` counts them apart)."""
+    return embedding_params(spec) + stack_params(spec) + head_params(spec)
 
 
 @functools.lru_cache(maxsize=1024)
 def active_param_count(spec: ModelSpec) -> int:
-    """Parameters used per token: for MoE only `experts_per_token` of `num_experts` experts run
-    (Mixtral 8x7B: 46.7B total, 12.9B active; Jiang et al. 2024, arXiv:2401.04088)."""
-    if not spec.is_moe:
-        return param_count(spec)
-    idle = (spec.num_experts - spec.experts_per_token) * expert_mlp_params(spec) * spec.num_layers
-    return param_count(spec) - idle
+    """Parameters used per token: routed experts at k/E of their size, everything else (shared
+    experts, router, attention, embeddings, head) in full (Mixtral 8x7B: 46.7B total, 12.9B
+    active; Jiang et al. 2024, arXiv:2401.04088; DeepSeek-V3 671B / 37B, arXiv:2412.19437)."""
+    h = spec.hidden_size
+    return param_count(spec) - sum(L.idle_expert_params(layer, h) for layer in spec.stack)
+
+
+def expert_param_count(spec: ModelSpec) -> int:
+    """Parameters of all routed experts (0 for a dense model)."""
+    h = spec.hidden_size
+    return sum(
+        L.expert_params(layer.mlp, h) * layer.mlp.experts
+        for layer in spec.stack
+        if layer.mlp.is_moe
+    )
+
+
+def layer_param_list(spec: ModelSpec) -> tuple[int, ...]:
+    """Parameters of each decoder layer, in order (FSDP gathers one block at a time)."""
+    h, norms = spec.hidden_size, norm_tensors(spec)
+    return tuple(L.layer_params(layer, h, norms) for layer in spec.stack)
+
+
+def describe(spec: ModelSpec) -> dict:
+    """What a reader needs to size the model, from its layer list (plain JSON): total and active
+    parameters (routed experts at k/E of their size, all else in full), routed-expert weights,
+    dense and MoE layer counts, the layers that keep a window (sliding or chunked) and its size,
+    KV elements per token, MTP parameters counted apart, and whether a vision tower was left out.
+    """
+    stack = spec.stack
+    moe = [lay for lay in stack if lay.mlp.is_moe]
+    windowed = [lay for lay in stack if lay.attention.span != "full"]
+    first_moe = moe[0].mlp if moe else None
+    return {
+        "params": param_count(spec),
+        "active_params": active_param_count(spec),
+        "expert_params": expert_param_count(spec),
+        "mtp_params": mtp_param_count(spec),
+        "attention": spec.attention_kind,
+        "layers": len(stack),
+        "dense_layers": len(stack) - len(moe),
+        "moe_layers": len(moe),
+        "experts": first_moe.experts if first_moe else 0,
+        "experts_per_token": first_moe.experts_per_token if first_moe else 0,
+        "shared_expert_width": first_moe.shared_width if first_moe else 0,
+        "windowed_layers": len(windowed),
+        "window_kind": windowed[0].attention.span if windowed else None,
+        "window_tokens": max(lay.attention.window for lay in windowed) if windowed else None,
+        "kv_elems_per_token": spec.kv_elems_per_token if spec.causal else 0,
+        "sinks": any(lay.attention.sinks for lay in stack),
+        "vision_not_counted": spec.vision_not_counted,
+    }
+
+
+def mtp_param_count(spec: ModelSpec) -> int:
+    """Parameters of the multi-token-prediction modules, counted apart from `param_count`: each
+    is enorm and hnorm (2h), eh_proj Linear(2h, h), one decoder layer like the last and the
+    shared head's norm (h); embeddings and output head are shared with the main model
+    (DeepSeek-V3 arXiv:2412.19437 section 2.2; deepseek-ai/DeepSeek-V3 inference/model.py).
+    DeepSeek-V3's 671B excludes its 14B MTP module, as here."""
+    if not spec.mtp_layers:
+        return 0
+    h = spec.hidden_size
+    norm = sum(L._numel(s) for s in norm_tensors(spec))
+    last = L.layer_params(spec.stack[-1], h, norm_tensors(spec))
+    return spec.mtp_layers * (3 * norm + 2 * h * h + last)
 
 
 def embedding_lookup_params(spec: ModelSpec) -> int:
@@ -321,10 +459,14 @@ def from_hf_config(cfg: dict, name: str = "custom", display_name: str = "") -> M
             "config.missing", "config.json: missing field 'model_type'", field="config.model_type"
         )
     _check_value_types(cfg)
-    if mtype not in MODEL_TYPES:
-        from .errors import unknown_name
+    from . import families
 
-        raise unknown_name("config.model_type", str(mtype), MODEL_TYPES)
+    if mtype in families.WRAPPERS:
+        return families.unwrap(cfg, from_hf_config, name, display_name)
+    if mtype in families.BUILDERS:
+        return families.build(cfg, name, display_name)
+    if mtype not in MODEL_TYPES:
+        raise unknown_model_type(str(mtype))
     family = MODEL_TYPES[mtype]
 
     if family == "gpt2":
@@ -531,6 +673,53 @@ def _check_value_types(cfg: dict) -> None:
     cap = cfg.get("final_logit_softcapping")
     if cap is not None:
         _number("config.final_logit_softcapping", cap)
+
+
+def known_model_types() -> tuple[str, ...]:
+    """Every `model_type` advisor reads (its own families, advisor.families, multimodal ones)."""
+    from . import families
+
+    return tuple(sorted({*MODEL_TYPES, *families.BUILDERS, *families.WRAPPERS}))
+
+
+def _type_shape(name: str) -> tuple:
+    """What a close spelling must keep: its runs of letters and digits, the digits as they are
+    ("qwen2_moe": ("a", "2", "a"); "gemma3n": ("a", "3", "a")), so that a suggestion never names a model whose layers differ (Qwen3-MoE is not Qwen2,
+    DeepSeek-V2 not V3)."""
+    import re
+
+    runs = re.findall(r"[a-z]+|[0-9]+", name.lower())
+    return tuple(r if r.isdigit() else "a" for r in runs)
+
+
+def unknown_model_type(name: str) -> AdvisorError:
+    """An unknown `model_type`: the types advisor knows, and a suggestion only where the name is
+    a misspelling of one with the same digits and parts ("lama" -> llama, "gpt-oss" -> gpt_oss;
+    never "qwen2_moe" -> qwen2)."""
+    import difflib
+    import re
+
+    from .errors import echo, shown
+
+    known = known_model_types()
+    norm = re.sub(r"[-. ]+", "_", name.lower())
+    hints = [k for k in known if k == norm]
+    if not hints and len(name) <= 100:
+        hints = [
+            k
+            for k in difflib.get_close_matches(norm, known, n=3, cutoff=0.75)
+            if _type_shape(k) == _type_shape(norm)
+        ]
+    tail = f"; did you mean {', '.join(hints)}?" if hints else ""
+    return AdvisorError(
+        "config.unknown_model_type",
+        f"config.model_type: advisor does not read model type {shown(name)} (it reads "
+        f"{', '.join(known)}){tail}",
+        field="config.model_type",
+        name=echo(name),
+        known=", ".join(known),
+        suggestions=hints,
+    )
 
 
 def _flag(cfg: dict, key: str, default: bool) -> bool:

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from . import efficiency as eff
+from . import layers as L
 from . import network as net
 from .errors import check_int
 from .models import ModelSpec
@@ -119,22 +120,74 @@ def gemm_time(
 # ---------------------------------------------------------------------------------------------
 
 
-def dense_linears(spec: ModelSpec, tp: int) -> tuple[tuple[int, int], ...]:
-    """(k, n) of each attention and dense-MLP weight one TP rank multiplies by, per layer
-    (column-parallel QKV and up/gate, row-parallel O and down: Shoeybi et al. 2019 §3)."""
-    h, q, kv, f = spec.hidden_size, spec.q_dim, spec.kv_dim, spec.intermediate_size
-    out = [(h, (q + 2 * kv) / tp), (q / tp, h)]
-    if not spec.is_moe:
-        up = 2 * f if spec.gated_mlp else f
-        out += [(h, up / tp), (f / tp, h)]
+def layer_linears(layer: L.Layer, h: int, tp: int) -> tuple[tuple[int, int], ...]:
+    """(k, n) of each attention and dense-MLP weight one TP rank multiplies by in `layer`
+    (column-parallel QKV and up/gate, row-parallel O and down: Shoeybi et al. 2019 §3). MLA:
+    q_a and kv_a (h -> ranks) whole on each rank, q_b and kv_b column-parallel, o row-parallel
+    (vLLM's DeepseekV2MLAAttention: ReplicatedLinear for the down projections). A MoE layer's
+    shared experts are a dense MLP here; its routed experts are `expert_linears`."""
+    a = layer.attention
+    if a.kind == "mla":
+        nope = a.head_dim - a.qk_rope_head_dim
+        out = []
+        if a.q_lora_rank:
+            out += [(h, a.q_lora_rank), (a.q_lora_rank, a.q_dim / tp)]
+        else:
+            out.append((h, a.q_dim / tp))
+        out += [
+            (h, a.kv_lora_rank + a.qk_rope_head_dim),
+            (a.kv_lora_rank, a.num_heads * (nope + a.v_head_dim) / tp),
+            (a.o_dim / tp, h),
+        ]
+    else:
+        out = [(h, (a.q_dim + 2 * a.kv_dim) / tp), (a.q_dim / tp, h)]
+    m = layer.mlp
+    width = m.shared_width if m.is_moe else m.width
+    if width:
+        gated = m.gated or m.is_moe
+        out += [(h, (2 * width if gated else width) / tp), (width / tp, h)]
     return tuple(out)
 
 
-def expert_linears(spec: ModelSpec) -> tuple[tuple[int, int], ...]:
-    """(k, n) of one expert's weights (gated: gate+up fused, then down)."""
-    h, f = spec.hidden_size, spec.intermediate_size
-    up = 2 * f if spec.gated_mlp else f
+def dense_linears(spec: ModelSpec, tp: int) -> tuple[tuple[int, int], ...]:
+    """`layer_linears` of the first layer (the layers of the uniform families are all alike)."""
+    return layer_linears(spec.stack[0], spec.hidden_size, tp)
+
+
+def expert_linears(spec: ModelSpec, mlp: L.Mlp | None = None) -> tuple[tuple[int, int], ...]:
+    """(k, n) of one routed expert's weights (gated: gate+up fused, then down); `mlp` a layer's
+    MoE MLP (default: the model's uniform fields)."""
+    h = spec.hidden_size
+    f = mlp.width if mlp is not None else spec.intermediate_size
+    gated = mlp.gated if mlp is not None else spec.gated_mlp
+    up = 2 * f if gated else f
     return ((h, up), (f, h))
+
+
+def layer_groups(spec: ModelSpec) -> tuple[tuple[L.Layer, int], ...]:
+    """The distinct layers of the stack and how many times each occurs, in first-seen order
+    (DeepSeek-V3: 3 dense and 58 MoE; a uniform family: one layer, num_layers times)."""
+    counts: dict = {}
+    for layer in spec.stack:
+        counts[layer] = counts.get(layer, 0) + 1
+    return tuple(counts.items())
+
+
+def _layer_gemm(spec, layer, dev, rows: float, tp: int, wb: float, dq: float) -> float:
+    """GEMM time of one layer at M = `rows` tokens: its dense weights, then the routed experts
+    the rows touch (each at rows * k / touched tokens)."""
+    gem = 0.0
+    for k, n in layer_linears(layer, spec.hidden_size, tp):
+        gem += gemm_time(rows, k, n, dev, weight_bytes=wb, dequant=dq)
+    m = layer.mlp
+    if m.is_moe:
+        from .compute import expected_experts_touched
+
+        touched = expected_experts_touched(m.experts, m.experts_per_token, int(rows))
+        per_expert = rows * m.experts_per_token / max(touched, 1e-9)
+        for k, n in expert_linears(spec, m):
+            gem += touched * gemm_time(per_expert, k, n / tp, dev, weight_bytes=wb, dequant=dq)
+    return gem
 
 
 def elementwise_elems(spec: ModelSpec) -> float:
@@ -320,19 +373,12 @@ def decode_step_time(
     batch = check_int("batch", batch)
     wb = _weight_bytes(weights)
     dq = stack.dequant_factor(weights)
-    gem = 0.0
-    for k, n in dense_linears(spec, tp):
-        gem += gemm_time(batch, k, n, dev, weight_bytes=wb, dequant=dq)
-    if spec.is_moe:
-        from .compute import expected_experts_touched
-
-        touched = expected_experts_touched(spec.num_experts, spec.experts_per_token, batch)
-        per_expert = batch * spec.experts_per_token / max(touched, 1e-9)
-        for k, n in expert_linears(spec):
-            gem += touched * gemm_time(per_expert, k, n / tp, dev, weight_bytes=wb, dequant=dq)
-    gem *= spec.num_layers
+    gem = sum(
+        count * _layer_gemm(spec, layer, dev, batch, tp, wb, dq)
+        for layer, count in layer_groups(spec)
+    )
     bw = dev.bandwidth * dev.decode_bandwidth
-    kv = 2 * spec.kv_dim * kv_bytes * span_sum(spec, context) * batch / tp if spec.causal else 0.0
+    kv = kv_bytes * spec.kv_elems(context) * batch / tp if spec.causal else 0.0
     attn = kv * kv_reads / bw + spec.num_layers * dev.kernel_s
     elem = batch * elementwise_elems(spec) * ACT_BYTES / tp / bw * spec.num_layers
     launch = spec.num_layers * max(0, stack.kernels_per_layer - 6) * dev.kernel_s
@@ -376,16 +422,12 @@ def prefill_time(
     T = float(batch) * prompt
     wb = _weight_bytes(weights)
     dq = stack.dequant_factor(weights)
-    gem = 0.0
-    for k, n in dense_linears(spec, tp):
-        gem += gemm_time(T, k, n, dev, weight_bytes=wb, dequant=dq)
-    if spec.is_moe:
-        from .compute import expected_experts_touched
-
-        touched = expected_experts_touched(spec.num_experts, spec.experts_per_token, int(T))
-        per_expert = T * spec.experts_per_token / max(touched, 1e-9)
-        for k, n in expert_linears(spec):
-            gem += touched * gemm_time(per_expert, k, n / tp, dev, weight_bytes=wb, dequant=dq)
+    # mean GEMM time per layer over the stack (its distinct layers, `layer_groups`)
+    groups = layer_groups(spec)
+    gem = _layer_gemm(spec, groups[0][0], dev, T, tp, wb, dq)
+    if len(groups) > 1:
+        gem = sum(c * _layer_gemm(spec, lay, dev, T, tp, wb, dq) for lay, c in groups)
+        gem /= spec.num_layers
     attn_flops = 4.0 * batch * causal_pairs(spec, prompt) * spec.q_dim / tp
     attn = attn_flops / (dev.peak16_flops * dev.attention_fwd) + dev.kernel_s
     elem = T * elementwise_elems(spec) * ACT_BYTES * dev.elementwise_factor / tp / dev.bandwidth

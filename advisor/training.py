@@ -66,10 +66,9 @@ class TrainStep:
 
 def expert_params(spec: ModelSpec) -> int:
     """Parameters of all experts of all layers (0 for a dense model)."""
-    if not spec.is_moe:
-        return 0
-    per = (3 if spec.gated_mlp else 2) * spec.hidden_size * spec.intermediate_size
-    return per * spec.num_experts * spec.num_layers
+    from .models import expert_param_count
+
+    return expert_param_count(spec)
 
 
 def train_step(
@@ -168,7 +167,7 @@ def train_step(
         # and backward (plus their gradients), overlapped with the attention it feeds
         _, cp_nodes = layout.cp_span()
         cp_fabric = intra if cp_nodes == 1 else net.slowest(intra, inter)
-        kv = T * 2 * spec.kv_dim * timing.ACT_BYTES / layout.tp
+        kv = T * spec.kv_elems_per_token / spec.num_layers * timing.ACT_BYTES / layout.tp
         ring = 3 * net.gather_time(kv * cp, cp, cp_fabric)
         cp_comm = max(0.0, ring - (lt.attention_fwd + lt.attention_bwd))
     comm = (lt.tp_comm + lt.ep_comm) * (1 - stack.tp_overlap) + cp_comm

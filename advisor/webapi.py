@@ -295,9 +295,10 @@ def _gpu(gid: str, name: str = "gpu"):
 
 
 def _model_info(spec) -> dict:
-    from .models import active_param_count, param_count
+    from .models import active_param_count, describe, param_count
 
     return {
+        "layers": describe(spec),
         "name": spec.name,
         "display_name": spec.display_name or spec.name,
         "family": spec.family,

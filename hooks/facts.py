@@ -35,6 +35,11 @@ MODELS = {
     "llama70b": "llama-3.1-70b",
     "llama405b": "llama-3.1-405b",
     "mixtral": "mixtral-8x7b",
+    "dsv3": "deepseek-v3",
+    "qwen3moe": "qwen3-30b-a3b",
+    "gptoss20": "gpt-oss-20b",
+    "gptoss120": "gpt-oss-120b",
+    "gemma3": "gemma-3-27b",
 }
 GPUS = {
     "h100": "h100-sxm",
@@ -769,6 +774,89 @@ def moe() -> MappingProxyType:
         experts=model("mixtral").spec.num_experts,
         top_k=model("mixtral").spec.experts_per_token,
         dense8b_bf16_bytes=weights("llama8b", "bf16")["bytes"],
+    )
+
+
+CTX_SHORT, CTX_LONG = 32 * 1024, 128 * 1024  # the contexts the MoE/MLA/hybrid page compares
+
+
+@lru_cache(maxsize=1)
+def layered() -> MappingProxyType:
+    """The guide page on MoE, MLA and hybrid attention (guide/moe-mla-hybrid.md): total vs
+    active parameters and routed-expert weights (advisor.models.describe), DeepSeek-V3's KV per
+    token stored as MLA's latent against the per-head K and V it stands for, and the KV of the
+    windowed models at 32k and 128k against the same layers all global."""
+    from dataclasses import replace
+
+    from advisor import memory, models
+
+    def moe_row(key):
+        spec = model(key).spec
+        d = models.describe(spec)
+        return _frozen(
+            name=model(key).display_name,
+            total=d["params"],
+            active=d["active_params"],
+            experts_weights=d["expert_params"],
+            active_share=d["active_params"] / d["params"],
+            experts=d["experts"],
+            top_k=d["experts_per_token"],
+            moe_layers=d["moe_layers"],
+            dense_layers=d["dense_layers"],
+            mtp=d["mtp_params"],
+            bf16_bytes=weights(key, "bf16")["bytes"],
+            active_bf16_bytes=2 * d["active_params"],
+        )
+
+    ds = model("dsv3").spec
+    a = ds.stack[0].attention
+    latent = memory.kv_cache_bytes_per_token(ds, "bf16")
+    # per head, materialised: K (qk_nope + qk_rope) and V (v_head_dim) for every head, bf16
+    per_head = ds.num_layers * a.num_heads * (a.head_dim + a.v_head_dim) * 2
+
+    def window_row(key):
+        spec = model(key).spec
+        d = models.describe(spec)
+        unwindowed = replace(
+            spec,
+            layers=tuple(
+                replace(lay, attention=replace(lay.attention, span="full", window=None))
+                for lay in spec.stack
+            ),
+        )
+        out = {}
+        for name, ctx in (("short", CTX_SHORT), ("long", CTX_LONG)):
+            out[f"kv_{name}"] = memory.kv_cache_bytes(spec, ctx, "bf16")
+            out[f"full_{name}"] = memory.kv_cache_bytes(unwindowed, ctx, "bf16")
+        return _frozen(
+            name=model(key).display_name,
+            windowed=d["windowed_layers"],
+            layers=d["layers"],
+            window=d["window_tokens"],
+            ratio_short=out["full_short"] / out["kv_short"],
+            ratio_long=out["full_long"] / out["kv_long"],
+            **out,
+        )
+
+    return _frozen(
+        dsv3=moe_row("dsv3"),
+        qwen3moe=moe_row("qwen3moe"),
+        gptoss120=moe_row("gptoss120"),
+        mixtral=moe_row("mixtral"),
+        dsv3_kv_latent=latent,
+        dsv3_kv_per_head=per_head,
+        dsv3_kv_ratio=per_head / latent,
+        dsv3_kv_lora=a.kv_lora_rank,
+        dsv3_rope=a.qk_rope_head_dim,
+        dsv3_heads=a.num_heads,
+        dsv3_layers=ds.num_layers,
+        dsv3_kv_long=memory.kv_cache_bytes(ds, CTX_LONG, "bf16"),
+        ctx_short_k=CTX_SHORT // 1024,
+        ctx_long_k=CTX_LONG // 1024,
+        gemma3=window_row("gemma3"),
+        gptoss20=window_row("gptoss20"),
+        h100_bytes=gpu("h100").memory_bytes,
+        h100_name=gpu("h100").name,
     )
 
 

@@ -45,7 +45,7 @@ def test_tracker_counts_live_bytes():
 @pytest.mark.parametrize("family", sorted(mv.TINY))
 def test_param_shapes_match_torch(family):
     spec = from_hf_config(mv.TINY[family], name=family)
-    attention = "eager" if family == "gemma2" else "sdpa"  # Gemma 2 has no SDPA path
+    attention = "eager" if family in ("gemma2", "gpt_oss") else "sdpa"  # no SDPA path there
     _, model = mv.build(mv.case("x", family, "train", attention=attention))
     shapes = sorted(math.prod(p.shape) for p in model.parameters())
     assert sum(shapes) == param_count(spec)

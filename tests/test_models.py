@@ -132,7 +132,19 @@ def test_bad_sizes_are_rejected(field, value, key):
 
 def test_unknown_model_type_suggests():
     e = _err({**LLAMA, "model_type": "lama"})
-    assert e.key == "name.unknown" and "llama" in e.params["suggestions"]
+    assert e.key == "config.unknown_model_type" and e.params["suggestions"] == ["llama"]
+    assert "qwen3_moe" in e.params["known"] and "deepseek_v3" in e.params["known"]
+    assert _err({**LLAMA, "model_type": "gpt-oss"}).params["suggestions"] == ["gpt_oss"]
+
+
+@pytest.mark.parametrize(
+    "model_type", ["qwen2_moe", "deepseek_v2", "qwen3_next", "gemma3n", "qwen3_vl_moe", "phimoe"]
+)
+def test_unknown_model_type_never_suggests_other_layers(model_type):
+    """A type advisor does not read is never matched to one whose layers differ (issue 33: the
+    old "did you mean qwen2?" for a Qwen3-MoE config gave a count 89 % low)."""
+    e = _err({**LLAMA, "model_type": model_type})
+    assert e.key == "config.unknown_model_type" and e.params["suggestions"] == []
 
 
 def test_heads_not_dividing():
@@ -209,3 +221,98 @@ def test_cli_show_and_errors(capsys, tmp_path):
     assert cli.main(["models", "show", "--config", str(bad)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: {bad}: not valid JSON") and "Traceback" not in err
+
+
+# -- the layer-list families (advisor/families): bad configs name their field -------------------
+
+QWEN3_MOE = {
+    "model_type": "qwen3_moe",
+    "vocab_size": 97,
+    "hidden_size": 64,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "head_dim": 16,
+    "num_experts": 8,
+    "num_experts_per_tok": 2,
+    "moe_intermediate_size": 32,
+}
+GEMMA3 = {
+    "model_type": "gemma3",
+    "text_config": {"hidden_size": 64, "num_hidden_layers": 6, "num_attention_heads": 4},
+}
+
+
+@pytest.mark.parametrize(
+    "cfg, key, field",
+    [
+        (
+            {**QWEN3_MOE, "num_experts_per_tok": 9},
+            "config.experts_per_token",
+            "config.num_experts_per_tok",
+        ),
+        ({**QWEN3_MOE, "num_hidden_layers": 0}, "field.too_small", "config.num_hidden_layers"),
+        ({**QWEN3_MOE, "num_experts": "many"}, "field.not_integer", "config.num_experts"),
+        ({**QWEN3_MOE, "mlp_only_layers": [5]}, "field.too_large", "config.mlp_only_layers"),
+        ({**QWEN3_MOE, "mlp_only_layers": "0"}, "field.not_list", "config.mlp_only_layers"),
+        (
+            {k: v for k, v in QWEN3_MOE.items() if k != "hidden_size"},
+            "config.missing",
+            "config.hidden_size",
+        ),
+        (
+            {**QWEN3_MOE, "model_type": "gpt_oss", "layer_types": ["full_attention"]},
+            "config.layer_types",
+            "config.layer_types",
+        ),
+        (
+            {**QWEN3_MOE, "model_type": "deepseek_v3", "first_k_dense_replace": 3},
+            "field.too_large",
+            "config.first_k_dense_replace",
+        ),
+        (
+            {**QWEN3_MOE, "model_type": "deepseek_v3", "kv_lora_rank": 0},
+            "field.too_small",
+            "config.kv_lora_rank",
+        ),
+        ({"model_type": "gemma3"}, "config.missing", "config.text_config"),
+        (
+            {**GEMMA3, "text_config": {**GEMMA3["text_config"], "hidden_size": "big"}},
+            "field.not_integer",
+            "config.text_config.hidden_size",
+        ),
+        (
+            {**GEMMA3, "text_config": {**GEMMA3["text_config"], "model_type": "llama4"}},
+            "config.bad_text_config",
+            "config.text_config.model_type",
+        ),
+        (
+            {**QWEN3_MOE, "model_type": "olmo2", "attention_bias": "no"},
+            "field.not_bool",
+            "config.attention_bias",
+        ),
+    ],
+)
+def test_layer_families_refuse_bad_configs_naming_the_field(cfg, key, field):
+    e = _err(cfg)
+    assert (e.key, e.field) == (key, field), e.message
+
+
+def test_multimodal_config_reads_its_text_model():
+    spec = from_hf_config(GEMMA3)
+    assert spec.vision_not_counted and spec.family == "gemma3"
+    # Gemma3TextConfig defaults: 5 local layers to 1 global (sliding_window_pattern 6)
+    assert [lay.attention.span for lay in spec.stack] == ["sliding"] * 5 + ["full"]
+    assert spec.stack[0].attention.window == 4096 and spec.stack[0].norms == 4
+
+
+def test_deepseek_layers_dense_first_then_moe_with_shared_experts():
+    from advisor.models import describe
+
+    cfg = {**QWEN3_MOE, "model_type": "deepseek_v3", "num_hidden_layers": 4}
+    cfg.update(n_routed_experts=8, first_k_dense_replace=1, kv_lora_rank=16, q_lora_rank=24)
+    cfg.update(qk_nope_head_dim=8, qk_rope_head_dim=4, v_head_dim=8, n_shared_experts=2)
+    d = describe(from_hf_config(cfg))
+    assert (d["dense_layers"], d["moe_layers"], d["attention"]) == (1, 3, "MLA")
+    assert d["shared_expert_width"] == 2 * 32 and d["kv_elems_per_token"] == 4 * (16 + 4)
+    assert d["mtp_params"] > 0  # num_nextn_predict_layers: class default 1, counted apart

@@ -17,6 +17,10 @@ PRESETS = load_catalog().models
 
 def _torch_count(cfg: dict) -> int:
     cfg = dict(cfg)
+    if isinstance(cfg.get("text_config"), dict):  # multimodal: the text model (vision not counted)
+        from advisor.families import WRAPPERS
+
+        cfg = {"model_type": WRAPPERS[cfg["model_type"]], **cfg["text_config"]}
     model_type = cfg.pop("model_type")
     config = transformers.AutoConfig.for_model(model_type, **cfg)
     auto = transformers.AutoModelForMaskedLM if model_type == "bert" else None

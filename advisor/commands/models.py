@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from ..catalog import load_catalog
-from ..models import ModelSpec, active_param_count, embedding_params, param_count
+from ..models import ModelSpec, active_param_count, describe, embedding_params, param_count
 from ._common import print_json, print_table, read_config
 
 
@@ -21,6 +21,33 @@ def _row(spec: ModelSpec) -> dict:
         "context": spec.max_position_embeddings,
         "sliding_window": spec.sliding_window,
     }
+
+
+def _layer_lines(d: dict) -> list[str]:
+    """The layer list in words: MoE split, experts, windows, MTP, vision tower."""
+    lines = []
+    if d["moe_layers"]:
+        shared = f", shared width {d['shared_expert_width']:,}" if d["shared_expert_width"] else ""
+        lines.append(
+            f"layers: {d['dense_layers']} dense + {d['moe_layers']} MoE ({d['experts']} routed "
+            f"experts, {d['experts_per_token']} per token{shared}); routed-expert weights "
+            f"{d['expert_params']:,} (active counts them at k/E)"
+        )
+    else:
+        lines.append(f"layers: {d['layers']} dense")
+    if d["windowed_layers"]:
+        lines.append(
+            f"windowed layers: {d['windowed_layers']} of {d['layers']} keep {d['window_tokens']:,} "
+            f"tokens ({d['window_kind']}) once decoding"
+        )
+    lines.append(
+        f"KV cache: {d['kv_elems_per_token']:,} elements per token (all layers, no window)"
+    )
+    if d["mtp_params"]:
+        lines.append(f"MTP modules: {d['mtp_params']:,} parameters, not in the total")
+    if d["vision_not_counted"]:
+        lines.append("multimodal config: the text model only; the vision tower is not counted")
+    return lines
 
 
 def _billions(n: int) -> str:
@@ -67,6 +94,7 @@ def _show(args) -> int:
     out = {
         **_row(spec),
         "embedding_params": embedding_params(spec),
+        "layers": describe(spec),
         "spec": spec.to_dict(),
         "source": source,
     }
@@ -74,6 +102,8 @@ def _show(args) -> int:
         return print_json(out, indent=2)
     print(f"{out['display_name']}  ({spec.family}, {spec.attention_kind})")
     print(f"  parameters: {out['total_params']:,} total, {out['active_params']:,} active")
+    for line in _layer_lines(out["layers"]):
+        print("  " + line)
     for key, value in spec.to_dict().items():
         if key not in ("name", "display_name"):
             print(f"  {key}: {value}")

@@ -1,0 +1,55 @@
+"""Assembling a `ModelSpec` from a family's layer list: the uniform fields the older paths read
+(heads, widths, experts, window) are taken from the layers (an MoE layer where there is one)."""
+
+from __future__ import annotations
+
+from ..models import ModelSpec
+
+
+def assemble(
+    *,
+    name: str,
+    display_name: str,
+    family: str,
+    cfg: dict,
+    layers: tuple,
+    vocab_size: int,
+    hidden_size: int,
+    max_position_embeddings: int,
+    tie_word_embeddings: bool,
+    hidden_act: str,
+    mtp_layers: int = 0,
+    final_logit_softcap: float | None = None,
+) -> ModelSpec:
+    moe = next((lay for lay in layers if lay.mlp.is_moe), None)
+    rep = moe or layers[0]
+    a = rep.attention
+    windows = [lay.attention.window for lay in layers if lay.attention.span != "full"]
+    return ModelSpec(
+        name=name,
+        family=family,
+        vocab_size=vocab_size,
+        hidden_size=hidden_size,
+        num_layers=len(layers),
+        num_heads=a.num_heads,
+        num_kv_heads=a.num_kv_heads,
+        head_dim=a.head_dim,
+        intermediate_size=rep.mlp.width,
+        max_position_embeddings=max_position_embeddings,
+        tie_word_embeddings=tie_word_embeddings,
+        gated_mlp=rep.mlp.gated,
+        norm="rmsnorm",
+        norms_per_layer=rep.norms,
+        qkv_bias=a.qkv_bias,
+        o_bias=a.o_bias,
+        mlp_bias=rep.mlp.bias,
+        num_experts=rep.mlp.experts,
+        experts_per_token=rep.mlp.experts_per_token,
+        sliding_window=max(windows) if windows else None,
+        final_logit_softcap=final_logit_softcap,
+        hidden_act=hidden_act,
+        display_name=display_name,
+        layers=tuple(layers),
+        mtp_layers=mtp_layers,
+        hf_config=dict(cfg),
+    )
