@@ -112,7 +112,16 @@ def _model(cat, w: dict, notes: list[str]):
                 "model_pending",
                 model=mid,
             )
-        return cat.model(mid).spec
+        spec = cat.model(mid).spec
+        if spec.layers and any(layer.mlp.experts for layer in spec.layers):
+            # The layer-list MoE families (DeepSeek-V3, gpt-oss, Qwen3-MoE) reach the time model
+            # through one representative layer (timing.train_layer) and an expert-parallel
+            # all-to-all with assumed latencies (advisor.expert_parallel): their first predictions
+            # ranged from -96 % to +330 %, so they are carried, not counted, until that is itemised.
+            raise NotExpressible(
+                f"MoE time model for {mid} not yet validated (issue 35)", "moe_unvalidated", model=mid
+            )
+        return spec
     hf = w.get("model_hf")
     if hf in SAME_ARCH:
         notes.append(f"{hf} has the architecture of the catalog's {SAME_ARCH[hf]}")
