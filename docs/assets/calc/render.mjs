@@ -7,15 +7,16 @@ const esc = (v) =>
   String(v ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
 
 // Fields per calculator: [name, kind] with kind "model" | "gpu" | "network" | "select" | "number" |
-// "text" | "config"; a select's third element names its choice list when that differs from the
+// "tokens" (a token count: "2T", "2,000,000,000,000" as the CLI's --tokens, read by advisor.counts
+// in the worker; a keyboard with letters) | "text" | "config"; a select's third element names its choice list when that differs from the
 // field's name (advisor.vocab.FORM_FIELDS).
 export const FORMS = {
   vram: [["model", "model"], ["config", "config"], ["task", "select"], ["precision", "select"], ["weights", "select"], ["kv_dtype", "select"], ["batch", "number"], ["seq", "number"], ["optimizer", "select"], ["checkpointing", "select"], ["lora_rank", "number"], ["gpus", "number"], ["sharding", "select"], ["gpu", "gpu"]],
   roofline: [["model", "model"], ["phase", "select"], ["gpu", "gpu"], ["batch", "number"], ["seq", "number"], ["weights", "select"]],
-  budget: [["gpu", "gpu"], ["gpus", "number"], ["price_usd", "text"], ["cloud_usd_per_gpu_hour", "text"], ["utilisation", "number"], ["horizon_months", "number"], ["electricity_usd_per_kwh", "number"], ["currency", "select"], ["model", "model"], ["train_tokens", "number"], ["batch", "number"], ["seq", "number"]],
+  budget: [["gpu", "gpu"], ["gpus", "number"], ["price_usd", "text"], ["cloud_usd_per_gpu_hour", "text"], ["utilisation", "number"], ["horizon_months", "number"], ["electricity_usd_per_kwh", "number"], ["currency", "select"], ["model", "model"], ["train_tokens", "tokens"], ["batch", "number"], ["seq", "number"]],
   picker: [["model", "model"], ["task", "select"], ["batch", "number"], ["seq", "number"], ["acquire", "select"], ["currency", "select"], ["horizon_months", "number"], ["max_gpus", "number"], ["budget", "text"], ["target_tokens_per_s", "text"]],
   serving: [["model", "model"], ["config", "config"], ["gpu", "gpu"], ["tensor_parallel", "number"], ["gpus", "number"], ["input_tokens", "number"], ["output_tokens", "number"], ["weights", "select"], ["kv_dtype", "select"], ["engine", "select"], ["ttft_ms", "text"], ["tpot_ms", "text"]],
-  cluster: [["model", "model"], ["config", "config"], ["gpu", "gpu"], ["tokens", "number"], ["seq", "number"], ["deadline_days", "text"], ["budget_usd", "text"], ["price_usd_per_gpu_hour", "text"], ["network", "network"], ["precision", "select", "cluster_precision"], ["max_gpus", "number"]],
+  cluster: [["model", "model"], ["config", "config"], ["gpu", "gpu"], ["tokens", "tokens"], ["seq", "number"], ["deadline_days", "text"], ["budget_usd", "text"], ["price_usd_per_gpu_hour", "text"], ["network", "network"], ["precision", "select", "cluster_precision"], ["max_gpus", "number"]],
 };
 
 // advisor.numfmt in JavaScript (tests/test_numfmt.py checks both against one golden table):
@@ -123,6 +124,8 @@ function field(kind, name, type, state, S, L, choices) {
     input = `<select id="${id}" name="${name}">${L.options[choices || name].map(([o, key]) => `<option value="${esc(o)}"${o === v ? " selected" : ""}>${esc(tr(S, key, o))}</option>`).join("")}</select>`;
   } else if (type === "config") {
     input = `<textarea id="${id}" name="${name}" rows="2" spellcheck="false" placeholder="${esc(tr(S, "calc.config_hint", "config.json"))}">${esc(v)}</textarea>`;
+  } else if (type === "tokens") {
+    input = `<input id="${id}" name="${name}" type="text" inputmode="text" autocapitalize="characters" spellcheck="false" value="${esc(v)}" placeholder="2T">`;
   } else {
     input = `<input id="${id}" name="${name}" type="text" inputmode="decimal" value="${esc(v)}">`;
   }
