@@ -27,7 +27,7 @@ import math
 import re
 from dataclasses import dataclass, field, fields, replace
 
-from . import compute, cost, limits, memory, recommend, vocab
+from . import compute, cost, limits, memory, recommend, shortfall, vocab
 from .catalog import Catalog, catalog_from_documents, load_catalog
 from .counts import parse_count
 from .errors import AdvisorError, check_choice, check_int, clip, parse_number, shown, yaml_error
@@ -629,6 +629,10 @@ def budget(params: dict) -> dict:
 # ---------------------------------------------------------------------------------------------
 
 
+def _finite_or_none(x: float) -> float | None:
+    return round(x, 4) if math.isfinite(x) else None
+
+
 def picker(params: dict) -> dict:
     """Ranked accelerators and counts for a workload, with the reason for every rejection
     (advisor.recommend.recommend)."""
@@ -653,7 +657,12 @@ def picker(params: dict) -> dict:
         "model": _model_info(spec),
         "task": req.task,
         "recommended": [recommend.row_dict(r) for r in ok[:10]],
-        "rejected": [recommend.row_dict(r) for r in rejected[:15]],
+        # every rejection, the nearest misses first, each with how close it came
+        # (advisor.shortfall; the page filters the list)
+        "rejected": [
+            {**recommend.row_dict(r), "shortfall": _finite_or_none(shortfall.shortfall(r))}
+            for r in shortfall.nearest_first(rejected)
+        ],
         "counts": {"ok": len(ok), "rejected": len(rejected)},
         "accuracy": _bands("decode" if req.task == "inference" else "training"),
     }
