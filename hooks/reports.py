@@ -165,7 +165,10 @@ def _choice_label(lang: str, value: str) -> str:
     """A select option of the form in words (`form.o.<value>`), the value itself otherwise
     (currency codes, weight formats)."""
     key = f"form.o.{value}"
-    return tr(lang, key) if key in STRINGS[lang] else value
+    if key in STRINGS[lang]:
+        return tr(lang, key)
+    # weight formats as they are written (BF16, AWQ, GPTQ: names, not English words)
+    return value.upper() if value in PROFILE_WEIGHTS else value
 
 
 def example_profile(root: Path, name: str, lang: str) -> dict:

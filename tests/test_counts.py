@@ -23,7 +23,6 @@ GOLDEN = [
     ("2.000.000.000.000", 2 * 10**12),
     ("2 000 000", 2_000_000),
     ("2\u00a0000\u00a0000", 2_000_000),
-    ("8_192", 8192),
     ("8,192", 8192),
     ("1000", 1000),
 ]
@@ -35,7 +34,7 @@ def test_golden_token_counts(text, value):
     assert got == value and isinstance(got, int)
 
 
-@pytest.mark.parametrize("text", ["2T", "abc", "2,00,000", "1,000.000", "--2", "nanT", "x" * 100])
+@pytest.mark.parametrize("text", ["2T", "abc", "2,00,000", "1,000.000", "--2", "nanT", "1_000", "x" * 100])
 def test_not_a_count_without_suffixes(text):
     with pytest.raises(AdvisorError) as e:
         parse_count("seq", text)

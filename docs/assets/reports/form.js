@@ -24,7 +24,7 @@ function startWorker() {
 const call = async (payload) => (await loadCalc()).calc("report", payload);
 
 // A count as people type it: "2,000,000" / "2 000 000" / "2.000.000" (advisor.counts' groups).
-const GROUPED = /^[0-9]{1,3}([,. \u00a0\u202f_'])[0-9]{3}(?:\1[0-9]{3})*$/;
+const GROUPED = /^[0-9]{1,3}([,. \u00a0\u202f])[0-9]{3}(?:\1[0-9]{3})*$/;
 function numberValue(text, kind) {
   const s = text.trim();
   if (kind === "int" && GROUPED.test(s)) return Number(s.replace(/[^0-9]/g, ""));
