@@ -140,6 +140,7 @@ CONSTRAINT_FIELDS = (
     FormField("horizon_months", "int"),
     FormField("power_kw", "num"),
     FormField("rack_units", "int"),
+    FormField("electricity_usd_per_kwh", "num"),
     FormField("acquire", "select", vocab.ACQUIRE),
     FormField("currency", "select", vocab.CURRENCIES),
     FormField("language", "select", vocab.LANGUAGES),
