@@ -45,8 +45,8 @@ PAGES = {
     "report": "reports/bank-serving-70b/",
     "report-form": "reports/new/",
 }
-# pages whose whole length is worth a look (the others: the first screen)
-FULL = {"charts", "report", "serving", "budget", "picker", "calculators", "home"}
+# pages whose first chart and table are worth a look of their own (all: the first screen)
+FULL = {"charts", "report", "serving", "budget", "picker", "cluster", "prices"}
 
 OVERFLOW = """() => {
   const w = document.documentElement.clientWidth;
@@ -106,10 +106,18 @@ def test_every_page_fits_and_wide_tables_say_they_scroll(contexts, site_server, 
                     )
                     assert hint == "x-scroll-hint", (lang, name)
             if lang == "en" or viewport == "phone":
-                page.screenshot(
-                    path=str(SHOTS / f"layout-{viewport}-{lang}-{name}.png"),
-                    full_page=name in FULL,
-                )
+                page.screenshot(path=str(SHOTS / f"layout-{viewport}-{lang}-{name}.png"))
+                # the first chart and the first wide table, where the page has them
+                for what, sel in (
+                    ("chart", "figure.advisor-figure, .calc-svg"),
+                    ("table", "table"),
+                ):
+                    el = page.locator(sel).first
+                    if name in FULL and el.count():
+                        el.scroll_into_view_if_needed()
+                        el.screenshot(
+                            path=str(SHOTS / f"layout-{viewport}-{lang}-{name}-{what}.png")
+                        )
     assert problems == []
     page.close()
 

@@ -71,7 +71,8 @@
     if (m.some(function (r) { return r.target.id === "ar-output"; })) markAll();
   }).observe(document.body, { childList: true, subtree: true });
 
-  function onPage() { fixSwitcher(); markAll(); }
+  // Material wraps the tables in their scrollers on the same emission: look after it has
+  function onPage() { fixSwitcher(); markAll(); requestAnimationFrame(markAll); setTimeout(markAll, 400); }
   if (typeof document$ !== "undefined") document$.subscribe(onPage);
   else onPage();
 })();
