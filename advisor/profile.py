@@ -371,7 +371,7 @@ def _workload(doc, i: int, errs: _Errors, catalog) -> Workload | None:
             for k in ("dataset_tokens", "deadline_hours", "runs_per_year", "method"):
                 if doc.get(k) is not None:
                     errs.add(f"{p}.{k}", "profile.not_for_task", "not used by a serving workload")
-            if kw["concurrent_users"] is None:
+            if kw["concurrent_users"] is None and doc.get("concurrent_users") is None:
                 errs.add(f"{p}.concurrent_users", "field.required", "required for serving")
             if (
                 doc.get("target_latency_ms") is not None
@@ -390,7 +390,7 @@ def _workload(doc, i: int, errs: _Errors, catalog) -> Workload | None:
                 errs.add(
                     f"{p}.hours_per_day", "profile.not_for_task", "serving only; use runs_per_year"
                 )
-            if kw["dataset_tokens"] is None:
+            if kw["dataset_tokens"] is None and doc.get("dataset_tokens") is None:
                 errs.add(f"{p}.dataset_tokens", "field.required", f"required for {task}")
             if task == "training" and method is not None:
                 errs.add(f"{p}.method", "profile.not_for_task", "fine-tuning only (lora | qlora)")

@@ -37,7 +37,7 @@ def hbar(ident: str, title: str, desc: str, rows: list[tuple[str, float, str]]) 
     label stands on its own line above its bar (issue 39: a long accelerator name beside the
     bar was cut off at the left edge, on a desk and on a phone), the value text after the bar;
     site.css sets larger text on a phone (the SVG scales down there)."""
-    bar_h, label_h, gap, right, top = 16, 18, 10, 230, 6
+    bar_h, label_h, gap, right, top = 14, 24, 14, 250, 6
     row_h = label_h + bar_h + gap
     height = top * 2 + len(rows) * row_h
     vmax = max((v for _, v, _ in rows), default=0) or 1.0

@@ -34,7 +34,9 @@ def test_golden_token_counts(text, value):
     assert got == value and isinstance(got, int)
 
 
-@pytest.mark.parametrize("text", ["2T", "abc", "2,00,000", "1,000.000", "--2", "nanT", "1_000", "x" * 100])
+@pytest.mark.parametrize(
+    "text", ["2T", "abc", "2,00,000", "1,000.000", "--2", "nanT", "1_000", "x" * 100]
+)
 def test_not_a_count_without_suffixes(text):
     with pytest.raises(AdvisorError) as e:
         parse_count("seq", text)
