@@ -25,9 +25,13 @@ const call = async (payload) => (await loadCalc()).calc("report", payload);
 
 // A count as people type it: "2,000,000" / "2 000 000" / "2.000.000" (advisor.counts' groups).
 const GROUPED = /^[0-9]{1,3}([,. \u00a0\u202f])[0-9]{3}(?:\1[0-9]{3})*$/;
-function numberValue(text, kind) {
+// A token count also with the CLI's suffixes ("50M", "1,5B": advisor.counts).
+const SUFFIX = { K: 1e3, M: 1e6, B: 1e9, T: 1e12 };
+function numberValue(text, kind, key) {
   const s = text.trim();
   if (kind === "int" && GROUPED.test(s)) return Number(s.replace(/[^0-9]/g, ""));
+  const m = key === "dataset_tokens" && /^([0-9]+(?:[.,][0-9]+)?)\s*([KMBT])$/i.exec(s);
+  if (m) return Math.round(Number(m[1].replace(",", ".")) * SUFFIX[m[2].toUpperCase()]);
   const t = s.replace(",", ".");
   // a plain decimal only; anything else goes as text, so advisor names the field
   if (/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(t)) return Number(t);
@@ -49,7 +53,7 @@ export function composeProfile(root) {
       const v = el.value.trim();
       if (v === "") continue;
       const kind = el.dataset.kind;
-      into[key] = kind === "int" || kind === "num" ? numberValue(v, kind) : v;
+      into[key] = kind === "int" || kind === "num" ? numberValue(v, kind, key) : v;
     }
     return into;
   };
