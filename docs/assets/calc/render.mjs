@@ -213,7 +213,7 @@ function renderBudget(r, S) {
   const t = r.tco, cur = t.currency;
   // axes with ticks (issue 39: on a phone the chart was lines without a scale): money on the
   // left at quarters of a round maximum, months below every 6 or 12 months
-  const W = 600, H = 260, x0 = 110, y0 = 220, yTop = 12, x1 = W - 26;
+  const W = 600, H = 260, x0 = 110, y0 = 220, yTop = 12, x1 = W - 32;
   const maxV = niceMax(Math.max(...t.cumulative_own, ...t.cumulative_cloud, 1));
   const sx = (m) => x0 + (m / t.horizon_months) * (x1 - x0), sy = (v) => y0 - (v / maxV) * (y0 - yTop);
   const line = (arr, c) => `<polyline fill="none" stroke="${c}" stroke-width="2.5" points="${arr.map((v, i) => `${sx(t.months[i]).toFixed(1)},${sy(v).toFixed(1)}`).join(" ")}"/>`;
@@ -313,7 +313,7 @@ function niceMax(v) {
 }
 
 function servingChart(r, S) {
-  const W = 600, H = 280, x0 = 84, y0 = 240, x1 = W - 24, yTop = 16;
+  const W = 600, H = 280, x0 = 92, y0 = 240, x1 = W - 32, yTop = 16;
   const pts = r.points;
   const mx = niceMax(Math.max(...pts.map((p) => p.tokens_per_s_per_user))), my = niceMax(Math.max(...pts.map((p) => p.tokens_per_s)));
   const sx = (v) => x0 + (v / mx) * (x1 - x0), sy = (v) => y0 - (v / my) * (y0 - yTop);
