@@ -3,7 +3,8 @@ the number of nodes and GPUs and the TP x PP x DP (x EP) layout that fits each G
 and trains fastest at that size, with step time, MFU, cost and energy, from 1 to 16,384 GPUs.
 
 How a plan is found
-- GPU counts 1, 2, 4, 8, then whole nodes (16, 32, ... 16,384); at each count every layout
+- GPU counts 1, 2, 4, 8, then whole nodes in steps of the node size (2^k and 3 x 2^k nodes,
+  and the largest count asked for: `gpu_counts`), up to 16,384; at each count every layout
   with TP in 1, 2, 4, 8 (dividing the heads, inside a node), PP in powers of two (at most the
   layers), EP for mixture-of-experts models, ZeRO-1 (Megatron's distributed optimizer) when
   pipelining, FSDP/ZeRO-3 otherwise, micro-batch 1 or 2 and as many micro-batches as the
@@ -116,12 +117,27 @@ class ClusterPlan:
         }
 
 
-def gpu_counts(limit: int = MAX_CLUSTER_GPUS) -> tuple[int, ...]:
-    """1, 2, 4, 8, 16, ... up to `limit` (powers of two: whole nodes above 8)."""
-    out, n = [], 1
-    while n <= limit:
+def gpu_counts(
+    limit: int = MAX_CLUSTER_GPUS, gpus_per_node: int = GPUS_PER_NODE
+) -> tuple[int, ...]:
+    """The GPU counts a plan tries: 1, 2, 4, ... up to one node, then whole nodes in steps of
+    the node size: 2^k and 3 x 2^k nodes (1, 2, 3, 4, 6, 8, 12, 16, 24, ... nodes: no step more
+    than 1.5x the last, as clusters are sized: Llama 3 trained on 8,192 and 16,384 GPUs, arXiv:
+    2407.21783 Table 4; 24,576-GPU clusters, Meta 2024), and the whole nodes that `limit` holds
+    (768 GPUs = 96 nodes is tried as asked; 1,001 GPUs tries 125 nodes)."""
+    out = []
+    n = 1
+    while n <= min(limit, gpus_per_node):
         out.append(n)
         n *= 2
+    nodes = set()
+    k = 1
+    while k * gpus_per_node <= limit:
+        nodes.update((k, 3 * k))
+        k *= 2
+    if limit >= gpus_per_node:
+        nodes.add(limit // gpus_per_node)
+    out += [m * gpus_per_node for m in sorted(nodes) if gpus_per_node < m * gpus_per_node <= limit]
     return tuple(out)
 
 
@@ -193,10 +209,13 @@ def layouts(spec: ModelSpec, gpus: int, global_batch_seqs: int, gpus_per_node: i
                 if dp % ep:
                     continue
                 for mb in (1, 2):
-                    if global_batch_seqs % (mb * dp):
+                    # as many micro-batches as give each data-parallel rank its share of the
+                    # global batch; where DP does not divide it (3 x 2^k ranks), rounded up,
+                    # if that adds at most 25 % (the batch is a choice, not a constant)
+                    m = -(-global_batch_seqs // (mb * dp))
+                    if m * mb * dp > global_batch_seqs * 1.25:
                         continue
-                    m = global_batch_seqs // (mb * dp)
-                    if m < 1 or (pp > 1 and m < pp):
+                    if pp > 1 and m < pp:
                         continue
                     sharding = "zero1" if pp > 1 or tp > 1 else "zero3"
                     if dp == 1:

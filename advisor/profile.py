@@ -55,6 +55,22 @@ CURRENCIES = vocab.CURRENCIES
 LANGUAGES = vocab.LANGUAGES
 WEIGHTS = ("bf16", "fp16", "fp8", "int8", "int4", "nf4", "gptq", "awq")
 _ISO = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+# The workload fields each task uses (the report form shows these; `_workload` refuses the
+# serving fields on a training workload and the training fields on a serving one).
+TASK_FIELDS = {
+    "serving": (
+        "workload", "model", "task", "weights", "seq", "users", "concurrent_users",
+        "target_latency_ms", "target_tokens_per_s", "hours_per_day",
+    ),
+    "fine-tuning": (
+        "workload", "model", "task", "method", "dataset_tokens", "epochs", "seq", "batch",
+        "deadline_hours", "runs_per_year",
+    ),
+    "training": (
+        "workload", "model", "task", "dataset_tokens", "epochs", "seq", "batch",
+        "deadline_hours", "runs_per_year",
+    ),
+}  # fmt: skip
 
 _TOP = ("organisation", "prepared_for", "date", "workloads", "constraints")
 _WORKLOAD = (
@@ -179,8 +195,12 @@ class _Errors:
     def __init__(self):
         self.items: list[dict] = []
 
-    def add(self, field: str, key: str, message: str) -> None:
-        self.items.append({"field": field, "key": key, "message": f"{field}: {message}"})
+    def add(self, field: str, key: str, message: str, **params) -> None:
+        """One bad field: its path, message key, English message and the key's parameters
+        (plain JSON: the report form shows the message in the page's language with them)."""
+        self.items.append(
+            {"field": field, "key": key, "message": f"{field}: {message}", "params": params}
+        )
 
 
 # What a profile field takes when it is left out (the report form in hooks/reports.py shows the
@@ -193,7 +213,13 @@ def _unknown_keys(doc: dict, allowed, prefix: str, errs: _Errors) -> None:
         if key not in allowed:
             hints = suggest(str(key), allowed)
             tail = f"; did you mean {', '.join(hints)}?" if hints else ""
-            errs.add(f"{prefix}{key}", "profile.unknown_field", f"unknown field{tail}")
+            errs.add(
+                f"{prefix}{key}",
+                "profile.unknown_field",
+                f"unknown field{tail}",
+                name=str(key)[:80],
+                suggestions=hints,
+            )
 
 
 def _text(doc, key, field, errs, required=False):
@@ -206,7 +232,7 @@ def _text(doc, key, field, errs, required=False):
         errs.add(field, "field.not_text", f"expected text, got {v!r}")
         return None
     if len(v) > 500:
-        errs.add(field, "field.too_long", "must be at most 500 characters")
+        errs.add(field, "field.too_long", "must be at most 500 characters", maximum=500)
         return None
     return v
 
@@ -219,10 +245,10 @@ def _int(doc, key, field, errs, *, minimum=1, maximum=None, default=None):
         errs.add(field, "field.not_integer", f"expected a whole number, got {v!r}")
         return default
     if v < minimum:
-        errs.add(field, "field.too_small", f"must be at least {minimum}, got {v}")
+        errs.add(field, "field.too_small", f"must be at least {minimum}, got {v}", minimum=minimum)
         return default
     if maximum is not None and v > maximum:
-        errs.add(field, "field.too_large", f"must be at most {maximum}, got {v}")
+        errs.add(field, "field.too_large", f"must be at most {maximum}, got {v}", maximum=maximum)
         return default
     return v
 
@@ -239,10 +265,11 @@ def _num(doc, key, field, errs, *, maximum=None, default=None, allow_zero=False)
         return default
     if v < 0 or (v == 0 and not allow_zero):
         word = "not be negative" if allow_zero else "be greater than 0"
-        errs.add(field, "field.positive", f"must {word}, got {v}")
+        key = "field.non_negative" if allow_zero else "field.positive"
+        errs.add(field, key, f"must {word}, got {v}")
         return default
     if maximum is not None and v > maximum:
-        errs.add(field, "field.too_large", f"must be at most {maximum:g}, got {v}")
+        errs.add(field, "field.too_large", f"must be at most {maximum:g}, got {v}", maximum=maximum)
         return default
     return float(v)
 
@@ -254,7 +281,13 @@ def _choice(doc, key, field, errs, choices, default):
     if not isinstance(v, str) or v not in choices:
         hints = suggest(str(v), choices)
         tail = f"; did you mean {', '.join(hints)}?" if hints else ""
-        errs.add(field, "name.unknown", f"unknown value {v!r} (one of {', '.join(choices)}){tail}")
+        errs.add(
+            field,
+            "name.unknown",
+            f"unknown value {v!r} (one of {', '.join(choices)}){tail}",
+            name=str(v)[:80],
+            suggestions=hints or list(choices),
+        )
         return default
     return v
 
@@ -270,7 +303,13 @@ def _model(doc, field, errs, catalog) -> ModelRef | None:
             if v not in ids:
                 hints = suggest(v, ids)
                 tail = f"; did you mean {', '.join(hints)}?" if hints else ""
-                errs.add(field, "name.unknown", f"unknown model {v!r}{tail}")
+                errs.add(
+                    field,
+                    "name.unknown",
+                    f"unknown model {v!r}{tail}",
+                    name=v[:80],
+                    suggestions=hints,
+                )
                 return None
         return ModelRef(preset=v)
     if isinstance(v, dict):
@@ -332,7 +371,7 @@ def _workload(doc, i: int, errs: _Errors, catalog) -> Workload | None:
             for k in ("dataset_tokens", "deadline_hours", "runs_per_year", "method"):
                 if doc.get(k) is not None:
                     errs.add(f"{p}.{k}", "profile.not_for_task", "not used by a serving workload")
-            if kw["concurrent_users"] is None:
+            if kw["concurrent_users"] is None and doc.get("concurrent_users") is None:
                 errs.add(f"{p}.concurrent_users", "field.required", "required for serving")
             if (
                 doc.get("target_latency_ms") is not None
@@ -351,7 +390,7 @@ def _workload(doc, i: int, errs: _Errors, catalog) -> Workload | None:
                 errs.add(
                     f"{p}.hours_per_day", "profile.not_for_task", "serving only; use runs_per_year"
                 )
-            if kw["dataset_tokens"] is None:
+            if kw["dataset_tokens"] is None and doc.get("dataset_tokens") is None:
                 errs.add(f"{p}.dataset_tokens", "field.required", f"required for {task}")
             if task == "training" and method is not None:
                 errs.add(f"{p}.method", "profile.not_for_task", "fine-tuning only (lora | qlora)")

@@ -27,8 +27,9 @@ import math
 import re
 from dataclasses import dataclass, field, fields, replace
 
-from . import compute, cost, limits, memory, recommend, vocab
+from . import compute, cost, limits, memory, recommend, shortfall, vocab
 from .catalog import Catalog, catalog_from_documents, load_catalog
+from .counts import parse_count
 from .errors import AdvisorError, check_choice, check_int, clip, parse_number, shown, yaml_error
 from .files import MAX_FILE_BYTES
 from .models import from_config_json
@@ -49,7 +50,8 @@ MAX_CONFIG_CHARS = MAX_FILE_BYTES  # pasted config.json / profile text: 1 MB, li
 
 def _f(default, kind: str, **meta):
     """A request field: its default and how a form value is read (`kind`: name, text, choice,
-    int, num, optnum, flag; `meta`: choices, maximum, bounds)."""
+    int, tokens (a count that takes K/M/B/T), num, optnum, flag; `meta`: choices, maximum,
+    bounds)."""
     return field(default=default, metadata={"kind": kind, **meta})
 
 
@@ -93,9 +95,14 @@ def _read(name: str, v, meta):
         return _flag(v)
     if kind == "optnum" and (v is None or (isinstance(v, str) and not v.strip())):
         return None
-    v = _num_value(name, v)
-    if kind == "int":
+    if kind in ("int", "tokens"):
+        # whole counts as people type them: "8,192", "2 000 000"; token counts also "2T"
+        # (advisor.counts, the CLI's --tokens reading)
+        if v is None or (isinstance(v, str) and not v.strip()):
+            raise AdvisorError("field.required", f"{name}: a value is required", field=name)
+        v = parse_count(name, v, suffixes=kind == "tokens")
         return check_int(name, v, minimum=meta.get("minimum", 1), maximum=meta.get("maximum"))
+    v = _num_value(name, v)
     return limits.check_range(
         name, v, meta["bounds"], exclusive_low=meta.get("exclusive_low", False)
     )
@@ -149,7 +156,7 @@ class BudgetRequest(_Request):
     currency: str = _f("USD", "choice", choices=cost.CURRENCIES)
     model: str = _f("llama-3.2-1b", "name")  # "" (and no config): no training / token figures
     config: str = _f("", "text")
-    train_tokens: int = _f(1_000_000_000, "int", maximum=limits.TOKENS[1])
+    train_tokens: int = _f(1_000_000_000, "tokens", maximum=limits.TOKENS[1])
     batch: int = _f(8, "int", maximum=MAX_BATCH)
     seq: int = _f(2048, "int", maximum=MAX_SEQ)
 
@@ -192,7 +199,7 @@ class ClusterRequest(_Request):
     model: str = _f("llama-3.1-70b", "name")
     config: str = _f("", "text")
     gpu: str = _f("h100-sxm", "name")
-    tokens: int = _f(1_000_000_000_000, "int", maximum=limits.TOKENS[1])
+    tokens: int = _f(1_000_000_000_000, "tokens", maximum=limits.TOKENS[1])
     seq: int = _f(8192, "int", maximum=1 << 20)
     deadline_days: float | None = _f(30, "optnum", bounds=(0.0, 3650.0), exclusive_low=True)
     budget_usd: float | None = _f("", "optnum", bounds=limits.BUDGET, exclusive_low=True)
@@ -623,6 +630,10 @@ def budget(params: dict) -> dict:
 # ---------------------------------------------------------------------------------------------
 
 
+def _finite_or_none(x: float) -> float | None:
+    return round(x, 4) if math.isfinite(x) else None
+
+
 def picker(params: dict) -> dict:
     """Ranked accelerators and counts for a workload, with the reason for every rejection
     (advisor.recommend.recommend)."""
@@ -647,7 +658,12 @@ def picker(params: dict) -> dict:
         "model": _model_info(spec),
         "task": req.task,
         "recommended": [recommend.row_dict(r) for r in ok[:10]],
-        "rejected": [recommend.row_dict(r) for r in rejected[:15]],
+        # every rejection, the nearest misses first, each with how close it came
+        # (advisor.shortfall; the page filters the list)
+        "rejected": [
+            {**recommend.row_dict(r), "shortfall": _finite_or_none(shortfall.shortfall(r))}
+            for r in shortfall.nearest_first(rejected)
+        ],
         "counts": {"ok": len(ok), "rejected": len(rejected)},
         "accuracy": _bands("decode" if req.task == "inference" else "training"),
     }

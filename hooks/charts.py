@@ -33,20 +33,24 @@ def _svg(inner: list[str], height: float, title: str, desc: str, ident: str) -> 
 
 
 def hbar(ident: str, title: str, desc: str, rows: list[tuple[str, float, str]]) -> str:
-    """Horizontal bars: rows of (label, value, value text), drawn in the given order."""
-    bar_h, gap, left, right, top = 22, 8, 190, 170, 10
-    height = top * 2 + len(rows) * (bar_h + gap)
+    """Horizontal bars: rows of (label, value, value text), drawn in the given order. Each
+    label stands on its own line above its bar (issue 39: a long accelerator name beside the
+    bar was cut off at the left edge, on a desk and on a phone), the value text after the bar;
+    site.css sets larger text on a phone (the SVG scales down there)."""
+    bar_h, label_h, gap, right, top = 14, 24, 14, 250, 6
+    row_h = label_h + bar_h + gap
+    height = top * 2 + len(rows) * row_h
     vmax = max((v for _, v, _ in rows), default=0) or 1.0
-    span = W - left - right
+    span = W - right
     out = []
     for i, (label, value, text) in enumerate(rows):
-        y = top + i * (bar_h + gap)
+        y = top + i * row_h
         w = max(span * value / vmax, 1.0)
         out.append(
-            f'<text class="lbl" x="{left - 8}" y="{_f(y + bar_h * 0.7)}" text-anchor="end">'
-            f"{escape(label)}</text>"
-            f'<rect class="bar" x="{left}" y="{_f(y)}" width="{_f(w)}" height="{bar_h}" rx="3"/>'
-            f'<text class="val" x="{_f(left + w + 6)}" y="{_f(y + bar_h * 0.7)}">{escape(text)}</text>'
+            f'<text class="lbl" x="0" y="{_f(y + label_h - 4)}">{escape(label)}</text>'
+            f'<rect class="bar" x="0" y="{_f(y + label_h)}" width="{_f(w)}" height="{bar_h}" rx="3"/>'
+            f'<text class="val" x="{_f(w + 6)}" y="{_f(y + label_h + bar_h - 3)}">'
+            f"{escape(text)}</text>"
         )
     return _svg(out, height, title, desc, ident)
 

@@ -16,6 +16,8 @@ Context of every page:
 - `memory`, `models`, `units`, `charts`, `data`: advisor modules and the site's data helpers
   (hooks/sitedata.py, hooks/charts.py) for the data pages
 - `gpu` or `model` on the generated per-item pages (front matter `advisor_item`)
+- `tools`: hooks/calclinks.py, links to the calculators and the report form (`advisor:tools`,
+  `advisor:try`)
 
 Markers (hooks/markers.py): `<!-- advisor:NAME -->` on its own line includes
 templates/markers/NAME.md.j2; `<!-- advisor:report:NAME -->` and `<!-- advisor:calc:NAME -->`
@@ -41,7 +43,7 @@ from mkdocs.plugins import event_priority  # noqa: E402
 
 from advisor import memory, models, units  # noqa: E402
 from advisor.errors import AdvisorError  # noqa: E402
-from hooks import bench_text, charts, facts, generate, markers, sitedata, state  # noqa: E402
+from hooks import bench_text, calclinks, charts, facts, generate, markers, sitedata, state  # noqa: E402
 from hooks.templating import LANGS, MissingTranslation, make_t  # noqa: E402
 
 log = logging.getLogger("mkdocs.hooks.render")
@@ -111,6 +113,7 @@ def page_context(page) -> dict:
         "units": units,
         "charts": charts,
         "data": sitedata.SiteData(st.catalog, lang, st.cache),
+        "tools": calclinks,
     }
     ctx.update(item_context(page, st.catalog))
     return ctx

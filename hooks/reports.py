@@ -22,12 +22,15 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # mkdocs loads this file by path; the package is beside it
     sys.path.insert(0, str(ROOT))
 
+from dataclasses import dataclass  # noqa: E402
+
 from mkdocs.exceptions import PluginError  # noqa: E402
 from mkdocs.plugins import event_priority  # noqa: E402
 
-from advisor import vocab  # noqa: E402
+from advisor import vocab, yamlsafe  # noqa: E402
 from advisor.errors import AdvisorError  # noqa: E402
-from advisor.profile import load_profile  # noqa: E402
+from advisor.profile import TASK_FIELDS, load_profile  # noqa: E402
+from advisor.profile import WEIGHTS as PROFILE_WEIGHTS  # noqa: E402
 from advisor.report import build_report, render_fragment, render_html, tr  # noqa: E402
 from advisor.report_i18n import STRINGS  # noqa: E402
 from advisor.report_render import render_template  # noqa: E402
@@ -93,31 +96,56 @@ def on_page_markdown(markdown, page, config, files):
     return markers.replace(markdown, "report", lambda name: render_marker(name, lang, page))
 
 
-FIELDS = (
-    # (name, kind, options): kind "text" | "int" | "num" | "select"
-    ("organisation", "text", None),
-    ("prepared_for", "text", None),
-    ("workload", "text", None),
-    ("model", "model", None),
-    ("task", "select", vocab.PROFILE_TASKS),
-    ("method", "select", vocab.FINE_TUNING_METHODS),
-    ("dataset_tokens", "int", None),
-    ("epochs", "int", None),
-    ("seq", "int", None),
-    ("batch", "int", None),
-    ("users", "int", None),
-    ("concurrent_users", "int", None),
-    ("target_tokens_per_s", "num", None),
-    ("hours_per_day", "num", None),
-    ("runs_per_year", "int", None),
-    ("budget", "num", None),
-    ("horizon_months", "int", None),
-    ("power_kw", "num", None),
-    ("rack_units", "int", None),
-    ("acquire", "select", vocab.ACQUIRE),
-    ("currency", "select", vocab.CURRENCIES),
-    ("language", "select", vocab.LANGUAGES),
+@dataclass(frozen=True)
+class FormField:
+    """One field of the report form: its profile key, kind ("text" | "date" | "int" | "num" |
+    "select" | "model"), a select's choices and, for a workload, the tasks that use it."""
+
+    name: str
+    kind: str
+    options: tuple = ()
+    tasks: tuple = ()
+
+
+def _wl(name: str, kind: str, options: tuple = ()) -> FormField:
+    """A workload field, shown for the tasks whose profile fields include it."""
+    tasks = tuple(t for t, names in TASK_FIELDS.items() if name in names)
+    return FormField(name, kind, options, () if len(tasks) == len(TASK_FIELDS) else tasks)
+
+
+TOP_FIELDS = (
+    FormField("organisation", "text"),
+    FormField("prepared_for", "text"),
+    FormField("date", "date"),
 )
+WORKLOAD_FIELDS = (
+    _wl("workload", "text"),
+    _wl("model", "model"),
+    _wl("task", "select", vocab.PROFILE_TASKS),
+    _wl("method", "select", vocab.FINE_TUNING_METHODS),
+    _wl("weights", "select", PROFILE_WEIGHTS),
+    _wl("dataset_tokens", "int"),
+    _wl("epochs", "int"),
+    _wl("seq", "int"),
+    _wl("batch", "int"),
+    _wl("deadline_hours", "num"),
+    _wl("runs_per_year", "int"),
+    _wl("users", "int"),
+    _wl("concurrent_users", "int"),
+    _wl("target_tokens_per_s", "num"),
+    _wl("hours_per_day", "num"),
+)
+CONSTRAINT_FIELDS = (
+    FormField("budget", "num"),
+    FormField("horizon_months", "int"),
+    FormField("power_kw", "num"),
+    FormField("rack_units", "int"),
+    FormField("electricity_usd_per_kwh", "num"),
+    FormField("acquire", "select", vocab.ACQUIRE),
+    FormField("currency", "select", vocab.CURRENCIES),
+    FormField("language", "select", vocab.LANGUAGES),
+)
+FIELDS = TOP_FIELDS + WORKLOAD_FIELDS + CONSTRAINT_FIELDS
 
 
 DEFAULT_MODEL = "llama-3.1-8b"
@@ -136,14 +164,32 @@ DEFAULTS = _form_defaults()
 
 def _choice_label(lang: str, value: str) -> str:
     """A select option of the form in words (`form.o.<value>`), the value itself otherwise
-    (model ids, currency codes)."""
+    (currency codes, weight formats)."""
     key = f"form.o.{value}"
-    return tr(lang, key) if key in STRINGS[lang] else value
+    if key in STRINGS[lang]:
+        return tr(lang, key)
+    # weight formats as they are written (BF16, AWQ, GPTQ: names, not English words)
+    return value.upper() if value in PROFILE_WEIGHTS else value
 
 
-def _example_label(root: Path, name: str) -> str:
-    """An example profile as the form lists it: its organisation (the client's own name)."""
-    return load_profile(root / "examples" / f"{name}.yaml").organisation
+def example_profile(root: Path, name: str, lang: str) -> dict:
+    """An example profile as the form offers it on a `lang` page: examples/NAME.yaml with its
+    words in that language where examples/LANG/NAME.yaml gives them (organisation, prepared_for,
+    workload names; never a figure: those stay in the one file), the report in the page's
+    language."""
+    doc = yamlsafe.load_file(root / "examples" / f"{name}.yaml")
+    words = root / "examples" / lang / f"{name}.yaml"
+    if words.is_file():
+        over = yamlsafe.load_file(words)
+        for key in ("organisation", "prepared_for"):
+            if key in over:
+                doc[key] = over[key]
+        for w, o in zip(doc.get("workloads") or [], over.get("workloads") or [], strict=False):
+            if isinstance(w, dict) and isinstance(o, dict) and "name" in o:
+                w["name"] = o["name"]
+    # the report in the page's language (the visitor can still choose the other)
+    doc.setdefault("constraints", {})["language"] = lang
+    return doc
 
 
 def render_form(lang: str, st: state.BuildState) -> str:
@@ -151,25 +197,26 @@ def render_form(lang: str, st: state.BuildState) -> str:
     assets/reports/form.js drives it through the Pyodide worker. One HTML block, no blank
     lines."""
     names = example_names(st.root)
+    site = st.strings[lang]
+    examples = {n: example_profile(st.root, n, lang) for n in names}
     return render_template(
         "form.html.j2",
         lang=lang,
-        t=lambda key: tr(lang, key),
+        # the form's words: templates/i18n (reportform.*.yaml) first, then advisor.report_i18n
+        t=lambda key: site[key] if key in site else tr(lang, key),
         label=lambda value: _choice_label(lang, value),
         examples=names,
-        example_labels={n: _example_label(st.root, n) for n in names},
-        models=[m.id for m in st.catalog.models],
-        fields=FIELDS,
-        defaults=DEFAULTS,
+        example_labels={n: examples[n]["organisation"] for n in names},
+        # models as people know them: the catalog's display names
+        models=[(m.id, m.display_name) for m in st.catalog.models],
+        top_fields=TOP_FIELDS,
+        workload_fields=WORKLOAD_FIELDS,
+        constraint_fields=CONSTRAINT_FIELDS,
+        defaults={**DEFAULTS, "language": lang},
         default_model=DEFAULT_MODEL,
-        example_texts={
-            n: (st.root / "examples" / f"{n}.yaml").read_text(encoding="utf-8") for n in names
-        },
+        example_data=examples,
         publisher=st.publisher.to_dict(),
-        # The site's error messages (templates/i18n err.*) without parameters: a profile's
-        # errors name their field and key only (advisor.profile), so a text that needs
-        # parameters stays the error's own message.
-        error_texts={
-            k[4:]: v for k, v in st.strings[lang].items() if k.startswith("err.") and "{" not in v
-        },
+        # the site's error messages (templates/i18n err.*) with their {parameters}: form.js
+        # fills them with the page's number format (render.mjs errorText)
+        error_texts={k: v for k, v in site.items() if k.startswith("err.")},
     )

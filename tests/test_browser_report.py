@@ -5,7 +5,6 @@ the CLI. Needs /usr/bin/chromium, Playwright and poppler's pdftotext."""
 
 from __future__ import annotations
 
-import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -125,16 +124,24 @@ def test_pdf_keeps_every_table_whole(browser, tmp_path, name, lang):
 
 
 def test_browser_form_report_equals_cli(browser, site_server, tmp_path):
-    """The form on /en/reports/new/ builds, in Pyodide, the same HTML as the CLI for an example;
-    only the site's origin is requested; an invalid profile lists each bad field."""
+    """The form on /en/reports/new/ builds, in Pyodide and from its fields alone (issue 39: no
+    "write into YAML" step), the same HTML as the CLI for an example as the English page offers
+    it (its words in English, hooks/reports.example_profile); only the site's origin is
+    requested; an invalid profile lists each bad field by its label, in the page's language."""
+    import json
+
     from advisor.cli import main
+    from hooks.reports import example_profile
 
     if "hooks/pyodide_assets.py" not in (ROOT / "mkdocs.yml").read_text(encoding="utf-8"):
         pytest.skip("the calculators' Pyodide assets hook is not registered in mkdocs.yml")
     name = "bank-serving-70b"
     out = tmp_path / "cli"
-    assert main(["report", str(ROOT / "examples" / f"{name}.yaml"), "--out", str(out)]) == 0
-    cli_html = (out / f"{name}.az.html").read_text(encoding="utf-8")
+    profile = tmp_path / f"{name}.yaml"
+    profile.write_text(json.dumps(example_profile(ROOT, name, "en")), encoding="utf-8")
+    assert main(["report", str(profile), "--out", str(out)]) == 0
+    (cli_file,) = out.glob("*.en.html")
+    cli_html = cli_file.read_text(encoding="utf-8")
 
     context = browser.new_context(accept_downloads=True)
     page = context.new_page()
@@ -143,35 +150,37 @@ def test_browser_form_report_equals_cli(browser, site_server, tmp_path):
     page.goto(site_server + "en/reports/new/")
     page.wait_for_selector("#ar-form[data-engine=ready]", timeout=30_000)
     page.select_option("#ar-example", name)
+    assert page.input_value('[name="organisation"]') == "Example Bank OJSC"
     page.click("#ar-build")
     page.wait_for_selector("#ar-output .ar", timeout=20_000)
     with page.expect_download() as info:
         page.click("#ar-download")
     download = info.value
-    # a non-ASCII organisation name gets a short hash (advisor.files.file_slug)
-    assert re.fullmatch(r"numune-bank-asc-[0-9a-f]{8}\.az\.html", download.suggested_filename)
+    assert download.suggested_filename == "example-bank-ojsc.en.html"  # the organisation's slug
     browser_html = Path(download.path()).read_text(encoding="utf-8")
     assert browser_html == cli_html
     # the fragment shown in the page is the same report
     shown = page.inner_text("#ar-output .ar")
-    assert "Nümunə Bank ASC" in shown
-    # an invalid profile: one message per bad field, shown as text
+    assert "Example Bank OJSC" in shown
+    # an invalid profile typed as YAML: one message per bad field, named by the form's labels
+    page.click("#ar-yaml-box summary")
     page.fill("#ar-yaml", "organisation: '<b>x</b>'\nworkloads:\n  - task: servng\n")
-    page.click("#ar-build")
+    page.click("#ar-build-yaml")
     page.wait_for_selector("#ar-errors li")
     items = page.locator("#ar-errors li").all_inner_texts()
-    assert any("workloads[0].task" in t for t in items)
-    assert any("workloads[0].model" in t for t in items)
-    assert any("workloads[0].name" in t for t in items)
-    assert page.locator("#ar-output .ar").count() == 0
-    # the fields: composed into YAML, built, every value shown as text
+    assert any(t.startswith("Workload 1 · Task: Unknown name “servng”") for t in items), items
+    assert any(t.startswith("Workload 1 · Model: ") for t in items), items
+    assert any(t.startswith("Workload 1 · Workload name: ") for t in items), items
+    # the last report is greyed out: it does not answer these fields
+    assert page.locator("#ar-output.ar-stale").count() == 1
+    assert page.is_disabled("#ar-download")
+    # the fields: built directly, every value shown as text
     evil = '<img src=x onerror="window.pwned=1">'
     page.fill('[name="organisation"]', evil)
     page.fill('[name="workload"]', "chat")
     page.select_option('[name="model"]', "qwen2.5-0.5b")
-    page.click("#ar-compose")
     page.click("#ar-build")
-    page.wait_for_selector("#ar-output .ar")
+    page.wait_for_selector("#ar-output:not(.ar-stale) .ar")
     assert evil in page.inner_text("#ar-output .ar")
     assert page.locator("#ar-output img[src=x]").count() == 0
     assert page.evaluate("window.pwned") is None

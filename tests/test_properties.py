@@ -101,7 +101,7 @@ def _plausible_value(f):
         return st.sampled_from(list(meta["choices"]))
     if kind == "flag":
         return st.booleans()
-    if kind == "int":
+    if kind in ("int", "tokens"):  # tokens: a count that also takes "2T" (advisor.counts)
         top = min(meta.get("maximum") or 10**6, {"seq": 131072, "batch": 64}.get(f.name, 10**6))
         return st.integers(1, max(1, top))
     lo, hi = meta["bounds"]

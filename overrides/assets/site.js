@@ -41,6 +41,38 @@
     new MutationObserver(function () { filterResults(list); }).observe(list, { childList: true });
   }
 
-  if (typeof document$ !== "undefined") document$.subscribe(fixSwitcher);
-  else fixSwitcher();
+  // Wide tables (issue 39): a scroller that hides columns to its right fades at that edge
+  // (site.css `[data-more]`) and says so under it, in the page's language; the first column
+  // stays in view (site.css, sticky). Checked on every page view, resize and calculator update.
+  var HINT = { az: "Digər sütunlar üçün cədvəli yana sürüşdürün →", en: "Scroll sideways for more columns →" };
+  var SCROLLERS = ".md-typeset__scrollwrap, .calc-result, .ar table.ar-t";
+  function markScroller(el) {
+    var wide = el.scrollWidth > el.clientWidth + 2;
+    el.setAttribute("data-more", wide && el.scrollLeft + el.clientWidth < el.scrollWidth - 2 ? "1" : "0");
+    var hint = el.nextElementSibling;
+    if (!(hint && hint.classList.contains("x-scroll-hint"))) {
+      if (!wide) return;
+      hint = document.createElement("p");
+      hint.className = "x-scroll-hint";
+      hint.textContent = HINT[document.documentElement.lang === "en" ? "en" : "az"];
+      el.after(hint);
+    }
+    hint.hidden = !wide;
+  }
+  function markAll() { document.querySelectorAll(SCROLLERS).forEach(markScroller); }
+  document.addEventListener("scroll", function (ev) {
+    var el = ev.target;
+    if (el instanceof Element && el.matches(SCROLLERS)) markScroller(el);
+  }, true);
+  window.addEventListener("resize", markAll);
+  document.addEventListener("calc:updated", markAll);
+  document.addEventListener("calc:settled", markAll);
+  new MutationObserver(function (m) {
+    if (m.some(function (r) { return r.target.id === "ar-output"; })) markAll();
+  }).observe(document.body, { childList: true, subtree: true });
+
+  // Material wraps the tables in their scrollers on the same emission: look after it has
+  function onPage() { fixSwitcher(); markAll(); requestAnimationFrame(markAll); setTimeout(markAll, 400); }
+  if (typeof document$ !== "undefined") document$.subscribe(onPage);
+  else onPage();
 })();

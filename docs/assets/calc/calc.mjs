@@ -208,6 +208,24 @@ function wire(root) {
       root.dispatchEvent(new CustomEvent("calc:settled", { bubbles: true }));
     }
   };
+  // the picker's rejected list: a filter over its rows (name, count, reason), kept across updates
+  let filterText = "";
+  const applyFilter = () => {
+    const f = out.querySelector(".calc-filter");
+    if (!f) return;
+    if (f.value !== filterText) f.value = filterText;
+    const words = filterText.toLowerCase().split(/\s+/).filter(Boolean);
+    for (const tr of out.querySelectorAll("table.calc-rej tbody tr")) {
+      const text = tr.textContent.toLowerCase();
+      tr.hidden = !words.every((w) => text.includes(w));
+    }
+  };
+  out.addEventListener("input", (ev) => {
+    if (!ev.target.matches(".calc-filter")) return;
+    filterText = ev.target.value;
+    applyFilter();
+  });
+  root.addEventListener("calc:updated", applyFilter);
   root.querySelector("form").addEventListener("input", update);
   root.querySelector("form").addEventListener("change", update);
   for (const b of root.querySelectorAll(".calc-copy")) {

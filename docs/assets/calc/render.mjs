@@ -7,15 +7,16 @@ const esc = (v) =>
   String(v ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
 
 // Fields per calculator: [name, kind] with kind "model" | "gpu" | "network" | "select" | "number" |
-// "text" | "config"; a select's third element names its choice list when that differs from the
+// "tokens" (a token count: "2T", "2,000,000,000,000" as the CLI's --tokens, read by advisor.counts
+// in the worker; a keyboard with letters) | "text" | "config"; a select's third element names its choice list when that differs from the
 // field's name (advisor.vocab.FORM_FIELDS).
 export const FORMS = {
   vram: [["model", "model"], ["config", "config"], ["task", "select"], ["precision", "select"], ["weights", "select"], ["kv_dtype", "select"], ["batch", "number"], ["seq", "number"], ["optimizer", "select"], ["checkpointing", "select"], ["lora_rank", "number"], ["gpus", "number"], ["sharding", "select"], ["gpu", "gpu"]],
   roofline: [["model", "model"], ["phase", "select"], ["gpu", "gpu"], ["batch", "number"], ["seq", "number"], ["weights", "select"]],
-  budget: [["gpu", "gpu"], ["gpus", "number"], ["price_usd", "text"], ["cloud_usd_per_gpu_hour", "text"], ["utilisation", "number"], ["horizon_months", "number"], ["electricity_usd_per_kwh", "number"], ["currency", "select"], ["model", "model"], ["train_tokens", "number"], ["batch", "number"], ["seq", "number"]],
+  budget: [["gpu", "gpu"], ["gpus", "number"], ["price_usd", "text"], ["cloud_usd_per_gpu_hour", "text"], ["utilisation", "number"], ["horizon_months", "number"], ["electricity_usd_per_kwh", "number"], ["currency", "select"], ["model", "model"], ["train_tokens", "tokens"], ["batch", "number"], ["seq", "number"]],
   picker: [["model", "model"], ["task", "select"], ["batch", "number"], ["seq", "number"], ["acquire", "select"], ["currency", "select"], ["horizon_months", "number"], ["max_gpus", "number"], ["budget", "text"], ["target_tokens_per_s", "text"]],
   serving: [["model", "model"], ["config", "config"], ["gpu", "gpu"], ["tensor_parallel", "number"], ["gpus", "number"], ["input_tokens", "number"], ["output_tokens", "number"], ["weights", "select"], ["kv_dtype", "select"], ["engine", "select"], ["ttft_ms", "text"], ["tpot_ms", "text"]],
-  cluster: [["model", "model"], ["config", "config"], ["gpu", "gpu"], ["tokens", "number"], ["seq", "number"], ["deadline_days", "text"], ["budget_usd", "text"], ["price_usd_per_gpu_hour", "text"], ["network", "network"], ["precision", "select", "cluster_precision"], ["max_gpus", "number"]],
+  cluster: [["model", "model"], ["config", "config"], ["gpu", "gpu"], ["tokens", "tokens"], ["seq", "number"], ["deadline_days", "text"], ["budget_usd", "text"], ["price_usd_per_gpu_hour", "text"], ["network", "network"], ["precision", "select", "cluster_precision"], ["max_gpus", "number"]],
 };
 
 // advisor.numfmt in JavaScript (tests/test_numfmt.py checks both against one golden table):
@@ -128,6 +129,8 @@ function field(kind, name, type, state, S, L, choices) {
     input = `<select id="${id}" name="${name}">${L.options[choices || name].map(([o, key]) => `<option value="${esc(o)}"${o === v ? " selected" : ""}>${esc(tr(S, key, o))}</option>`).join("")}</select>`;
   } else if (type === "config") {
     input = `<textarea id="${id}" name="${name}" rows="2" spellcheck="false" placeholder="${esc(tr(S, "calc.config_hint", "config.json"))}">${esc(v)}</textarea>`;
+  } else if (type === "tokens") {
+    input = `<input id="${id}" name="${name}" type="text" inputmode="text" autocapitalize="characters" spellcheck="false" value="${esc(v)}" placeholder="2T">`;
   } else {
     input = `<input id="${id}" name="${name}" type="text" inputmode="decimal" value="${esc(v)}">`;
   }
@@ -222,12 +225,18 @@ function renderRoofline(r, S) {
 
 function renderBudget(r, S) {
   const t = r.tco, cur = t.currency;
-  const W = 600, H = 240, x0 = 60, y0 = 210;
-  const maxV = Math.max(...t.cumulative_own, ...t.cumulative_cloud, 1);
-  const sx = (m) => x0 + (m / t.horizon_months) * (W - x0 - 10), sy = (v) => y0 - (v / maxV) * (y0 - 10);
-  const line = (arr, c) => `<polyline fill="none" stroke="${c}" stroke-width="2" points="${arr.map((v, i) => `${sx(t.months[i]).toFixed(1)},${sy(v).toFixed(1)}`).join(" ")}"/>`;
-  const be = t.break_even_month != null ? `<line x1="${sx(t.break_even_month).toFixed(1)}" y1="10" x2="${sx(t.break_even_month).toFixed(1)}" y2="${y0}" stroke="#999" stroke-dasharray="4"/>` : "";
-  const svg = `<svg class="calc-svg" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(tr(S, "calc.break_even_chart", "Break-even"))}"><line x1="${x0}" y1="${y0}" x2="${W - 10}" y2="${y0}" stroke="currentColor"/><line x1="${x0}" y1="10" x2="${x0}" y2="${y0}" stroke="currentColor"/>${line(t.cumulative_own, "#3f51b5")}${line(t.cumulative_cloud, "#e91e63")}${be}<text x="${x0 + 5}" y="${H - 8}" font-size="12" fill="currentColor">${esc(tr(S, "calc.months", "months"))} 0–${t.horizon_months}</text><text x="${x0 + 5}" y="22" font-size="12" fill="currentColor">${esc(money(maxV, cur, S))}</text></svg><div class="calc-legend"><span class="calc-key"><i style="background:#3f51b5"></i>${esc(tr(S, "calc.own", "Own"))}</span> <span class="calc-key"><i style="background:#e91e63"></i>${esc(tr(S, "calc.rent", "Rent"))}</span></div>`;
+  // axes with ticks (issue 39: on a phone the chart was lines without a scale): money on the
+  // left at quarters of a round maximum, months below every 6 or 12 months
+  const W = 600, H = 260, x0 = 110, y0 = 220, yTop = 12, x1 = W - 32;
+  const maxV = niceMax(Math.max(...t.cumulative_own, ...t.cumulative_cloud, 1));
+  const sx = (m) => x0 + (m / t.horizon_months) * (x1 - x0), sy = (v) => y0 - (v / maxV) * (y0 - yTop);
+  const line = (arr, c) => `<polyline fill="none" stroke="${c}" stroke-width="2.5" points="${arr.map((v, i) => `${sx(t.months[i]).toFixed(1)},${sy(v).toFixed(1)}`).join(" ")}"/>`;
+  const be = t.break_even_month != null ? `<line x1="${sx(t.break_even_month).toFixed(1)}" y1="${yTop}" x2="${sx(t.break_even_month).toFixed(1)}" y2="${y0}" stroke="#999" stroke-dasharray="4"/>` : "";
+  const yTicks = [0, 0.25, 0.5, 0.75, 1].map((f) => `<line x1="${x0}" y1="${sy(f * maxV).toFixed(1)}" x2="${x1}" y2="${sy(f * maxV).toFixed(1)}" stroke="currentColor" stroke-opacity=".12"/><text class="tk" x="${x0 - 5}" y="${(sy(f * maxV) + 4).toFixed(1)}" font-size="13" text-anchor="end" fill="currentColor">${esc(money(f * maxV, cur, S))}</text>`).join("");
+  const step = t.horizon_months > 36 ? 12 : 6;
+  const xTicks = [];
+  for (let m = 0; m <= t.horizon_months; m += step) xTicks.push(`<line x1="${sx(m).toFixed(1)}" y1="${y0}" x2="${sx(m).toFixed(1)}" y2="${y0 + 4}" stroke="currentColor"/><text class="tk" x="${sx(m).toFixed(1)}" y="${y0 + 18}" font-size="13" text-anchor="middle" fill="currentColor">${esc(fmt(m, S, 0))}</text>`);
+  const svg = `<svg class="calc-svg" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(tr(S, "calc.break_even_chart", "Break-even"))}">${yTicks}<line x1="${x0}" y1="${y0}" x2="${x1}" y2="${y0}" stroke="currentColor"/><line x1="${x0}" y1="${yTop}" x2="${x0}" y2="${y0}" stroke="currentColor"/>${xTicks.join("")}${line(t.cumulative_own, "#3f51b5")}${line(t.cumulative_cloud, "#e91e63")}${be}<text class="ax" x="${(x0 + x1) / 2}" y="${H - 2}" font-size="13" text-anchor="middle" fill="currentColor">${esc(tr(S, "calc.months", "months"))}</text></svg><div class="calc-legend"><span class="calc-key"><i style="background:#3f51b5"></i>${esc(tr(S, "calc.own", "Own"))}</span> <span class="calc-key"><i style="background:#e91e63"></i>${esc(tr(S, "calc.rent", "Rent"))}</span></div>`;
   const rows = [
     [tr(S, "calc.own_total", "Own: total over the horizon"), money(t.own_total, cur, S)],
     [tr(S, "calc.cloud_total", "Rent: total over the horizon"), money(t.cloud_total, cur, S)],
@@ -269,8 +278,10 @@ function clusterLink(r, S) {
 
 function renderPicker(r, S) {
   const rows = r.recommended.map((x) => [x.rank, x.gpu_name, x.count, shardingText(x.sharding, S), x.cost == null ? MISSING : money(x.cost, x.currency, S), x.mode ? tr(S, "calc.o." + x.mode, x.mode) : MISSING, x.tokens_per_s == null ? MISSING : fmt(x.tokens_per_s, S, 0)]);
-  const rej = r.rejected.map((x) => [x.gpu_name, x.count, x.reasons.map((y) => reasonText(y, S)).join("; ")]);
-  return `<p class="calc-headline">${esc(r.model.display_name)} · ${esc(tr(S, "calc.o." + r.task, r.task))} · <strong data-out="best">${esc(r.recommended[0] ? `${r.recommended[0].count} × ${r.recommended[0].gpu_name}` : tr(S, "calc.none", "none fits"))}</strong></p>${table(["#", tr(S, "calc.gpu", "Accelerator"), tr(S, "calc.count", "Count"), tr(S, "calc.sharding", "Sharding"), tr(S, "calc.cost", "Cost"), tr(S, "calc.mode", "Rent/own"), withPm(tr(S, "calc.tokens_s", "tokens/s"), r, firstBand(r), S)], rows, "calc-main")}${bandLine(r, S)}${clusterLink(r, S)}<details><summary>${esc(tr(S, "calc.rejected", "Rejected"))} (${r.counts.rejected})</summary>${table([tr(S, "calc.gpu", "Accelerator"), tr(S, "calc.count", "Count"), tr(S, "calc.reason", "Reason")], rej)}</details>`;
+  // every rejection, the nearest misses first (advisor.shortfall): how far each came short
+  const short = (x) => (x.shortfall == null ? MISSING : `×${fmt(x.shortfall, S, 2)}`);
+  const rej = r.rejected.map((x) => [x.gpu_name, x.count, short(x), x.reasons.map((y) => reasonText(y, S)).join("; ")]);
+  return `<p class="calc-headline">${esc(r.model.display_name)} · ${esc(tr(S, "calc.o." + r.task, r.task))} · <strong data-out="best">${esc(r.recommended[0] ? `${r.recommended[0].count} × ${r.recommended[0].gpu_name}` : tr(S, "calc.none", "none fits"))}</strong></p>${table(["#", tr(S, "calc.gpu", "Accelerator"), tr(S, "calc.count", "Count"), tr(S, "calc.sharding", "Sharding"), tr(S, "calc.cost", "Cost"), tr(S, "calc.mode", "Rent/own"), withPm(tr(S, "calc.tokens_s", "tokens/s"), r, firstBand(r), S)], rows, "calc-main calc-key2")}${bandLine(r, S)}${clusterLink(r, S)}<details class="calc-rejected"><summary>${esc(tr(S, "calc.rejected", "Rejected"))} (${r.counts.rejected})</summary><p class="calc-note">${esc(tr(S, "calc.rej_order", "Nearest misses first."))} <input type="search" class="calc-filter" aria-label="${esc(tr(S, "calc.rej_filter", "Filter"))}" placeholder="${esc(tr(S, "calc.rej_filter", "Filter"))}"></p>${table([tr(S, "calc.gpu", "Accelerator"), tr(S, "calc.count", "Count"), tr(S, "calc.rej_short", "Needs × what it has"), tr(S, "calc.reason", "Reason")], rej, "calc-rej")}</details>`;
 }
 
 // ---------------------------------------------------------------- error bands of the time model
@@ -316,18 +327,18 @@ function niceMax(v) {
 }
 
 function servingChart(r, S) {
-  const W = 600, H = 280, x0 = 64, y0 = 240, x1 = W - 16, yTop = 16;
+  const W = 600, H = 280, x0 = 92, y0 = 240, x1 = W - 32, yTop = 16;
   const pts = r.points;
   const mx = niceMax(Math.max(...pts.map((p) => p.tokens_per_s_per_user))), my = niceMax(Math.max(...pts.map((p) => p.tokens_per_s)));
   const sx = (v) => x0 + (v / mx) * (x1 - x0), sy = (v) => y0 - (v / my) * (y0 - yTop);
   const ticks = [0, 0.25, 0.5, 0.75, 1];
-  const grid = ticks.map((f) => `<line x1="${x0}" y1="${sy(f * my).toFixed(1)}" x2="${x1}" y2="${sy(f * my).toFixed(1)}" stroke="currentColor" stroke-opacity=".12"/><text x="${x0 - 4}" y="${(sy(f * my) + 4).toFixed(1)}" font-size="11" text-anchor="end" fill="currentColor">${esc(fmt(f * my, S, 0))}</text><text x="${sx(f * mx).toFixed(1)}" y="${y0 + 14}" font-size="11" text-anchor="middle" fill="currentColor">${esc(fmt(f * mx, S, 0))}</text>`).join("");
+  const grid = ticks.map((f) => `<line x1="${x0}" y1="${sy(f * my).toFixed(1)}" x2="${x1}" y2="${sy(f * my).toFixed(1)}" stroke="currentColor" stroke-opacity=".12"/><text class="tk" x="${x0 - 4}" y="${(sy(f * my) + 4).toFixed(1)}" font-size="13" text-anchor="end" fill="currentColor">${esc(fmt(f * my, S, 0))}</text><text class="tk" x="${sx(f * mx).toFixed(1)}" y="${y0 + 16}" font-size="13" text-anchor="middle" fill="currentColor">${esc(fmt(f * mx, S, 0))}</text>`).join("");
   const line = `<polyline fill="none" stroke="#3f51b5" stroke-width="2" points="${pts.map((p) => `${sx(p.tokens_per_s_per_user).toFixed(1)},${sy(p.tokens_per_s).toFixed(1)}`).join(" ")}"/>`;
   const ms = (s) => fmt(s * 1e3, S, 1);
   const dots = pts.map((p) => {
     const x = sx(p.tokens_per_s_per_user).toFixed(1), y = sy(p.tokens_per_s).toFixed(1);
     const title = `${tr(S, "calc.sv.concurrency", "Concurrent requests")} ${fmt(p.concurrency, S, 0)}: ${fmt(p.tokens_per_s, S, 0)} ${tr(S, "calc.sv.tps_total", "tokens/s in total")}, ${fmt(p.tokens_per_s_per_user, S, 1)} ${tr(S, "calc.sv.tps_user", "tokens/s per user")}, TTFT ${ms(p.ttft_s)} ms, TPOT ${ms(p.tpot_s)} ms`;
-    return `<circle cx="${x}" cy="${y}" r="3.5" fill="#3f51b5"><title>${esc(title)}</title></circle><text x="${x}" y="${(Number(y) - 7).toFixed(1)}" font-size="10" text-anchor="middle" fill="currentColor">${esc(fmt(p.concurrency, S, 0))}</text>`;
+    return `<circle cx="${x}" cy="${y}" r="3.5" fill="#3f51b5"><title>${esc(title)}</title></circle><text x="${x}" y="${(Number(y) - 7).toFixed(1)}" font-size="11" text-anchor="middle" fill="currentColor">${esc(fmt(p.concurrency, S, 0))}</text>`;
   }).join("");
   // the curve's last point: where the KV cache (or the engine's limit on sequences) stops it
   const last = pts[pts.length - 1];
@@ -337,7 +348,7 @@ function servingChart(r, S) {
   const limit = `<line x1="${lx}" y1="${yTop}" x2="${lx}" y2="${y0}" stroke="#ff9800" stroke-dasharray="4"/><text x="${(Number(lx) + 4).toFixed(1)}" y="${y0 - 6}" font-size="11" fill="#ff9800">${esc(limitText)} (${esc(fmt(last.concurrency, S, 0))})</text>`;
   const b = r.best;
   const best = b ? `<circle cx="${sx(b.tokens_per_s_per_user).toFixed(1)}" cy="${sy(b.tokens_per_s).toFixed(1)}" r="8" fill="none" stroke="#e91e63" stroke-width="2.5" data-out="best_mark"><title>${esc(tr(S, "calc.sv.best_mark", "best within the limits"))}</title></circle>` : "";
-  const axes = `<line x1="${x0}" y1="${y0}" x2="${x1}" y2="${y0}" stroke="currentColor"/><line x1="${x0}" y1="${yTop}" x2="${x0}" y2="${y0}" stroke="currentColor"/><text x="${(x0 + x1) / 2}" y="${H - 6}" font-size="12" text-anchor="middle" fill="currentColor">${esc(tr(S, "calc.sv.tps_user", "tokens/s per user"))}</text><text x="14" y="${(yTop + y0) / 2}" font-size="12" text-anchor="middle" fill="currentColor" transform="rotate(-90 14 ${(yTop + y0) / 2})">${esc(tr(S, "calc.sv.tps_total", "tokens/s in total"))}</text>`;
+  const axes = `<line x1="${x0}" y1="${y0}" x2="${x1}" y2="${y0}" stroke="currentColor"/><line x1="${x0}" y1="${yTop}" x2="${x0}" y2="${y0}" stroke="currentColor"/><text class="ax" x="${(x0 + x1) / 2}" y="${H - 4}" font-size="12" text-anchor="middle" fill="currentColor">${esc(tr(S, "calc.sv.tps_user", "tokens/s per user"))}</text><text class="ax" x="14" y="${(yTop + y0) / 2}" font-size="12" text-anchor="middle" fill="currentColor" transform="rotate(-90 14 ${(yTop + y0) / 2})">${esc(tr(S, "calc.sv.tps_total", "tokens/s in total"))}</text>`;
   const legend = `<div class="calc-legend"><span class="calc-key"><i style="background:#3f51b5"></i>${esc(tr(S, "calc.sv.curve", "one point per number of concurrent requests"))}</span> <span class="calc-key"><i style="background:#e91e63"></i>${esc(tr(S, "calc.sv.best_mark", "best within the limits"))}</span> <span class="calc-key"><i style="background:#ff9800"></i>${esc(limitText)}</span></div>`;
   return `<svg class="calc-svg" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(tr(S, "calc.sv.chart", "Throughput against latency"))}">${grid}${axes}${line}${limit}${dots}${best}</svg>${legend}`;
 }
