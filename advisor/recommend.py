@@ -24,8 +24,9 @@ import functools
 import math
 from dataclasses import dataclass, field, fields
 
-from . import compute, cost, limits, vocab
+from . import compute, cost, limits, support, vocab
 from . import memory as mem
+from . import serving_fit as sfit
 from .errors import AdvisorError, check_choice, check_int, check_positive
 from .hardware import TIERS
 from .models import ModelSpec
@@ -34,6 +35,8 @@ from .units import GIB
 TASKS = vocab.TASKS
 ACQUIRE = vocab.ACQUIRE
 COUNTS = (1, 2, 4, 8)
+# Serving scales past one server by replicas (advisor.serving_fit): whole 8-GPU nodes beyond 8.
+SERVING_NODE_COUNTS = (16, 24, 32, 48, 64)
 # US average retail electricity price to commercial customers, 2023: 12.7 cents/kWh (U.S. EIA,
 # Electric Power Monthly, Table 5.3); used when the workload gives none.
 DEFAULT_ELECTRICITY_USD_PER_KWH = 0.127
@@ -43,8 +46,11 @@ DEFAULT_ELECTRICITY_USD_PER_KWH = 0.127
 class Workload:
     """What the reader wants to run. Money in `currency` (budget) and USD (server, electricity).
 
-    `batch` is sequences per GPU (training: micro-batch per data-parallel rank; inference:
-    concurrent sequences per replica); `seq` the context length. `utilisation` is the busy share
+    `batch` is training's micro-batch per data-parallel rank, and for inference the requests in
+    flight in total (any number; advisor.serving_fit spreads them over the replicas); `seq` the
+    context length (inference: input + output, split by serving_fit.split_context).
+    `formats` (inference): the weight formats to search, in order of preference (empty: the
+    one `weights` names); `target_tokens_per_s_per_user`: the speed each user must see. `utilisation` is the busy share
     of the horizon's hours; None: a training run's own hours over the horizon, or 1.0 for serving.
     """
 
@@ -75,6 +81,8 @@ class Workload:
     pue: float = cost.DEFAULT_PUE
     tiers: tuple[str, ...] = ()  # empty: all tiers
     weights: str | None = None  # inference weight format (vocab.WEIGHT_FORMATS; None: bf16)
+    formats: tuple[str, ...] = ()  # inference: weight formats searched (empty: `weights`)
+    target_tokens_per_s_per_user: float | None = None
 
     def validated(self) -> Workload:
         if not isinstance(self.model, ModelSpec):
@@ -89,6 +97,10 @@ class Workload:
         if self.weights is not None:
             check_choice("weights", self.weights, vocab.WEIGHT_FORMATS)
         check_choice("kv_dtype", self.kv_dtype, mem.KV_DTYPES)
+        if not isinstance(self.formats, tuple):
+            raise AdvisorError("field.not_list", "formats: expected a list", field="formats")
+        for f in self.formats:
+            check_choice("weights", f, vocab.WEIGHT_FORMATS)
         check_choice("optimizer", self.optimizer, mem.OPTIMIZERS)
         check_choice("checkpointing", self.checkpointing, vocab.CHECKPOINTING_CHOICES)
         if not isinstance(self.tiers, tuple):
@@ -100,6 +112,7 @@ class Workload:
         check_int("lora_rank", self.lora_rank, maximum=65_536)
         for name, bounds in (
             ("target_tokens_per_s", limits.TOKENS_PER_S),
+            ("target_tokens_per_s_per_user", limits.TOKENS_PER_S),
             ("deadline_hours", limits.HOURS),
             ("budget", limits.BUDGET),
         ):
@@ -137,6 +150,17 @@ class Workload:
         """The stored format of the served weights."""
         legacy = self.quant if self.task == "inference" else None
         return self.weights or legacy or "bf16"
+
+    @property
+    def serving_formats(self) -> tuple[str, ...]:
+        """The weight formats the serving search tries (advisor.serving_fit.best_fit)."""
+        return self.formats or (self.inference_weights,)
+
+    @property
+    def counts(self) -> tuple[int, ...]:
+        """GPU counts judged: 1, 2, 4, 8, and for serving whole nodes of 8 beyond."""
+        extra = SERVING_NODE_COUNTS if self.task == "inference" else ()
+        return tuple(c for c in (*COUNTS, *extra) if c <= self.max_gpus)
 
     @property
     def qlora_base(self) -> str:
@@ -182,6 +206,16 @@ class Recommendation:
     per_million_tokens: float | None  # inference, when rented
     offer: str | None  # "provider instance (region), read DATE"
     currency: str = "USD"
+    # Serving (advisor.serving_fit): the layout's formats, replicas and operating point
+    weights: str | None = None
+    kv_dtype: str | None = None
+    replicas: int | None = None
+    concurrency_per_replica: int | None = None
+    tokens_per_s_per_user: float | None = None
+    ttft_s: float | None = None
+    tpot_s: float | None = None
+    own_per_million_tokens: float | None = None  # inference, when owned
+    purchase: float | None = None  # own: what is bought (cards, server), in `currency`
     reasons: tuple[Reason, ...] = field(default=())
     # Flags on an accepted row (e.g. a training run that outlasts the horizon), same shape
     notes: tuple[Reason, ...] = field(default=())
@@ -389,8 +423,9 @@ def ranked_rows(
     for o in getattr(catalog, "offers", ()) or ():
         offers_by_gpu.setdefault(o.gpu_id, []).append(o)
     offers_by_gpu = {g: _priced(v, w.pricing) for g, v in offers_by_gpu.items()}
-    counts = [c for c in COUNTS if c <= w.max_gpus]
-    plans = {c: _plan_estimates(w, c) for c in counts}  # the same for every accelerator
+    counts = list(w.counts)
+    # the same for every accelerator (serving is sized per accelerator: advisor.serving_fit)
+    plans = {c: () if w.task == "inference" else _plan_estimates(w, c) for c in counts}
     out: list[dict] = []
     for gpu in catalog.gpus:
         if w.tiers and gpu.tier not in w.tiers:
@@ -444,11 +479,28 @@ def _judge(w: Workload, gpu, count: int, eff, priced, factor: float, plans, deco
         "offer": None,
         "reasons": (),
         "notes": (),
+        "weights": None,
+        "kv_dtype": None,
+        "replicas": None,
+        "concurrency_per_replica": None,
+        "tokens_per_s_per_user": None,
+        "ttft_s": None,
+        "tpot_s": None,
+        "own_per_million_tokens": None,
+        "purchase": None,
     }
 
     def reject(reason: Reason) -> dict:
         rec["reasons"] = (reason,)
         return rec
+
+    hours = None
+    if w.task == "inference":
+        why = _judge_serving(w, gpu, count, eff, rec)
+        if why is not None:
+            return reject(why)
+        tps = rec["tokens_per_s"]
+        return _judge_money(w, gpu, count, priced, factor, rec, hours, tps, reject)
 
     # 1. memory
     chosen = None
@@ -480,42 +532,19 @@ def _judge(w: Workload, gpu, count: int, eff, priced, factor: float, plans, deco
     rec.update(sharding=label, tensor_parallel=tp, memory_per_gpu_bytes=est.total_bytes)
 
     # 2-3. time
-    hours = None
-    if w.task == "inference" and not w.model.causal:
-        return reject(
-            _reason(
-                "model.not_causal",
-                "an encoder (not causal) generates no tokens: no decode rate, no price per token",
-                model=w.model.name,
-            )
-        )
+    for why in support.training(gpu, w.task, w.train_precision):
+        return reject(_reason(why.key, why.message, **why.params))
     try:
-        if w.task == "inference":
-            rate = decode.get(tp)
-            if rate is None:
-                rate = decode[tp] = decode_rate(w, gpu, tp, eff)
-            tps = rate.tokens_per_s * replicas
-            bound = rate.roofline.bound
+        if w.dataset_tokens is not None:
+            tt = compute.time_to_train(setup, gpu, w.dataset_tokens, efficiency=eff, memory=est)
+            hours, st = tt.hours, tt.step
         else:
-            if w.dataset_tokens is not None:
-                tt = compute.time_to_train(setup, gpu, w.dataset_tokens, efficiency=eff, memory=est)
-                hours, st = tt.hours, tt.step
-            else:
-                st = compute.training_step_time(setup, gpu, efficiency=eff, memory=est)
-            tps = st.tokens_per_s
-            bound = st.roofline.bound
+            st = compute.training_step_time(setup, gpu, efficiency=eff, memory=est)
+        tps = st.tokens_per_s
+        bound = st.roofline.bound
     except AdvisorError as exc:
         return reject(_reason(exc.key, exc.message, **exc.params))
     rec.update(hours=hours, tokens_per_s=tps, bound=bound)
-    if w.target_tokens_per_s is not None and w.task == "inference" and tps < w.target_tokens_per_s:
-        return reject(
-            _reason(
-                "recommend.too_slow_tokens",
-                f"reaches {tps:,.0f} tokens/s, target {w.target_tokens_per_s:,.0f}",
-                tokens_per_s=round(tps, 1),
-                target=w.target_tokens_per_s,
-            )
-        )
     if w.deadline_hours is not None and hours is not None and hours > w.deadline_hours:
         return reject(
             _reason(
@@ -526,7 +555,104 @@ def _judge(w: Workload, gpu, count: int, eff, priced, factor: float, plans, deco
             )
         )
 
-    # 4. money
+    if w.task == "qlora":
+        rec["notes"] = tuple(
+            _reason(n.key, n.message, **n.params) for n in support.notes_for_training(gpu, "qlora")
+        )
+    return _judge_money(w, gpu, count, priced, factor, rec, hours, tps, reject)
+
+
+def _judge_serving(w: Workload, gpu, count: int, eff, rec: dict) -> Reason | None:
+    """Memory and speed of a serving candidate (advisor.serving_fit.best_fit: the layout and
+    format that meet the per-user and total targets); fills `rec`; the rejection or None."""
+    if not w.model.causal:
+        return _reason(
+            "model.not_causal",
+            "an encoder (not causal) generates no tokens: no decode rate, no price per token",
+            model=w.model.name,
+        )
+    input_tokens, output_tokens = sfit.split_context(w.seq)
+    try:
+        f = sfit.best_fit(
+            w.model,
+            gpu,
+            gpus=count,
+            concurrency=w.batch,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            formats=w.serving_formats,
+            kv_dtype=w.kv_dtype,
+            per_user_tokens_per_s=w.target_tokens_per_s_per_user,
+            total_tokens_per_s=w.target_tokens_per_s,
+        )
+    except AdvisorError as exc:
+        return _reason(exc.key, exc.message, **exc.params)
+    rec.update(
+        sharding=f.label,
+        tensor_parallel=f.tensor_parallel,
+        memory_per_gpu_bytes=f.total_bytes,
+        weights=f.weights,
+        kv_dtype=f.kv_dtype,
+        replicas=f.replicas,
+        concurrency_per_replica=f.per_replica,
+    )
+    if f.unsupported:
+        u = f.unsupported[0]
+        return _reason(u.key, u.message, **u.params)
+    if not f.fits:
+        rec["bound"] = "vram_capacity"
+        need, has = f.total_bytes, f.capacity_bytes
+        return _reason(
+            "recommend.vram",
+            f"needs {need / GIB:.1f} GiB per GPU, has {has / GIB:.1f} GiB",
+            needs_gib=round(need / GIB, 1),
+            has_gib=round(has / GIB, 1),
+            sharding=f.label,
+        )
+    p = f.point
+    try:  # the roofline's bound; a card with no dense rate for the format is refused here
+        roof = compute.decode_tokens_per_s(
+            w.model,
+            gpu,
+            batch=f.per_replica,
+            context=w.seq,
+            weights=f.weights,
+            kv_dtype=f.kv_dtype,
+            tensor_parallel=f.tensor_parallel,
+            efficiency=eff,
+        ).roofline
+        bound = roof.bound
+    except AdvisorError as exc:
+        return _reason(exc.key, exc.message, **exc.params)
+    rec.update(
+        tokens_per_s=p.tokens_per_s,
+        tokens_per_s_per_user=p.tokens_per_s_per_user,
+        ttft_s=p.ttft_s,
+        tpot_s=p.tpot_s,
+        bound=bound,
+    )
+    per_user = w.target_tokens_per_s_per_user
+    if per_user is not None and p.tokens_per_s_per_user < per_user:
+        return _reason(
+            "recommend.too_slow_per_user",
+            f"reaches {p.tokens_per_s_per_user:,.1f} tokens/s per user at {w.batch} requests "
+            f"in flight, target {per_user:,.1f}",
+            tokens_per_s=round(p.tokens_per_s_per_user, 1),
+            target=per_user,
+            concurrency=w.batch,
+        )
+    if w.target_tokens_per_s is not None and p.tokens_per_s < w.target_tokens_per_s:
+        return _reason(
+            "recommend.too_slow_tokens",
+            f"reaches {p.tokens_per_s:,.0f} tokens/s, target {w.target_tokens_per_s:,.0f}",
+            tokens_per_s=round(p.tokens_per_s, 1),
+            target=w.target_tokens_per_s,
+        )
+    return None
+
+
+def _judge_money(w: Workload, gpu, count: int, priced, factor: float, rec, hours, tps, reject):
+    """Step 4 of the module docstring: rent and own costs, the budget; fills `rec`."""
     horizon_months = w.horizon_months
     horizon_hours = horizon_months * cost.HOURS_PER_MONTH
     if hours is not None and hours > horizon_hours:
@@ -584,7 +710,10 @@ def _judge(w: Workload, gpu, count: int, eff, priced, factor: float, plans, deco
             horizon_months,
         )
         own_cost = rec["own_cost"] = own_total * factor
-        purchase = purchase_usd * factor
+        purchase = rec["purchase"] = purchase_usd * factor
+        if w.task == "inference" and tps:
+            busy_h = horizon_months * cost.HOURS_PER_MONTH * util
+            rec["own_per_million_tokens"] = own_cost / (tps * 3600 * busy_h) * 1e6
     options = []
     if rent_cost is not None:
         options.append((rent_cost, "rent"))

@@ -9,6 +9,7 @@ import pytest
 
 from advisor import memory as mem
 from advisor import recommend as rec
+from advisor import serving_fit as sfit
 from advisor.catalog import load_catalog
 from advisor.errors import AdvisorError
 from advisor.units import GIB
@@ -74,7 +75,17 @@ def test_inference_fit_and_vram_reason():
     w = rec.Workload(model=LLAMA8, task="inference", batch=1, seq=2048)
     recs = rec.recommend(w, CATALOG)
     assert len(recs) == 4 * 4
-    need = mem.inference_memory(mem.InferenceSetup(model=LLAMA8, batch=1, seq=2048)).total_bytes
+    # sized as a continuous-batching server (advisor.serving_fit), not a static prefill
+    i, o = sfit.split_context(2048)
+    need = sfit.fit(
+        LLAMA8,
+        next(g for g in CATALOG.gpus if g.id == "small16"),
+        gpus=1,
+        concurrency=1,
+        input_tokens=i,
+        output_tokens=o,
+        tensor_parallel=1,
+    ).total_bytes
     small = by(recs, "small16", 1)
     assert not small.ok and small.reasons[0].key == "recommend.vram"
     assert small.reasons[0].message == (
@@ -221,10 +232,17 @@ def test_cli_on_the_real_catalog(capsys):
     argv = ["recommend", "--model", "llama-3.1-70b", "--batch", "8", "--seq", "4096"]
     assert main([*argv, "--acquire", "rent", "--no-bench", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    assert len(rows) == 4 * len(cat.gpus)
+    assert len(rows) == 4 * len(cat.gpus)  # --max-gpus 8: 1, 2, 4, 8
     h100 = next(r for r in rows if r["gpu_id"] == "h100-sxm" and r["count"] == 1)
-    need = mem.inference_memory(
-        mem.InferenceSetup(model=MODELS.model("llama-3.1-70b").spec, batch=8, seq=4096)
+    i, o = sfit.split_context(4096)
+    need = sfit.fit(
+        MODELS.model("llama-3.1-70b").spec,
+        cat.gpu("h100-sxm"),
+        gpus=1,
+        concurrency=8,
+        input_tokens=i,
+        output_tokens=o,
+        tensor_parallel=1,
     ).total_bytes
     assert h100["reasons"][0]["message"] == f"needs {need / GIB:.1f} GiB per GPU, has 80.0 GiB"
     # the cost command's cheapest 8 x H100 offer is the cheapest whole-instance bill
@@ -261,14 +279,17 @@ def test_shared_work_gives_the_per_candidate_figures(task, batch, acquire):
         if not r.ok:
             continue
         g = gpus[r.gpu_id]
-        plan = next(p for p in rec._plans(w, r.count) if p[0] == r.sharding)
-        assert mem._estimate(plan[1]).total_bytes == r.memory_per_gpu_bytes
         if task == "inference":
-            rate = compute.decode_tokens_per_s(
-                spec, g, batch=batch, context=2048, tensor_parallel=r.tensor_parallel
+            i, o = sfit.split_context(2048)
+            f = sfit.best_fit(
+                spec, g, gpus=r.count, concurrency=batch, input_tokens=i, output_tokens=o
             )
-            assert r.tokens_per_s == rate.tokens_per_s * (r.count // r.tensor_parallel)
+            assert (f.label, f.total_bytes) == (r.sharding, r.memory_per_gpu_bytes)
+            assert r.tokens_per_s == f.point.tokens_per_s
+            assert r.tokens_per_s_per_user == f.point.tokens_per_s_per_user
         else:
+            plan = next(p for p in rec._plans(w, r.count) if p[0] == r.sharding)
+            assert mem._estimate(plan[1]).total_bytes == r.memory_per_gpu_bytes
             st = compute.training_step_time(plan[1], g)
             assert r.tokens_per_s == st.tokens_per_s
         if r.own_cost is not None:
