@@ -26,10 +26,13 @@ from dataclasses import replace
 from . import compute, cost
 from . import memory as mem
 from . import recommend as rec
+from . import serving_fit as sfit
 from .errors import AdvisorError
 from .profile import Profile, Workload
 from .report_i18n import STRINGS
 
+# Serving plans go up to four 8-GPU servers (replicas beyond one node).
+SERVING_MAX_GPUS = 32
 BOUNDS = ("compute", "memory_bandwidth", "interconnect", "vram_capacity", "data_feed")
 TOKEN_ID_BYTES = (
     8  # torch.long token ids fed to the model (https://pytorch.org/docs/stable/tensors.html)
@@ -95,13 +98,14 @@ def advisor_workload(
     if c.electricity_usd_per_kwh is not None:
         kw["electricity_usd_per_kwh"] = c.electricity_usd_per_kwh
     if task == "inference":
+        # one serving model (advisor.serving_fit): all the concurrent users in flight over the
+        # replicas, each at the per-user speed; servers beyond one node as replicas
         users = w.concurrent_users or 1
         kw["batch"] = users
-        kw["quant"] = None if w.weights == "bf16" else w.weights
+        kw["weights"] = w.weights
+        kw["max_gpus"] = SERVING_MAX_GPUS
         kw["utilisation"] = (w.hours_per_day if w.hours_per_day is not None else 24.0) / 24.0
-        per_user = w.per_user_tokens_per_s
-        if per_user is not None:
-            kw["target_tokens_per_s"] = per_user * users
+        kw["target_tokens_per_s_per_user"] = w.per_user_tokens_per_s
     else:
         kw["batch"] = w.batch
         kw["dataset_tokens"] = w.total_tokens * runs_over_horizon(w, c.horizon_months)
@@ -202,25 +206,58 @@ def _gpu_sources(g, precision_key: str) -> list[dict]:
     return out
 
 
-def _diagnosis(r, w: rec.Workload, setup, est, gpu) -> dict:
+def serving_fit_of(r, w: rec.Workload, gpu):
+    """The advisor.serving_fit layout advisor.recommend judged for recommendation `r` (the one
+    computation every serving figure of a report comes from)."""
+    i, o = sfit.split_context(w.seq)
+    return sfit.fit(
+        w.model,
+        gpu,
+        gpus=r.count,
+        concurrency=w.batch,
+        input_tokens=i,
+        output_tokens=o,
+        weights=r.weights or w.inference_weights,
+        kv_dtype=r.kv_dtype or w.kv_dtype,
+        tensor_parallel=r.tensor_parallel,
+    )
+
+
+def serving_memory(f) -> dict:
+    """A serving layout's memory per GPU in the audit's shape (MemoryEstimate.to_dict)."""
+    used = f.total_bytes - f.headroom_bytes
+    return {
+        "components": {
+            "weights": f.weights_bytes,
+            "kv_cache": f.kv_bytes,
+            "workspace": f.workspace_bytes,
+        },
+        "overhead": {"engine_headroom": f.headroom_bytes},
+        "peak_allocated_bytes": used,
+        "overhead_bytes": f.headroom_bytes,
+        "total_bytes": f.total_bytes,
+        "assumptions": [],
+    }
+
+
+def _diagnosis(r, w: rec.Workload, setup, est, gpu, fit=None) -> dict:
     if w.task == "inference":
-        rate = rec.decode_rate(w, gpu, r.tensor_parallel)
-        pre = compute.prefill_time(
+        p = fit.point
+        rl = compute.decode_tokens_per_s(
             w.model,
             gpu,
-            batch=1,
-            prompt_tokens=min(w.seq, 2048),
-            weights=w.quant or "bf16",
-            kv_dtype=w.kv_dtype,
-            tensor_parallel=r.tensor_parallel,
-        )
-        rl = rate.roofline
-        tokens_per_s = r.tokens_per_s
+            batch=fit.per_replica,
+            context=w.seq,
+            weights=fit.weights,
+            kv_dtype=fit.kv_dtype,
+            tensor_parallel=fit.tensor_parallel,
+        ).roofline
+        tokens_per_s = p.tokens_per_s
         extra = {
-            "time_per_token_ms": rate.step_time_s * 1000,
-            "tokens_per_s_per_user": rate.tokens_per_s_per_sequence,
-            "ttft_2k_ms": pre.seconds * 1000,
-            "ttft_prompt_tokens": min(w.seq, 2048),
+            "time_per_token_ms": p.tpot_s * 1000,
+            "tokens_per_s_per_user": p.tokens_per_s_per_user,
+            "ttft_2k_ms": p.ttft_s * 1000,
+            "ttft_prompt_tokens": fit.input_tokens,
         }
     else:
         st = compute.training_step_time(setup, gpu, memory=est)
@@ -444,7 +481,11 @@ def build_report(profile: Profile, catalog, *, lang: str | None = None) -> dict:
                 "precision": aw.train_precision if aw.task != "inference" else None,
                 "concurrent_users": w.concurrent_users,
                 "users": w.users,
-                "target_tokens_per_s": aw.target_tokens_per_s,
+                "target_tokens_per_s": (
+                    w.per_user_tokens_per_s * (w.concurrent_users or 1)
+                    if aw.task == "inference" and w.per_user_tokens_per_s is not None
+                    else aw.target_tokens_per_s
+                ),
                 "per_user_tokens_per_s": w.per_user_tokens_per_s,
                 "target_latency_ms": w.target_latency_ms,
                 "deadline_hours": w.deadline_hours,
@@ -463,18 +504,34 @@ def build_report(profile: Profile, catalog, *, lang: str | None = None) -> dict:
             "cluster": None,  # training past one node (advisor.cluster)
         }
         # memory on one GPU (the audit's reference) and in the recommended configuration
-        one = _estimate(
-            rec._inference_setup(aw, 1)
-            if aw.task == "inference"
-            else rec._training_setup(aw, 1, "ddp", 1)
-        )
-        wd["memory_one_gpu"] = one.to_dict()
+        if aw.task != "inference":
+            wd["memory_one_gpu"] = _estimate(rec._training_setup(aw, 1, "ddp", 1)).to_dict()
         if best is not None:
             gpu = _gpu(catalog, best.gpu_id)
-            setup = _setup_for(best, aw)
-            est = _estimate(setup)
-            wd["memory"] = est.to_dict()
-            wd["diagnosis"] = _diagnosis(best, aw, setup, est, gpu)
+            if aw.task == "inference":
+                fit = serving_fit_of(best, aw, gpu)
+                one = sfit.fit(
+                    aw.model,
+                    gpu,
+                    gpus=1,
+                    concurrency=aw.batch,
+                    input_tokens=fit.input_tokens,
+                    output_tokens=fit.output_tokens,
+                    weights=fit.weights,
+                    kv_dtype=fit.kv_dtype,
+                    tensor_parallel=1,
+                    speed=False,
+                )
+                wd["memory_one_gpu"] = serving_memory(one)
+                wd["memory"] = serving_memory(fit)
+                wd["serving_fit"] = fit.to_dict()
+                setup = est = None
+            else:
+                fit = None
+                setup = _setup_for(best, aw)
+                est = _estimate(setup)
+                wd["memory"] = est.to_dict()
+            wd["diagnosis"] = _diagnosis(best, aw, setup, est, gpu, fit)
             prec = (aw.quant or "bf16") if aw.task == "inference" else aw.train_precision
             sources.extend(_gpu_sources(gpu, compute.PEAK_KEY.get(prec, "bf16")))
             if runner is not None:
@@ -507,11 +564,13 @@ def build_report(profile: Profile, catalog, *, lang: str | None = None) -> dict:
                     spec,
                     gpu.memory_bytes,
                     context=w.seq,
-                    weights=w.weights,
+                    weights=fit.weights,
+                    kv_dtype=fit.kv_dtype,
+                    gpu_memory_utilization=sfit.GPU_MEMORY_UTILIZATION,
                     tensor_parallel=best.tensor_parallel,
                 )
                 wd["serving"] = cap.to_dict()
-                wd["serving_curve"] = _serving_curve(spec, gpu, w, best)
+                wd["serving_curve"] = _serving_curve(spec, gpu, fit)
             elif aw.task == "train":
                 wd["cluster"] = _cluster(spec, gpu, w, wd["pilot_offer"], catalog)
         else:
@@ -563,36 +622,33 @@ def build_report(profile: Profile, catalog, *, lang: str | None = None) -> dict:
     }
 
 
-# A serving profile gives the context length, not the prompt/answer split: the curve assumes
-# answers of a quarter of the context, at most 512 tokens, and says so.
-ANSWER_FRACTION, ANSWER_MAX = 0.25, 512
 CLUSTER_NETWORK = "ib-ndr-400"
 
 
-def _serving_curve(spec, gpu, w: Workload, best) -> dict | None:
-    """The throughput-latency curve of the recommended configuration (advisor.serving.plan):
-    one replica of `best.tensor_parallel` GPUs, all `best.count` GPUs in total."""
+def _serving_curve(spec, gpu, fit) -> dict | None:
+    """The throughput-latency curve of the recommended layout (advisor.serving.plan: its TP,
+    replicas and formats), with the operating point at the users' concurrency itself
+    (`users_point`, the same figures as the diagnosis and the recommendation)."""
     from . import serving
 
-    out_tokens = max(1, min(ANSWER_MAX, int(w.seq * ANSWER_FRACTION)))
-    in_tokens = max(1, w.seq - out_tokens)
     try:
         plan = serving.plan(
             spec,
             gpu,
-            input_tokens=in_tokens,
-            output_tokens=out_tokens,
-            weights=w.weights,
-            tensor_parallel=best.tensor_parallel,
-            gpus=best.count,
+            input_tokens=fit.input_tokens,
+            output_tokens=fit.output_tokens,
+            weights=fit.weights,
+            kv_dtype=fit.kv_dtype,
+            tensor_parallel=fit.tensor_parallel,
+            gpus=fit.gpus,
         )
     except AdvisorError:
         return None
     d = plan.to_dict()
-    users = w.concurrent_users or 1
-    d["users_point"] = next(
-        (p for p in d["points"] if p["concurrency"] >= users / max(1, plan.replicas)), None
-    )
+    users = fit.point.to_dict()
+    pts = [p for p in d["points"] if p["concurrency"] != users["concurrency"]]
+    d["points"] = sorted([*pts, users], key=lambda p: p["concurrency"])
+    d["users_point"] = users
     return d
 
 

@@ -201,11 +201,12 @@ class Sections:
 
     def memory_totals(self, wd) -> list[tuple[str, list[str]]]:
         one, cfg = wd["memory_one_gpu"], wd["memory"]
+        serving = wd["advisor_task"] == "inference"
         return [
             (label, [self.gib(one[key])] + ([self.gib(cfg[key])] if cfg is not None else []))
             for label, key in (
-                ("mem.peak", "peak_allocated_bytes"),
-                ("mem.overhead", "overhead_bytes"),
+                ("mem.peak_serving" if serving else "mem.peak", "peak_allocated_bytes"),
+                ("mem.headroom" if serving else "mem.overhead", "overhead_bytes"),
                 ("mem.total", "total_bytes"),
             )
         ]
@@ -459,6 +460,7 @@ class Sections:
                     "assume.time_model",
                     n=fmt_count(tm["n"], self.lang),
                     median=fmt_pct(tm["median_abs_error"], self.lang),
+                    worst=fmt_pct(tm["worst_abs_error"], self.lang),
                 )
             )
         return out + [self.t("assume.memory"), self.t("assume.power")]

@@ -16,6 +16,7 @@ import pytest
 from advisor import cost, report
 from advisor import memory as mem
 from advisor import recommend as rec
+from advisor import serving_fit as sfit
 from advisor.catalog import load_catalog
 from advisor.cli import main
 from advisor.errors import AdvisorError
@@ -114,11 +115,13 @@ def test_number_formats_follow_the_site():
 
 def _expected_setup(w, aw, r):
     """The per-GPU memory setup of recommendation r, built here from the profile by hand."""
-    if w.task == "serving":
-        return mem.InferenceSetup(
-            model=aw.model,
-            batch=w.concurrent_users,
-            seq=w.seq,
+    if w.task == "serving":  # a continuous-batching server: advisor.serving_fit.fit's kwargs
+        i, o = sfit.split_context(w.seq)
+        return dict(
+            gpus=r.count,
+            concurrency=w.concurrent_users,
+            input_tokens=i,
+            output_tokens=o,
             weights=w.weights,
             tensor_parallel=r.tensor_parallel,
         )
@@ -196,15 +199,14 @@ def test_golden_report(example, lang):
         if runner is not None:
             assert wd["runner_up"]["gpu_id"] == runner.gpu_id
             assert wd["runner_up"]["count"] == runner.count
-        # memory: advisor.memory on the setup built here
+        # memory: advisor.memory (training) or advisor.serving_fit (serving) built here
         setup = _expected_setup(w, aw, best)
-        est = (
-            mem.inference_memory(setup)
-            if isinstance(setup, mem.InferenceSetup)
-            else mem.training_memory(setup)
-        )
-        assert wd["memory"]["total_bytes"] == est.total_bytes == best.memory_per_gpu_bytes
-        assert report.fmt_gib(est.total_bytes, lang) in o.joined
+        if isinstance(setup, mem.TrainingSetup):
+            total = mem.training_memory(setup).total_bytes
+        else:
+            total = sfit.fit(aw.model, CATALOG.gpu(best.gpu_id), **setup).total_bytes
+        assert wd["memory"]["total_bytes"] == total == best.memory_per_gpu_bytes
+        assert report.fmt_gib(total, lang) in o.joined
         # diagnosis: the bound advisor.recommend found, shown in words
         assert wd["diagnosis"]["bound"] == best.bound
         assert t("bound." + best.bound) in o.joined
@@ -658,3 +660,26 @@ def test_web_report_bad_lang_is_an_error_not_an_exception(lang):
     text = (ROOT / "examples" / "bank-serving-70b.yaml").read_text(encoding="utf-8")
     out = report.web_report({"profile": text, "lang": lang, "publisher": {"name": "x"}}, CATALOG)
     assert out["error"]["field"] == "lang"
+
+
+def test_serving_sections_agree():
+    """Issue 38: the diagnosis (section 3), the recommendation row and the curve's marked
+    point (section 4) are one computation: the same tokens/s, time per token and memory."""
+    text = (ROOT / "examples" / "bank-serving-70b.yaml").read_text(encoding="utf-8")
+    text = text.replace("concurrent_users: 32", "concurrent_users: 200")
+    text = text.replace("seq: 8192", "seq: 4096")
+    profile = parse_profile(text, CATALOG)
+    data = report.build_report(profile, CATALOG, lang="en")
+    for wd in data["workloads"]:
+        r = wd["recommendation"]
+        if r is None or wd["advisor_task"] != "inference":
+            continue
+        d, curve = wd["diagnosis"], wd["serving_curve"]
+        users = curve["users_point"]
+        assert users in curve["points"]
+        assert d["tokens_per_s"] == r["tokens_per_s"] == users["tokens_per_s"]
+        assert d["time_per_token_ms"] == pytest.approx(users["tpot_s"] * 1e3, rel=1e-12)
+        assert d["tokens_per_s_per_user"] == r["tokens_per_s_per_user"]
+        assert wd["memory"]["total_bytes"] == r["memory_per_gpu_bytes"]
+        assert users["concurrency"] == r["concurrency_per_replica"]
+        assert r["concurrency_per_replica"] * r["replicas"] >= 200
