@@ -339,10 +339,10 @@ def _own_cost(price_usd, count, tdp_w, electricity, server_usd, pue, util, horiz
     """(own_total, purchase) in USD of `count` cards over the horizon (advisor.cost.own_totals);
     cached on plain numbers: the same for every input change that leaves them alone."""
     res = cost.own_totals(
-        cost.OwnHardware(
-            gpu_price_usd=price_usd,
-            gpus=count,
-            tdp_w=tdp_w,
+        cost.owning(
+            price_usd,
+            count,
+            tdp_w,
             electricity_usd_per_kwh=electricity,
             server_usd=server_usd,
             pue=pue,

@@ -353,12 +353,13 @@ def _cost(best, aw: rec.Workload, w: Workload, profile: Profile, catalog, rates)
     rent_usd = cost.offer_price(offer, "on_demand") * billed * rent_hours
     eq_price = rent_usd / (own_r.count * horizon_h * util_own)
     res = cost.tco(
-        cost.OwnHardware(
-            gpu_price_usd=float(gpu.price_usd),
-            gpus=own_r.count,
-            tdp_w=float(gpu.tdp_w or 0),
+        cost.owning(
+            gpu.price_usd,
+            own_r.count,
+            gpu.tdp_w,
             electricity_usd_per_kwh=aw.electricity_usd_per_kwh,
-            pue=max(1.0, aw.pue),
+            pue=aw.pue,
+            server_usd=aw.server_usd_per_gpu * own_r.count,
         ),
         eq_price,
         utilisation=util_own,
@@ -375,6 +376,8 @@ def _cost(best, aw: rec.Workload, w: Workload, profile: Profile, catalog, rates)
     )
     out["tco"] = {
         "purchase": res.purchase,
+        "resale": res.resale_value,
+        "resale_fraction": cost.DEFAULT_RESALE_FRACTION,
         "power_per_month": res.power_per_month,
         "own_total": res.own_total,
         "cloud_total": res.cloud_total,

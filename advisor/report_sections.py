@@ -352,6 +352,10 @@ class Sections:
         return [
             (self.t("cost.purchase"), self.money(t["purchase"])),
             (self.t("cost.power_month"), self.money(t["power_per_month"])),
+            (
+                self.t("cost.resale", share=self.pct(t["resale_fraction"])),
+                "−" + self.money(t["resale"]),
+            ),
             (self.t("cost.own_total", months=months), self.money(t["own_total"])),
             (self.t("cost.cloud_rate"), rate),
             (self.t("cost.cloud_month"), self.money(t["cloud_per_month"])),

@@ -145,7 +145,7 @@ class BudgetRequest(_Request):
     )
     pue: float = _f(cost.DEFAULT_PUE, "num", bounds=limits.PUE)
     server_usd: float = _f(0, "num", bounds=limits.USD_PER_SERVER)
-    resale_fraction: float = _f(0.2, "num", bounds=limits.FRACTION)
+    resale_fraction: float = _f(cost.DEFAULT_RESALE_FRACTION, "num", bounds=limits.FRACTION)
     currency: str = _f("USD", "choice", choices=cost.CURRENCIES)
     model: str = _f("llama-3.2-1b", "name")  # "" (and no config): no training / token figures
     config: str = _f("", "text")
@@ -535,10 +535,10 @@ def budget(params: dict) -> dict:
                 gpu=g.id,
             )
         hourly = offer.on_demand_usd_per_gpu_hour
-    own = cost.OwnHardware(
-        gpu_price_usd=price,
-        gpus=n,
-        tdp_w=float(g.tdp_w or 0),
+    own = cost.owning(
+        price,
+        n,
+        g.tdp_w,
         electricity_usd_per_kwh=req.electricity_usd_per_kwh,
         server_usd=req.server_usd,
         pue=req.pue,

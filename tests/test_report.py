@@ -247,6 +247,7 @@ def test_golden_report(example, lang):
                 tdp_w=gpu.tdp_w,
                 electricity_usd_per_kwh=profile.constraints.electricity_usd_per_kwh
                 or rec.DEFAULT_ELECTRICITY_USD_PER_KWH,
+                resale_fraction=cost.DEFAULT_RESALE_FRACTION,
             ),
             rent_usd / (own_r.count * horizon_h * util),
             utilisation=util,
@@ -683,3 +684,41 @@ def test_serving_sections_agree():
         assert wd["memory"]["total_bytes"] == r["memory_per_gpu_bytes"]
         assert users["concurrency"] == r["concurrency_per_replica"]
         assert r["concurrency_per_replica"] * r["replicas"] >= 200
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_budget_calculator_and_report_agree_to_the_cent(name):
+    """Issue 38: the budget calculator (advisor.webapi.budget) given the report's owned
+    configuration and its inputs gives the report's owning total to the cent (one function:
+    advisor.cost.owning, resale included in both)."""
+    from advisor import webapi
+
+    webapi.set_catalog(CATALOG)
+    profile = load_profile(ROOT / "examples" / f"{name}.yaml", CATALOG)
+    data = report.build_report(profile, CATALOG)
+    checked = 0
+    for wd in data["workloads"]:
+        c = wd["cost"]
+        if not c or not c["tco"]:
+            continue
+        own = c["own"]
+        got = webapi.run(
+            "budget",
+            {
+                "gpu": own["gpu_id"],
+                "gpus": own["count"],
+                "utilisation": c["utilisation"],
+                "horizon_months": c["horizon_months"],
+                "electricity_usd_per_kwh": c["tco"]["electricity_usd_per_kwh"],
+                "pue": c["tco"]["pue"],
+                "cloud_usd_per_gpu_hour": c["equivalent_usd_per_gpu_hour"],
+                "currency": data["currency"],
+                "model": "",
+            },
+        )
+        assert "error" not in got, got
+        assert round(got["tco"]["own_total"], 2) == round(c["tco"]["own_total"], 2)
+        assert round(got["tco"]["resale_value"], 2) == round(c["tco"]["resale"], 2)
+        checked += 1
+    if name == "bank-serving-70b":
+        assert checked
