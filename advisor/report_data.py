@@ -442,8 +442,14 @@ def _risks_and_steps(wd: dict, w: Workload, profile: Profile) -> tuple[list, lis
     return risks, steps
 
 
-def build_report(profile: Profile, catalog, *, lang: str | None = None) -> dict:
-    """The whole report as plain JSON-ready data (numbers unformatted, texts as keys)."""
+def build_report(
+    profile: Profile, catalog, *, lang: str | None = None, today: str | None = None
+) -> dict:
+    """The whole report as plain JSON-ready data (numbers unformatted, texts as keys). Its date
+    is the profile's, else `today` (ISO), else the date it is made on: a report always carries
+    one."""
+    import datetime
+
     c = profile.constraints
     lang = lang or c.language
     if not isinstance(lang, str) or lang not in STRINGS:
@@ -606,7 +612,7 @@ def build_report(profile: Profile, catalog, *, lang: str | None = None) -> dict:
         "lang": lang,
         "organisation": profile.organisation,
         "prepared_for": profile.prepared_for,
-        "date": profile.date,
+        "date": profile.date or today or datetime.date.today().isoformat(),
         "slug": profile.slug,
         "currency": c.currency,
         "constraints": {

@@ -722,3 +722,20 @@ def test_budget_calculator_and_report_agree_to_the_cent(name):
         checked += 1
     if name == "bank-serving-70b":
         assert checked
+
+
+def test_report_has_a_date_and_no_placeholder_publisher(tmp_path):
+    """Issue 38: a report without a date in its profile carries the day it was made; the
+    configured publisher (publisher.yaml) shows no example address and no local URL."""
+    from advisor.report_publisher import default_publisher_path, load_publisher
+
+    pub = load_publisher(default_publisher_path())
+    assert "example." not in pub.contact and "127.0.0.1" not in pub.url
+    assert "localhost" not in pub.url
+    text = (ROOT / "examples" / "startup-finetune-8b.yaml").read_text(encoding="utf-8")
+    text = text.replace('date: "2026-12-02"\n', "")
+    profile = parse_profile(text, CATALOG)
+    assert profile.date is None
+    data = report.build_report(profile, CATALOG, today="2026-12-06")
+    assert data["date"] == "2026-12-06"
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", report.build_report(profile, CATALOG)["date"])
