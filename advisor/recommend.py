@@ -24,7 +24,7 @@ import functools
 import math
 from dataclasses import dataclass, field, fields
 
-from . import compute, cost, limits, support, vocab
+from . import compute, cost, limits, support, systems, vocab
 from . import memory as mem
 from . import serving_fit as sfit
 from .errors import AdvisorError, check_choice, check_int, check_positive
@@ -698,7 +698,8 @@ def _judge_money(w: Workload, gpu, count: int, priced, factor: float, rec, hours
         rec["offer"] = f"{offer.provider} {offer.instance} ({offer.region}), read {offer.read}"
     own_cost = purchase = None
     price_usd = gpu.price_usd
-    if w.acquire != "rent" and price_usd:
+    board = not systems.ownable(gpu, count)  # SXM / OAM: whole boards only (advisor.systems)
+    if w.acquire != "rent" and price_usd and not board:
         own_total, purchase_usd = _own_cost(
             float(price_usd),
             count,
@@ -719,6 +720,18 @@ def _judge_money(w: Workload, gpu, count: int, priced, factor: float, rec, hours
         options.append((rent_cost, "rent"))
     if own_cost is not None:
         options.append((own_cost, "own"))
+    if not options and board and w.acquire != "rent" and price_usd:
+        sizes = systems.platform_sizes(gpu)
+        return reject(
+            _reason(
+                "recommend.platform",
+                f"{gpu.name} is sold on boards of {' or '.join(map(str, sizes))} GPUs, "
+                f"not as {count}",
+                gpu=gpu.id,
+                count=count,
+                sizes=list(sizes),
+            )
+        )
     if not options:
         why = {
             "rent": ("recommend.no_offer", f"no {w.pricing.replace('_', '-')} cloud offer"),

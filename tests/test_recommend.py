@@ -125,7 +125,8 @@ def test_rent_cost_and_per_million_tokens():
     # own only: cards bought, no offer needed
     w_own = rec.Workload(model=LLAMA8, task="inference", acquire="own", horizon_months=12)
     o = by(rec.recommend(w_own, CATALOG), "big80", 1)
-    assert o.mode == "own" and o.cost > 30_000
+    # the 30,000 USD card, its power, less its resale (cost.DEFAULT_RESALE_FRACTION)
+    assert o.mode == "own" and o.purchase == 30_000 and o.cost > 30_000 * 0.8
 
 
 def test_target_budget_and_deadline_reasons():
@@ -299,6 +300,7 @@ def test_shared_work_gives_the_per_candidate_figures(task, batch, acquire):
                 tdp_w=float(g.tdp_w or 0),
                 electricity_usd_per_kwh=w.electricity_usd_per_kwh,
                 pue=w.pue,
+                resale_fraction=cost.DEFAULT_RESALE_FRACTION,  # cost.owning, as everywhere
             )
             full = cost.tco(own, 0.0, utilisation=1.0, horizon_months=w.horizon_months)
             assert r.own_cost == full.own_total
@@ -310,3 +312,57 @@ def test_shared_work_gives_the_per_candidate_figures(task, batch, acquire):
             assert r.rent_cost == offer.on_demand_usd_per_gpu_hour * billed * hours * 1.0
         checked += 1
     assert checked >= 10
+
+
+def test_sxm_and_oam_are_owned_only_as_whole_boards():
+    """Issue 38: an SXM / OAM accelerator is bought on its 4- or 8-GPU board (advisor.systems),
+    never as 2 loose cards; renting 2 stays possible."""
+    cat = load_catalog()
+    spec = cat.model("llama-3.1-8b").spec
+    w = rec.Workload(model=spec, task="inference", batch=4, seq=2048, acquire="own")
+    rows = {(r.gpu_id, r.count): r for r in rec.recommend(w, cat)}
+    two = rows[("mi300x", 2)]
+    assert not two.ok and two.reasons[0].key == "recommend.platform"
+    assert rows[("mi300x", 8)].ok
+    assert rows[("h100-sxm", 4)].ok and not rows[("h100-sxm", 2)].ok
+    assert rows[("rtx-4090", 2)].ok  # PCIe: any count a server holds
+    rent = rec.Workload(model=spec, task="inference", batch=4, seq=2048, acquire="rent")
+    assert next(r for r in rec.recommend(rent, cat) if (r.gpu_id, r.count) == ("h100-sxm", 2)).ok
+
+
+def test_unsupported_formats_are_rejected_with_the_reason():
+    """Issue 38: FP8 only where the card has FP8 tensor cores (not MI250X, not A100); AWQ not
+    on AMD or Gaudi (vLLM's supported-hardware table)."""
+    cat = load_catalog()
+    spec = cat.model("llama-3.1-8b").spec
+    w = rec.Workload(model=spec, task="inference", batch=4, seq=2048, weights="fp8", acquire="rent")
+    rows = {(r.gpu_id, r.count): r for r in rec.recommend(w, cat)}
+    for gid in ("mi250x", "a100-80gb-sxm"):
+        r = rows[(gid, 8)]
+        assert not r.ok and r.reasons[0].key == "support.no_fp8", r.reasons
+    w = rec.Workload(model=spec, task="inference", batch=4, seq=2048, weights="awq", acquire="rent")
+    rows = {(r.gpu_id, r.count): r for r in rec.recommend(w, cat)}
+    assert rows[("gaudi3", 8)].reasons[0].key == "support.format"
+    assert rows[("mi300x", 8)].reasons[0].key == "support.format"
+
+
+def test_serving_any_concurrency_and_replicas_beyond_a_node():
+    """Issue 38: 200 requests in flight (not a power of 2) over replicas; past 8 GPUs whole
+    nodes; the chosen layout meets the per-user speed."""
+    cat = load_catalog()
+    spec = cat.model("llama-3.1-70b").spec
+    w = rec.Workload(
+        model=spec,
+        task="inference",
+        batch=200,
+        seq=4096,
+        max_gpus=32,
+        target_tokens_per_s_per_user=20.0,
+        acquire="rent",
+    )
+    ok = [r for r in rec.recommend(w, cat) if r.ok]
+    assert ok and {r.count for r in ok} - {1, 2, 4, 8}
+    for r in ok:
+        assert r.tensor_parallel <= 8 and r.replicas * r.tensor_parallel == r.count
+        assert r.concurrency_per_replica * r.replicas >= 200
+        assert r.tokens_per_s_per_user >= 20.0 and r.per_million_tokens > 0
