@@ -155,6 +155,15 @@ def fit(
     replicas = gpus // tp
     per = math.ceil(c / replicas)
     context = input_tokens + output_tokens
+    if context > spec.max_position_embeddings:
+        raise AdvisorError(
+            "seq.too_long",
+            f"seq: {context} tokens is more than the model's context "
+            f"({spec.max_position_embeddings})",
+            field="seq",
+            value=context,
+            maximum=spec.max_position_embeddings,
+        )
     cap = mem.serving_capacity(
         spec,
         gpu.memory_bytes,

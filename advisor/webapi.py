@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass, field, fields, replace
 
 from . import compute, cost, limits, memory, recommend, vocab
+from . import serving_fit as sfit
 from .catalog import Catalog, catalog_from_documents, load_catalog
 from .errors import AdvisorError, check_choice, check_int, clip, parse_number, shown, yaml_error
 from .files import MAX_FILE_BYTES
@@ -118,6 +119,9 @@ class VramRequest(_Request):
     sharding: str = _f("ddp", "choice", choices=memory.SHARDING)
     gpu: str = _f("h100-sxm", "name")
     limits: bool = _f(True, "flag")
+    # inference: "serving" (batch = requests in flight over `gpus`, advisor.serving_fit) or
+    # "static" (one prefill of the whole batch on each GPU, advisor.memory.inference_memory)
+    mode: str = _f("serving", "choice", choices=vocab.INFERENCE_MODES)
 
 
 @dataclass(frozen=True)
@@ -169,6 +173,11 @@ class PickerRequest(_Request):
     target_tokens_per_s: float | None = _f(
         "", "optnum", bounds=limits.TOKENS_PER_S, exclusive_low=True
     )
+    # inference: the speed each of the `batch` requests in flight must see; the formats searched
+    per_user_tokens_per_s: float | None = _f(
+        "", "optnum", bounds=limits.TOKENS_PER_S, exclusive_low=True
+    )
+    weights: str = _f("auto", "choice", choices=vocab.PICKER_WEIGHTS)
 
 
 @dataclass(frozen=True)
@@ -372,11 +381,119 @@ def _max_seq(setup, capacity: int) -> int:
     return memory.max_seq(setup, capacity)
 
 
+def _serving_layout(spec, g, req: VramRequest):
+    """The serving layout of `req` on `req.gpus` x `g` that needs the least memory per GPU
+    among those that fit (the smallest tensor-parallel degree), else the least of all."""
+    i, o = sfit.split_context(req.seq)
+    degrees = sfit.tp_degrees(spec, req.gpus)
+    if not degrees:
+        raise AdvisorError(
+            "serving.no_tp",
+            f"gpus: no tensor-parallel degree divides both {req.gpus} GPUs and the model's "
+            f"{spec.num_heads} attention heads",
+            field="gpus",
+            gpus=req.gpus,
+            heads=spec.num_heads,
+        )
+    layouts = [
+        sfit.fit(
+            spec,
+            g,
+            gpus=req.gpus,
+            concurrency=req.batch,
+            input_tokens=i,
+            output_tokens=o,
+            weights=req.weights,
+            kv_dtype=req.kv_dtype,
+            tensor_parallel=tp,
+            speed=False,
+        )
+        for tp in degrees
+    ]
+    return next((x for x in layouts if x.fits), min(layouts, key=lambda x: x.total_bytes))
+
+
+def _vram_serving(req: VramRequest, spec) -> dict:
+    """The VRAM calculator's inference as a continuous-batching server (advisor.serving_fit):
+    `batch` requests in flight over `gpus` GPUs, weights and KV split over tensor parallelism
+    within a node, replicas beyond."""
+    from .models import require_causal
+
+    require_causal(spec)
+    cat = get_catalog()
+    fits = []
+    for g in sorted(cat.gpus, key=lambda g: (g.memory_bytes, g.id)):
+        x = _serving_layout(spec, g, req)
+        fits.append(
+            {
+                **_gpu_info(g),
+                "fits": x.fits,
+                "headroom_bytes": g.memory_bytes - x.total_bytes,
+                "unsupported": [u.to_dict() for u in x.unsupported],
+            }
+        )
+    g = _gpu(req.gpu)
+    x = _serving_layout(spec, g, req)
+    chosen = {**_gpu_info(g), "fits": x.fits}
+    if req.limits:
+        # the most requests the KV cache holds at this context, all replicas; the longest
+        # context one request can have
+        chosen["max_batch"] = x.kv_limited_concurrency * x.replicas
+        cap = memory.serving_capacity(
+            spec,
+            g.memory_bytes,
+            context=min(req.seq, spec.max_position_embeddings),
+            weights=req.weights,
+            kv_dtype=req.kv_dtype,
+            gpu_memory_utilization=sfit.GPU_MEMORY_UTILIZATION,
+            tensor_parallel=x.tensor_parallel,
+        )
+        chosen["max_seq"] = cap.max_context_tokens
+    used = x.total_bytes - x.headroom_bytes
+    return {
+        "model": _model_info(spec),
+        "task": "inference",
+        "mode": "serving",
+        "checkpointing": None,
+        "checkpointing_default": False,
+        "components": {
+            "weights": x.weights_bytes,
+            "kv_cache": x.kv_bytes,
+            "workspace": x.workspace_bytes,
+        },
+        "overhead": {"engine_headroom": x.headroom_bytes},
+        "peak_allocated_bytes": used,
+        "overhead_bytes": x.headroom_bytes,
+        "total_bytes": x.total_bytes,
+        "assumptions": [
+            "vLLM memory plan: weights and KV over tensor parallelism, the KV cache of every "
+            "request at its whole context, 90% of the card for the engine"
+        ],
+        "serving": {
+            "tensor_parallel": x.tensor_parallel,
+            "replicas": x.replicas,
+            "per_replica": x.per_replica,
+            "input_tokens": x.input_tokens,
+            "output_tokens": x.output_tokens,
+            "kv_limited_concurrency": x.kv_limited_concurrency,
+        },
+        "fits": fits,
+        "chosen": chosen,
+        # the measured band is of PyTorch runs (static prefills and training steps), not of a
+        # serving engine's plan: none shown rather than a borrowed one
+        "memory_accuracy": None,
+    }
+
+
 def vram(params: dict) -> dict:
     """Memory per GPU of a workload, whether it fits on each catalog accelerator, and the largest
-    batch and longest context that fit on the chosen one (advisor.memory)."""
+    batch and longest context that fit on the chosen one. Inference is sized as a serving
+    engine (advisor.serving_fit) unless `mode` is "static" (one prefill of the whole batch per
+    GPU, advisor.memory.inference_memory, labelled so in the result's `mode`)."""
     req = VramRequest.from_params(params)
     spec = _model(req)
+    if req.task == "inference" and req.mode == "serving":
+        return _vram_serving(req, spec)
     task, setup = _setup(req, spec)
     est = _estimate(task, setup)
     cat = get_catalog()
@@ -399,6 +516,7 @@ def vram(params: dict) -> dict:
     return {
         "model": _model_info(spec),
         "task": task,
+        "mode": "static" if task == "inference" else None,
         # training only: the checkpointing used, and whether it is the rule's default
         "checkpointing": getattr(setup, "checkpointing", None),
         "checkpointing_default": task != "inference" and req.checkpointing == "default",
@@ -593,10 +711,15 @@ def budget(params: dict) -> dict:
         else:
             training["reason"] = _no_fit_reason(est.total_bytes, g)
         out["training"] = training
-        inference = {"tokens_per_s_per_gpu": None, "per_million_tokens": None}
-        infer = memory.inference_memory(
-            memory.InferenceSetup(model=spec, batch=req.batch, seq=req.seq)
-        )
+        # Serving (advisor.serving_fit, as everywhere): `batch` requests in flight on the n
+        # GPUs, the layout with the most tokens/s; priced rented and owned at that point.
+        inference = {
+            "tokens_per_s_per_gpu": None,
+            "per_million_tokens": None,
+            "own_per_million_tokens": None,
+            "tokens_per_s_per_user": None,
+            "layout": None,
+        }
         if not spec.causal:
             from .models import require_causal
 
@@ -604,14 +727,32 @@ def budget(params: dict) -> dict:
                 require_causal(spec)
             except AdvisorError as exc:
                 inference["reason"] = exc.to_dict()
-        elif infer.total_bytes > g.memory_bytes:
-            inference["reason"] = _no_fit_reason(infer.total_bytes, g)
         else:
-            dr = compute.decode_tokens_per_s(spec, g, batch=req.batch, context=req.seq)
-            inference.update(
-                tokens_per_s_per_gpu=dr.tokens_per_s,
-                per_million_tokens=cost.cost_per_million_tokens(dr.tokens_per_s, hourly) * rate,
-            )
+            i, o = sfit.split_context(req.seq)
+            try:
+                f = sfit.best_fit(
+                    spec, g, gpus=n, concurrency=req.batch, input_tokens=i, output_tokens=o
+                )
+            except AdvisorError as exc:
+                inference["reason"] = exc.to_dict()
+                f = None
+            if f is not None and not f.fits:
+                inference["reason"] = _no_fit_reason(f.total_bytes, g)
+            elif f is not None:
+                tps = f.point.tokens_per_s
+                busy_h = req.horizon_months * cost.HOURS_PER_MONTH * req.utilisation
+                inference.update(
+                    tokens_per_s_per_gpu=tps / n,
+                    tokens_per_s_per_user=f.point.tokens_per_s_per_user,
+                    per_million_tokens=cost.cost_per_million_tokens(tps, hourly * n) * rate,
+                    own_per_million_tokens=td["own_total"] / (tps * 3600 * busy_h) * 1e6,
+                    layout={
+                        "label": f.label,
+                        "tensor_parallel": f.tensor_parallel,
+                        "replicas": f.replicas,
+                        "per_replica": f.per_replica,
+                    },
+                )
         out["inference"] = inference
         out["accuracy"] = _bands("training", "decode")
     return out
@@ -627,6 +768,7 @@ def picker(params: dict) -> dict:
     (advisor.recommend.recommend)."""
     req = PickerRequest.from_params(params)
     spec = _model(req)
+    serving = req.task == "inference"
     w = recommend.Workload(
         model=spec,
         task=req.task,
@@ -638,6 +780,10 @@ def picker(params: dict) -> dict:
         max_gpus=req.max_gpus,
         budget=req.budget,
         target_tokens_per_s=req.target_tokens_per_s,
+        target_tokens_per_s_per_user=req.per_user_tokens_per_s if serving else None,
+        formats=(
+            (sfit.SEARCH_FORMATS if req.weights == "auto" else (req.weights,)) if serving else ()
+        ),
     )
     rows = recommend.ranked_rows(w, get_catalog())
     ok = [r for r in rows if r["ok"]]

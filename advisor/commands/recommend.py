@@ -258,7 +258,12 @@ def _print_plans(plans) -> None:
     from .. import accuracy
 
     b = accuracy.band("training")
-    band = f" (time: median ±{b.median_abs_error:.0%} on {b.n} published runs)" if b else ""
+    band = (
+        f" (time: median ±{b.median_abs_error:.0%}, worst ±{b.worst_abs_error:.0%} on {b.n} "
+        "published runs)"
+        if b
+        else ""
+    )
     print(f"cluster plans, cheapest first{band}:")
     rows = []
     for p in plans:
