@@ -394,6 +394,77 @@ def _cost(best, aw: rec.Workload, w: Workload, profile: Profile, catalog, rates)
     return out
 
 
+def _spend(r) -> float | None:
+    """What the budget is checked against (advisor.recommend step 4): the purchase when owned,
+    the run's bill (training) or the horizon's bill (serving) when rented."""
+    if r is None or r.mode is None:
+        return None
+    if r.mode == "own":
+        return r.purchase
+    return r.run_cost if r.run_cost is not None else r.rent_cost
+
+
+def constraint_checks(r, w: Workload, profile: Profile, runs: int, catalog) -> list[dict]:
+    """Each of the profile's constraints against a candidate `r` (a Recommendation or None):
+    {key, target, achieved, met}; achieved None when `r` gives no figure."""
+    c = profile.constraints
+    out = []
+
+    def add(key, target, achieved, met):
+        out.append({"key": key, "target": target, "achieved": achieved, "met": bool(met)})
+
+    if r is not None and r.memory_per_gpu_bytes is not None:
+        add(
+            "memory",
+            r.capacity_bytes,
+            r.memory_per_gpu_bytes,
+            r.memory_per_gpu_bytes <= r.capacity_bytes,
+        )
+    if w.task == "serving" and w.per_user_tokens_per_s is not None:
+        got = None if r is None else r.tokens_per_s_per_user
+        add(
+            "per_user",
+            w.per_user_tokens_per_s,
+            got,
+            got is not None and got >= w.per_user_tokens_per_s,
+        )
+    if w.task != "serving" and w.deadline_hours is not None:
+        got = None if r is None or r.hours is None else r.hours / runs
+        add("deadline", w.deadline_hours, got, got is not None and got <= w.deadline_hours)
+    if c.budget is not None:
+        got = _spend(r)
+        add("budget", c.budget, got, got is not None and got <= c.budget)
+    if c.power_kw is not None and r is not None and r.mode == "own":
+        kw = r.count * float(_gpu(catalog, r.gpu_id).tdp_w or 0) / 1000
+        add("power", c.power_kw, kw, kw <= c.power_kw)
+    return out
+
+
+def _nearest(aw, w: Workload, profile: Profile, catalog, runs: int) -> dict | None:
+    """When no candidate meets every constraint: the plan that meets all but the fewest,
+    found by dropping the budget, then the speed target, then both (advisor.recommend with
+    the rest), with its checks (the missed ones shown as missed)."""
+    tries = (
+        {"budget": None},
+        {"target_tokens_per_s_per_user": None, "target_tokens_per_s": None},
+        {"budget": None, "target_tokens_per_s_per_user": None, "target_tokens_per_s": None},
+    )
+    for drop in tries:
+        relaxed = replace(aw, **drop)
+        if relaxed == aw:
+            continue
+        ranked = _post_filter(rec.recommend(relaxed, catalog), catalog, profile, w)
+        best = next((x for x in ranked if x.ok), None)
+        if best is None and w.deadline_hours is not None:
+            continue
+        if best is not None:
+            return {
+                "recommendation": _rec_dict(best, runs),
+                "checks": constraint_checks(best, w, profile, runs, catalog),
+            }
+    return None
+
+
 def _risks_and_steps(wd: dict, w: Workload, profile: Profile) -> tuple[list, list]:
     risks, steps = [], []
     r = wd["recommendation"]
@@ -515,6 +586,23 @@ def build_report(
         # memory on one GPU (the audit's reference) and in the recommended configuration
         if aw.task != "inference":
             wd["memory_one_gpu"] = _estimate(rec._training_setup(aw, 1, "ddp", 1)).to_dict()
+        elif best is None and catalog.gpus:
+            # what one GPU would need (independent of the card: weights, KV, workspace)
+            i, o = sfit.split_context(aw.seq)
+            wd["memory_one_gpu"] = serving_memory(
+                sfit.fit(
+                    aw.model,
+                    max(catalog.gpus, key=lambda g: (g.memory_bytes, g.id)),
+                    gpus=1,
+                    concurrency=aw.batch,
+                    input_tokens=i,
+                    output_tokens=o,
+                    weights=aw.inference_weights,
+                    kv_dtype=aw.kv_dtype,
+                    tensor_parallel=1,
+                    speed=False,
+                )
+            )
         if best is not None:
             gpu = _gpu(catalog, best.gpu_id)
             if aw.task == "inference":
@@ -589,6 +677,10 @@ def build_report(
             if aw.task == "train" and w.total_tokens:
                 # no single node does it: the cheapest plan past one node, if any
                 wd["cluster"] = _cheapest_cluster(aw, w, catalog)
+        # every constraint checked on the recommendation; with none that meets them all, the
+        # nearest plan with what it misses
+        wd["checks"] = constraint_checks(best, w, profile, runs, catalog)
+        wd["nearest"] = None if best is not None else _nearest(aw, w, profile, catalog, runs)
         wd["risks"], wd["next_steps"] = _risks_and_steps(wd, w, profile)
         workloads.append(wd)
     if c.currency != "USD" and rates is not None and hasattr(rates, "rates"):

@@ -80,9 +80,12 @@ class Sections:
         for k in ("needs_gib", "has_gib", "hours", "deadline_hours", "needs_kw", "has_kw"):
             if k in p:
                 p[k] = self.n(p[k], 1)
+        per_user = reason["key"] == "recommend.too_slow_per_user"
         for k in ("tokens_per_s", "target"):
             if k in p:
-                p[k] = self.n(p[k], 0)
+                p[k] = self.n(p[k], 1 if per_user else 0)
+        if isinstance(p.get("sizes"), list):
+            p["sizes"] = " / ".join(str(x) for x in p["sizes"])
         if isinstance(p.get("precision"), str):
             p["precision"] = p["precision"].upper()
         return self.t(key, **p)
@@ -309,6 +312,44 @@ class Sections:
             mfu=self.pct(ch["step"]["mfu"], 0),
             cost=self.money(ch["cost_usd"] * wd["rate"]) if ch["cost_usd"] else "—",
             mwh=self.n(ch["energy_kwh"] / 1000, 1),
+        )
+
+    def check_rows(self, checks) -> list[tuple[str, str, str, str]]:
+        """(constraint, limit, achieved, met / MISSED) of advisor.report_data.constraint_checks."""
+        fmt = {
+            "memory": lambda v: self.gib(v),
+            "per_user": lambda v: self.n(v, 1),
+            "deadline": lambda v: self.n(v, 1),
+            "budget": lambda v: self.money(v),
+            "power": lambda v: self.n(v, 1),
+        }
+        return [
+            (
+                self.t("chk." + c["key"]),
+                fmt[c["key"]](c["target"]),
+                "—" if c["achieved"] is None else fmt[c["key"]](c["achieved"]),
+                self.t("chk.met" if c["met"] else "chk.missed"),
+            )
+            for c in checks
+        ]
+
+    def nearest_text(self, wd) -> str:
+        n = wd["nearest"]["recommendation"]
+        return self.t(
+            "chk.nearest", config=self.config(n), sharding=self.sharding(n), cost=self.cost_mode(n)
+        )
+
+    def format_line(self, r) -> str:
+        """A serving plan's formats, layout and per-user speed ("" for training)."""
+        if r.get("tokens_per_s_per_user") is None:
+            return ""
+        return self.t(
+            "rec.format",
+            weights=str(r["weights"]).upper(),
+            replicas=self.n(r["replicas"]),
+            tp=r["tensor_parallel"],
+            per=self.n(r["concurrency_per_replica"]),
+            user=self.n(r["tokens_per_s_per_user"], 1),
         )
 
     def speed(self, r) -> str:

@@ -739,3 +739,21 @@ def test_report_has_a_date_and_no_placeholder_publisher(tmp_path):
     data = report.build_report(profile, CATALOG, today="2026-12-06")
     assert data["date"] == "2026-12-06"
     assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", report.build_report(profile, CATALOG)["date"])
+
+
+def test_constraints_checked_and_the_nearest_plan_when_none_meets_them():
+    """Issue 38: each constraint is checked on the recommendation (met); with a budget no plan
+    meets, the report shows the nearest plan and marks the budget as missed."""
+    text = (ROOT / "examples" / "bank-serving-70b.yaml").read_text(encoding="utf-8")
+    ok = report.build_report(parse_profile(text, CATALOG), CATALOG, lang="en")
+    wd = ok["workloads"][0]
+    assert wd["recommendation"] and wd["checks"] and all(c["met"] for c in wd["checks"])
+    assert {c["key"] for c in wd["checks"]} >= {"memory", "per_user", "budget"}
+    poor = text.replace("budget: 900000.0", "budget: 1000.0")
+    data = report.build_report(parse_profile(poor, CATALOG), CATALOG, lang="en")
+    wd = data["workloads"][0]
+    assert wd["recommendation"] is None and wd["nearest"] is not None
+    missed = [c["key"] for c in wd["nearest"]["checks"] if not c["met"]]
+    assert missed == ["budget"]
+    html = report.render_html(data, report.Publisher("P"))
+    assert report.tr("en", "chk.missed") in html
