@@ -305,18 +305,28 @@ def owning(
     electricity_usd_per_kwh: float,
     pue: float = DEFAULT_PUE,
     server_usd: float = 0.0,
+    host_power_w: float = 0.0,
+    support_usd_per_year: float = 0.0,
     resale_fraction: float = DEFAULT_RESALE_FRACTION,
 ) -> OwnHardware:
     """THE owning inputs of a configuration: the one function the budget calculator
     (advisor.webapi.budget), advisor.recommend and the reports build `OwnHardware` with, so that
-    the same inputs give the same totals to the cent (tests/test_cost.py)."""
+    the same inputs give the same totals to the cent (tests/test_report.py). The server (its
+    price beside the cards and its own power: advisor.systems.purchase_for), power and cooling
+    (electricity x PUE), support (a yearly sum, as maintenance: its share of the purchase) and
+    resale are each an input."""
+    purchase = float(gpu_price_usd) * gpus + server_usd
     return OwnHardware(
         gpu_price_usd=float(gpu_price_usd),
         gpus=gpus,
         tdp_w=float(tdp_w or 0),
         electricity_usd_per_kwh=electricity_usd_per_kwh,
         server_usd=server_usd,
+        host_power_w=host_power_w,
         pue=max(1.0, pue),
+        maintenance_fraction_per_year=(
+            min(1.0, support_usd_per_year / purchase) if purchase > 0 else 0.0
+        ),
         resale_fraction=resale_fraction,
     ).validated()
 

@@ -216,6 +216,8 @@ class Recommendation:
     tpot_s: float | None = None
     own_per_million_tokens: float | None = None  # inference, when owned
     purchase: float | None = None  # own: what is bought (cards, server), in `currency`
+    system: str | None = None  # own: the catalog/systems id the cards go into
+    server_priced: bool | None = None  # own: False when that system has no public price
     reasons: tuple[Reason, ...] = field(default=())
     # Flags on an accepted row (e.g. a training run that outlasts the horizon), same shape
     notes: tuple[Reason, ...] = field(default=())
@@ -335,9 +337,12 @@ def _cheapest_of(priced, count: int | None):
 
 
 @functools.lru_cache(maxsize=8192)
-def _own_cost(price_usd, count, tdp_w, electricity, server_usd, pue, util, horizon_months):
-    """(own_total, purchase) in USD of `count` cards over the horizon (advisor.cost.own_totals);
-    cached on plain numbers: the same for every input change that leaves them alone."""
+def _own_cost(
+    price_usd, count, tdp_w, electricity, server_usd, pue, util, horizon_months, host_w=0.0
+):
+    """(own_total, purchase) in USD of `count` cards and their servers over the horizon
+    (advisor.cost.owning, advisor.cost.own_totals); cached on plain numbers: the same for every
+    input change that leaves them alone."""
     res = cost.own_totals(
         cost.owning(
             price_usd,
@@ -345,6 +350,7 @@ def _own_cost(price_usd, count, tdp_w, electricity, server_usd, pue, util, horiz
             tdp_w,
             electricity_usd_per_kwh=electricity,
             server_usd=server_usd,
+            host_power_w=host_w,
             pue=pue,
         ),
         utilisation=util,
@@ -427,6 +433,7 @@ def ranked_rows(
     # the same for every accelerator (serving is sized per accelerator: advisor.serving_fit)
     plans = {c: () if w.task == "inference" else _plan_estimates(w, c) for c in counts}
     out: list[dict] = []
+    sys_catalog = tuple(getattr(catalog, "systems", ()) or ())
     for gpu in catalog.gpus:
         if w.tiers and gpu.tier not in w.tiers:
             continue
@@ -434,7 +441,9 @@ def ranked_rows(
         priced = offers_by_gpu.get(gpu.id, ())
         decode = {}  # tensor-parallel degree -> decode rate: the same for every count
         for count in counts:
-            out.append(_judge(w, gpu, count, eff, priced, factor, plans[count], decode))
+            out.append(
+                _judge(w, gpu, count, eff, priced, factor, plans[count], decode, sys_catalog)
+            )
 
     def key(r: dict):
         if not r["ok"]:
@@ -449,7 +458,9 @@ def ranked_rows(
     return ranked
 
 
-def _judge(w: Workload, gpu, count: int, eff, priced, factor: float, plans, decode) -> dict:
+def _judge(
+    w: Workload, gpu, count: int, eff, priced, factor: float, plans, decode, sys_catalog=()
+) -> dict:
     """One candidate: the fields of its Recommendation (all but `rank`). `priced`: this
     accelerator's offers (`_priced`); `plans`: `_plan_estimates` for `count`; `decode`
     memoises its decode rate per tensor-parallel degree across counts."""
@@ -488,6 +499,8 @@ def _judge(w: Workload, gpu, count: int, eff, priced, factor: float, plans, deco
         "tpot_s": None,
         "own_per_million_tokens": None,
         "purchase": None,
+        "system": None,
+        "server_priced": None,
     }
 
     def reject(reason: Reason) -> dict:
@@ -500,7 +513,7 @@ def _judge(w: Workload, gpu, count: int, eff, priced, factor: float, plans, deco
         if why is not None:
             return reject(why)
         tps = rec["tokens_per_s"]
-        return _judge_money(w, gpu, count, priced, factor, rec, hours, tps, reject)
+        return _judge_money(w, gpu, count, priced, factor, rec, hours, tps, reject, sys_catalog)
 
     # 1. memory
     chosen = None
@@ -559,7 +572,7 @@ def _judge(w: Workload, gpu, count: int, eff, priced, factor: float, plans, deco
         rec["notes"] = tuple(
             _reason(n.key, n.message, **n.params) for n in support.notes_for_training(gpu, "qlora")
         )
-    return _judge_money(w, gpu, count, priced, factor, rec, hours, tps, reject)
+    return _judge_money(w, gpu, count, priced, factor, rec, hours, tps, reject, sys_catalog)
 
 
 def _judge_serving(w: Workload, gpu, count: int, eff, rec: dict) -> Reason | None:
@@ -651,8 +664,11 @@ def _judge_serving(w: Workload, gpu, count: int, eff, rec: dict) -> Reason | Non
     return None
 
 
-def _judge_money(w: Workload, gpu, count: int, priced, factor: float, rec, hours, tps, reject):
-    """Step 4 of the module docstring: rent and own costs, the budget; fills `rec`."""
+def _judge_money(
+    w: Workload, gpu, count: int, priced, factor: float, rec, hours, tps, reject, sys_catalog=()
+):
+    """Step 4 of the module docstring: rent and own costs, the budget; fills `rec`. Owning
+    buys whole systems (advisor.systems.purchase_for: the server beside the cards, its power)."""
     horizon_months = w.horizon_months
     horizon_hours = horizon_months * cost.HOURS_PER_MONTH
     if hours is not None and hours > horizon_hours:
@@ -698,17 +714,22 @@ def _judge_money(w: Workload, gpu, count: int, priced, factor: float, rec, hours
         rec["offer"] = f"{offer.provider} {offer.instance} ({offer.region}), read {offer.read}"
     own_cost = purchase = None
     price_usd = gpu.price_usd
-    board = not systems.ownable(gpu, count)  # SXM / OAM: whole boards only (advisor.systems)
+    # SXM / OAM: whole boards only (advisor.systems)
+    board = not systems.ownable(gpu, count, sys_catalog)
     if w.acquire != "rent" and price_usd and not board:
+        bought = systems.purchase_for(gpu, count, sys_catalog)
+        rec["system"] = None if bought.system is None else bought.system.id
+        rec["server_priced"] = bought.server_usd is not None
         own_total, purchase_usd = _own_cost(
             float(price_usd),
             count,
             float(gpu.tdp_w or 0),
             w.electricity_usd_per_kwh,
-            w.server_usd_per_gpu * count,
+            (bought.server_usd or 0.0) + w.server_usd_per_gpu * count,
             max(1.0, w.pue),
             util,
             horizon_months,
+            bought.host_power_w,
         )
         own_cost = rec["own_cost"] = own_total * factor
         purchase = rec["purchase"] = purchase_usd * factor
@@ -721,7 +742,7 @@ def _judge_money(w: Workload, gpu, count: int, priced, factor: float, rec, hours
     if own_cost is not None:
         options.append((own_cost, "own"))
     if not options and board and w.acquire != "rent" and price_usd:
-        sizes = systems.platform_sizes(gpu)
+        sizes = systems.platform_sizes(gpu, sys_catalog)
         return reject(
             _reason(
                 "recommend.platform",

@@ -352,6 +352,10 @@ def _cost(best, aw: rec.Workload, w: Workload, profile: Profile, catalog, rates)
         rent_hours = max(rent_hours, rent_r.hours)
     rent_usd = cost.offer_price(offer, "on_demand") * billed * rent_hours
     eq_price = rent_usd / (own_r.count * horizon_h * util_own)
+    from . import systems
+
+    bought = systems.purchase_for(gpu, own_r.count, getattr(catalog, "systems", ()))
+    server_usd = (bought.server_usd or 0.0) + aw.server_usd_per_gpu * own_r.count
     res = cost.tco(
         cost.owning(
             gpu.price_usd,
@@ -359,7 +363,8 @@ def _cost(best, aw: rec.Workload, w: Workload, profile: Profile, catalog, rates)
             gpu.tdp_w,
             electricity_usd_per_kwh=aw.electricity_usd_per_kwh,
             pue=aw.pue,
-            server_usd=aw.server_usd_per_gpu * own_r.count,
+            server_usd=server_usd,
+            host_power_w=bought.host_power_w,
         ),
         eq_price,
         utilisation=util_own,
@@ -376,6 +381,15 @@ def _cost(best, aw: rec.Workload, w: Workload, profile: Profile, catalog, rates)
     )
     out["tco"] = {
         "purchase": res.purchase,
+        "cards": float(gpu.price_usd) * own_r.count,
+        "server": server_usd,
+        "server_priced": bought.server_usd is not None,
+        "system": None if bought.system is None else bought.system.name,
+        "system_id": None if bought.system is None else bought.system.id,
+        "nodes": bought.nodes,
+        "rack_units": bought.rack_units,
+        "host_power_w": bought.host_power_w,
+        "support_per_year": bought.support_usd_per_year,
         "resale": res.resale_value,
         "resale_fraction": cost.DEFAULT_RESALE_FRACTION,
         "power_per_month": res.power_per_month,

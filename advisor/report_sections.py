@@ -390,9 +390,27 @@ class Sections:
             read=o["read"],
             billed=c["billed_gpus"],
         )
+        if t.get("system") is None:
+            server = self.t("cost.server_none")
+        elif t["server_priced"]:
+            server = self.t(
+                "cost.server_v", n=t["nodes"], system=t["system"], cost=self.money(t["server"])
+            )
+        else:
+            server = self.t("cost.server_unpriced", n=t["nodes"], system=t["system"])
+        support = (
+            self.money(t["support_per_year"])
+            if t.get("support_per_year") is not None
+            else self.t("cost.support_unpriced")
+        )
+        rack = self.n(t["rack_units"]) if t.get("rack_units") else "—"
         return [
-            (self.t("cost.purchase"), self.money(t["purchase"])),
+            (self.t("cost.cards"), self.money(t["cards"])),
+            (self.t("cost.server"), server),
+            (self.t("cost.purchase_total"), self.money(t["purchase"])),
             (self.t("cost.power_month"), self.money(t["power_per_month"])),
+            (self.t("cost.rack"), rack),
+            (self.t("cost.support"), support),
             (
                 self.t("cost.resale", share=self.pct(t["resale_fraction"])),
                 "−" + self.money(t["resale"]),

@@ -148,7 +148,8 @@ class BudgetRequest(_Request):
         recommend.DEFAULT_ELECTRICITY_USD_PER_KWH, "num", bounds=limits.USD_PER_KWH
     )
     pue: float = _f(cost.DEFAULT_PUE, "num", bounds=limits.PUE)
-    server_usd: float = _f(0, "num", bounds=limits.USD_PER_SERVER)
+    # empty: the catalog's system for these cards (advisor.systems.purchase_for), as the reports
+    server_usd: float | None = _f("", "optnum", bounds=limits.USD_PER_SERVER)
     resale_fraction: float = _f(cost.DEFAULT_RESALE_FRACTION, "num", bounds=limits.FRACTION)
     currency: str = _f("USD", "choice", choices=cost.CURRENCIES)
     model: str = _f("llama-3.2-1b", "name")  # "" (and no config): no training / token figures
@@ -237,7 +238,7 @@ def set_catalog(catalog: Catalog) -> None:
 
 
 _CATALOG_FILE = re.compile(
-    r"(?:(?:models|gpus|clouds|efficiency|networks)/)?[A-Za-z0-9][A-Za-z0-9._-]*\.yaml"
+    r"(?:(?:models|gpus|clouds|efficiency|networks|systems)/)?[A-Za-z0-9][A-Za-z0-9._-]*\.yaml"
 )
 
 
@@ -653,12 +654,17 @@ def budget(params: dict) -> dict:
                 gpu=g.id,
             )
         hourly = offer.on_demand_usd_per_gpu_hour
+    from . import systems
+
+    bought = systems.purchase_for(g, n, cat.systems)
+    server_usd = req.server_usd if req.server_usd is not None else (bought.server_usd or 0.0)
     own = cost.owning(
         price,
         n,
         g.tdp_w,
         electricity_usd_per_kwh=req.electricity_usd_per_kwh,
-        server_usd=req.server_usd,
+        server_usd=server_usd,
+        host_power_w=bought.host_power_w,
         pue=req.pue,
         resale_fraction=req.resale_fraction,
     )
@@ -686,6 +692,8 @@ def budget(params: dict) -> dict:
             "read": offer.read,
         },
         "tco": td,
+        "system": bought.to_dict(),
+        "server_usd": server_usd,
     }
     # Training run and per-token cost for the model (optional: model "" and no config).
     if req.model or req.config.strip():

@@ -10,6 +10,7 @@ import pytest
 from advisor import memory as mem
 from advisor import recommend as rec
 from advisor import serving_fit as sfit
+from advisor import systems
 from advisor.catalog import load_catalog
 from advisor.errors import AdvisorError
 from advisor.units import GIB
@@ -294,11 +295,15 @@ def test_shared_work_gives_the_per_candidate_figures(task, batch, acquire):
             st = compute.training_step_time(plan[1], g)
             assert r.tokens_per_s == st.tokens_per_s
         if r.own_cost is not None:
+            # the cards in whole systems (advisor.systems), their server and its power
+            bought = systems.purchase_for(g, r.count, MODELS.systems)
             own = cost.OwnHardware(
                 gpu_price_usd=float(g.price_usd),
                 gpus=r.count,
                 tdp_w=float(g.tdp_w or 0),
                 electricity_usd_per_kwh=w.electricity_usd_per_kwh,
+                server_usd=bought.server_usd or 0.0,
+                host_power_w=bought.host_power_w,
                 pue=w.pue,
                 resale_fraction=cost.DEFAULT_RESALE_FRACTION,  # cost.owning, as everywhere
             )

@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from advisor import cost, report
+from advisor import cost, report, systems
 from advisor import memory as mem
 from advisor import recommend as rec
 from advisor import serving_fit as sfit
@@ -240,6 +240,7 @@ def test_golden_report(example, lang):
         rent_usd = offer.on_demand_usd_per_gpu_hour * billed * horizon_h * busy(rent_r)
         util = busy(own_r)
         assert c["utilisation"] == pytest.approx(util)
+        bought = systems.purchase_for(gpu, own_r.count, CATALOG.systems)  # whole servers
         expect = cost.tco(
             cost.OwnHardware(
                 gpu_price_usd=gpu.price_usd,
@@ -247,6 +248,8 @@ def test_golden_report(example, lang):
                 tdp_w=gpu.tdp_w,
                 electricity_usd_per_kwh=profile.constraints.electricity_usd_per_kwh
                 or rec.DEFAULT_ELECTRICITY_USD_PER_KWH,
+                server_usd=bought.server_usd or 0.0,
+                host_power_w=bought.host_power_w,
                 resale_fraction=cost.DEFAULT_RESALE_FRACTION,
             ),
             rent_usd / (own_r.count * horizon_h * util),

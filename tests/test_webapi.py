@@ -117,11 +117,17 @@ def test_budget_equals_tco():
         },
     )
     g = CAT.gpu("h100-sxm")
+    # 8 x H100 SXM are bought as one 8-GPU HGX server (catalog/systems/hgx-8.yaml): its price
+    # beside the cards and its own power count (advisor.systems, issue 38)
+    server = next(s for s in CAT.systems if s.id == "hgx-8")
+    assert r["system"]["system"]["id"] == "hgx-8" and r["server_usd"] == server.server_usd
     own = cost.OwnHardware(
         gpu_price_usd=30000,
         gpus=8,
         tdp_w=g.tdp_w,
         electricity_usd_per_kwh=0.127,
+        server_usd=server.server_usd,
+        host_power_w=server.host_power_w,
         resale_fraction=0.2,
     )
     ref = cost.tco(own, 2.5, utilisation=0.7, horizon_months=36, rates=CAT.currency)
