@@ -186,8 +186,12 @@ def _rec_dict(r, runs: int = 1) -> dict:
     return d
 
 
-def _src(url, read, what) -> dict:
-    return {"url": url, "read": read, "what": what}
+def _src(url, read, what, kind: str | None = None) -> dict:
+    """A source line of the report, with its kind (advisor.source_kind: vendor, official,
+    paper, measurement, or secondary)."""
+    from .source_kind import source_kind
+
+    return {"url": url, "read": read, "what": what, "kind": source_kind(url, kind)}
 
 
 def _gpu_sources(g, precision_key: str) -> list[dict]:
@@ -665,6 +669,13 @@ def build_report(
                     sources.extend(
                         _gpu_sources(_gpu(catalog, x["gpu_id"]), compute.PEAK_KEY.get(prec, "bf16"))
                     )
+            tco = wd["cost"]["tco"]
+            if tco and tco.get("system_id"):
+                sysd = next(x for x in catalog.systems if x.id == tco["system_id"])
+                for fld, src in sysd.sources.items():
+                    sources.append(
+                        _src(src["url"], src["read"], f"{sysd.name}: {fld}", src.get("kind"))
+                    )
             if wd["cost"]["offer"]:
                 o = wd["cost"]["offer"]
                 sources.append(
@@ -710,7 +721,7 @@ def build_report(
     for s in sources:
         k = (s["url"], s["read"])
         if k not in by_key:
-            by_key[k] = {"url": s["url"], "read": s["read"], "what": []}
+            by_key[k] = {"url": s["url"], "read": s["read"], "what": [], "kind": s["kind"]}
             uniq.append(by_key[k])
         if s["what"] not in by_key[k]["what"]:
             by_key[k]["what"].append(s["what"])

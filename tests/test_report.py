@@ -760,3 +760,32 @@ def test_constraints_checked_and_the_nearest_plan_when_none_meets_them():
     assert missed == ["budget"]
     html = report.render_html(data, report.Publisher("P"))
     assert report.tr("en", "chk.missed") in html
+
+
+def test_sources_carry_their_kind_and_secondary_ones_are_marked():
+    """Issue 38: a report lists each source's kind; analysts', press and third-party pages are
+    marked secondary, vendor documents and official statistics are not."""
+    from advisor.source_kind import source_kind
+
+    assert source_kind("https://www.nvidia.com/en-us/data-center/h100/") == "vendor"
+    assert source_kind("https://huggingface.co/meta-llama/Llama-3.1-8B/raw/main/config.json") == (
+        "vendor"
+    )
+    assert source_kind("https://huggingface.co/datasets/someone/gpu_spec") == "secondary"
+    assert source_kind("https://www.eia.gov/electricity/monthly/") == "official"
+    assert source_kind("https://github.com/NVIDIA/TensorRT-LLM") == "vendor"
+    assert source_kind("https://github.com/someone/notes") == "secondary"
+    assert source_kind("https://example.net/x", "measurement") == "measurement"
+    profile = load_profile(ROOT / "examples" / "bank-serving-70b.yaml", CATALOG)
+    data = report.build_report(profile, CATALOG, lang="en")
+    kinds = {s["kind"] for s in data["sources"]}
+    assert kinds <= set(report_kinds()) and "vendor" in kinds
+    html = report.render_html(data, report.Publisher("P"))
+    if "secondary" in kinds:
+        assert report.tr("en", "src.kind.secondary") in html
+
+
+def report_kinds():
+    from advisor.source_kind import KINDS
+
+    return KINDS
