@@ -483,6 +483,37 @@ def _nearest(aw, w: Workload, profile: Profile, catalog, runs: int) -> dict | No
     return None
 
 
+def is_community_cloud(offer_name: str | None) -> bool:
+    """A marketplace of individual hosts rather than a provider's own data centres: RunPod's
+    Community Cloud ("peer-to-peer GPU computing that connects individual compute providers",
+    against its Secure Cloud in Tier 3/4 data centres; docs.runpod.io "Choose a pod", checked:
+    recalled, 2026-12-06)."""
+    return bool(offer_name) and "community cloud" in str(offer_name).lower()
+
+
+def regulated_flags(wd: dict) -> list[dict]:
+    """Warnings for regulated data (a bank's, a hospital's) that belong in the report's body:
+    consumer cards (no ECC; NVIDIA's GeForce driver licence excludes data-centre deployment)
+    and community clouds (hosts run by individuals: data residency and who can reach the
+    machine are not the provider's to promise)."""
+    out = []
+    for key in ("recommendation", "runner_up"):
+        r = wd.get(key)
+        if r and r.get("tier") == "consumer":
+            out.append({"key": "regulated.consumer", "params": {"gpu": r["gpu_name"]}})
+            break
+    names = []
+    r = wd.get("recommendation")
+    if r and r.get("mode") == "rent":
+        names.append(r.get("offer"))
+    cost_d = wd.get("cost") or {}
+    if cost_d.get("offer"):
+        names.append(cost_d["offer"]["instance"])
+    if any(is_community_cloud(n) for n in names):
+        out.append({"key": "regulated.community", "params": {}})
+    return out
+
+
 def _risks_and_steps(wd: dict, w: Workload, profile: Profile) -> tuple[list, list]:
     risks, steps = [], []
     r = wd["recommendation"]
@@ -707,6 +738,7 @@ def build_report(
         wd["checks"] = constraint_checks(best, w, profile, runs, catalog)
         wd["nearest"] = None if best is not None else _nearest(aw, w, profile, catalog, runs)
         wd["risks"], wd["next_steps"] = _risks_and_steps(wd, w, profile)
+        wd["regulated"] = regulated_flags(wd)
         workloads.append(wd)
     if c.currency != "USD" and rates is not None and hasattr(rates, "rates"):
         r = rates.rates.get(c.currency)

@@ -789,3 +789,29 @@ def report_kinds():
     from advisor.source_kind import KINDS
 
     return KINDS
+
+
+def test_consumer_cards_and_community_clouds_are_flagged_in_the_body():
+    """Issue 38: regulated data: a consumer card or a community cloud in the advice is said in
+    the summary, not only among the risks."""
+    profile = load_profile(ROOT / "examples" / "startup-finetune-8b.yaml", CATALOG)
+    data = report.build_report(profile, CATALOG, lang="en")
+    wd = data["workloads"][0]
+    rec_ = wd["recommendation"]
+    keys = {x["key"] for x in wd["regulated"]}
+    if rec_["tier"] == "consumer":
+        assert "regulated.consumer" in keys
+    offer = (wd["cost"] or {}).get("offer") or {}
+    if "Community Cloud" in (rec_.get("offer") or "") + offer.get("instance", ""):
+        assert "regulated.community" in keys
+    html = report.render_html(data, report.Publisher("P"))
+    summary = html[html.index('id="ar-summary"') : html.index('id="ar-audit"')]
+    for k in keys:
+        assert report.tr("en", k, gpu=rec_["gpu_name"])[:40] in summary.replace("&#39;", "'")
+    assert report_data_flags_for({"recommendation": {"tier": "consumer", "gpu_name": "X"}})
+
+
+def report_data_flags_for(wd):
+    from advisor.report_data import regulated_flags
+
+    return regulated_flags(wd)
