@@ -568,10 +568,9 @@ def _judge(
             )
         )
 
-    if w.task == "qlora":
-        rec["notes"] = tuple(
-            _reason(n.key, n.message, **n.params) for n in support.notes_for_training(gpu, "qlora")
-        )
+    rec["notes"] = tuple(rec["notes"]) + tuple(
+        _reason(n.key, n.message, **n.params) for n in support.notes_for_training(gpu, w.task)
+    )
     return _judge_money(w, gpu, count, priced, factor, rec, hours, tps, reject, sys_catalog)
 
 
@@ -671,7 +670,8 @@ def _judge_money(
     buys whole systems (advisor.systems.purchase_for: the server beside the cards, its power)."""
     horizon_months = w.horizon_months
     horizon_hours = horizon_months * cost.HOURS_PER_MONTH
-    if hours is not None and hours > horizon_hours:
+    outlasts = hours is not None and hours > horizon_hours
+    if outlasts:
         # The run outlasts the horizon: cost it in full (rent: all its hours; own: as many
         # months as it runs, fully busy) and say so, rather than cutting it at the horizon.
         horizon_months = min(limits.MONTHS[1], math.ceil(hours / cost.HOURS_PER_MONTH))
@@ -684,6 +684,7 @@ def _judge_money(
                 horizon_months=w.horizon_months,
                 costed_months=horizon_months,
             ),
+            *rec["notes"],
         )
         if hours > limits.MONTHS[1] * cost.HOURS_PER_MONTH:
             return reject(
@@ -695,7 +696,7 @@ def _judge_money(
                 )
             )
         horizon_hours = horizon_months * cost.HOURS_PER_MONTH
-    if w.utilisation is not None and not rec["notes"]:
+    if w.utilisation is not None and not outlasts:
         util = w.utilisation
     elif hours is not None:
         util = min(1.0, hours / horizon_hours)

@@ -352,7 +352,8 @@ def _cost(best, aw: rec.Workload, w: Workload, profile: Profile, catalog, rates)
     billed = math.ceil(rent_r.count / gpi) * gpi
     horizon_h = aw.horizon_months * cost.HOURS_PER_MONTH
     rent_hours = horizon_h * util_rent
-    if rent_r.hours is not None and rent_r.notes:  # outlasts the horizon: rented in full
+    outlasts = any(n.key == "recommend.outlasts_horizon" for n in rent_r.notes)
+    if rent_r.hours is not None and outlasts:  # outlasts the horizon: rented in full
         rent_hours = max(rent_hours, rent_r.hours)
     rent_usd = cost.offer_price(offer, "on_demand") * billed * rent_hours
     eq_price = rent_usd / (own_r.count * horizon_h * util_own)

@@ -20,12 +20,24 @@ Intel Gaudi"; NVIDIA from compute capability 6.0; version 0.48 called AMD ROCm e
 QLoRA's NF4 base runs on every catalog accelerator with bitsandbytes 0.50 or later; the report
 names that version for AMD and Gaudi (`notes_for_training`). FP8 training needs FP8 tensor
 cores (as above).
+
+Engines (serving.ENGINES and the ones a buyer asks about):
+- vLLM: NVIDIA (CUDA, compute capability 7.0+), AMD Instinct MI200/MI300 and Radeon RX 7900
+  (ROCm), Intel Gaudi (the vLLM-Gaudi plugin) (docs.vllm.ai "Installation: GPU" and
+  "Intel Gaudi", read 2026-12-06);
+- TensorRT-LLM: NVIDIA only (github.com/NVIDIA/TensorRT-LLM);
+- SGLang: NVIDIA and AMD Instinct (github.com/sgl-project/sglang, "AMD GPUs" install guide).
+FlashAttention 2: NVIDIA Ampere, Ada and Hopper (FA3: Hopper), AMD MI200/MI300 through ROCm's
+port (github.com/Dao-AILab/flash-attention README); elsewhere PyTorch's memory-efficient
+attention runs instead (the memory model's `sdpa` holds no s x s matrix either way).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+ENGINES = ("vllm", "trtllm", "sglang")
+FLASH_ATTENTION_ARCH = ("Ampere", "Ada Lovelace", "Hopper", "Blackwell", "CDNA 2", "CDNA 3")
 NVIDIA_FP8_ARCH = ("Ada Lovelace", "Hopper", "Blackwell")
 NVIDIA_NO_AWQ = ("Volta",)
 NVIDIA_NO_W8A8 = ("Volta",)
@@ -92,8 +104,18 @@ def training(gpu, task: str, precision: str | None = None) -> tuple[Reason, ...]
 def notes_for_training(gpu, task: str) -> tuple[Reason, ...]:
     """What a buyer must know for `task` on `gpu` though it runs (module docstring)."""
     sw = _software(gpu)
+    out = ()
+    if sw == "CUDA" and not flash_attention(gpu):
+        out = (
+            Reason(
+                "support.no_flash",
+                {"gpu": gpu.id},
+                f"{gpu.name} has no FlashAttention 2 kernels (Ampere or newer): PyTorch's "
+                "memory-efficient attention runs instead, slower",
+            ),
+        )
     if task == "qlora" and sw in ("ROCm", "SynapseAI"):
-        return (
+        return out + (
             Reason(
                 "support.bnb_version",
                 {"gpu": gpu.id, "software": sw, "version": "0.50"},
@@ -101,4 +123,28 @@ def notes_for_training(gpu, task: str) -> tuple[Reason, ...]:
                 "GPUs and Intel Gaudi)",
             ),
         )
-    return ()
+    return out
+
+
+def engine(gpu, name: str) -> tuple[Reason, ...]:
+    """Reasons serving engine `name` does not run on `gpu` (module docstring)."""
+    sw, arch = _software(gpu), _arch(gpu)
+    ok = {
+        "vllm": sw in ("CUDA", "ROCm", "SynapseAI"),
+        "trtllm": sw == "CUDA",
+        "sglang": sw == "CUDA" or (sw == "ROCm" and arch.startswith("CDNA")),
+    }.get(name, True)
+    if ok:
+        return ()
+    return (
+        Reason(
+            "support.engine",
+            {"gpu": gpu.id, "engine": name, "software": sw},
+            f"{name} does not run on {gpu.name} ({sw})",
+        ),
+    )
+
+
+def flash_attention(gpu) -> bool:
+    """FlashAttention 2 kernels for `gpu` (module docstring)."""
+    return _arch(gpu) in FLASH_ATTENTION_ARCH

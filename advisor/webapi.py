@@ -835,6 +835,10 @@ def serving(params: dict) -> dict:
             gpus=req.gpus,
             tensor_parallel=req.tensor_parallel,
         )
+    from . import support
+
+    for why in support.engine(g, req.engine):
+        raise AdvisorError(why.key, why.message, field="engine", **why.params)
     plan = srv.plan(
         spec,
         g,

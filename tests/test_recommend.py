@@ -371,3 +371,22 @@ def test_serving_any_concurrency_and_replicas_beyond_a_node():
         assert r.tensor_parallel <= 8 and r.replicas * r.tensor_parallel == r.count
         assert r.concurrency_per_replica * r.replicas >= 200
         assert r.tokens_per_s_per_user >= 20.0 and r.per_million_tokens > 0
+
+
+def test_engines_and_flash_attention_are_checked():
+    """Issue 38: TensorRT-LLM only on NVIDIA (the serving calculator refuses it on an AMD card
+    with the reason); a CUDA card without FlashAttention 2 is flagged on a training row."""
+    from advisor import support, webapi
+
+    cat = load_catalog()
+    webapi.set_catalog(cat)
+    r = webapi.run("serving", {"gpu": "mi300x", "engine": "trtllm"})
+    assert r["error"]["key"] == "support.engine" and r["error"]["field"] == "engine"
+    assert "error" not in webapi.run("serving", {"gpu": "h100-sxm", "engine": "trtllm"})
+    assert not support.flash_attention(cat.gpu("t4")) and support.flash_attention(cat.gpu("a10"))
+    spec = cat.model("llama-3.2-1b").spec
+    w = rec.Workload(model=spec, task="lora", batch=1, seq=512, acquire="rent")
+    rows = {(x.gpu_id, x.count): x for x in rec.recommend(w, cat)}
+    t4 = rows[("t4", 1)]
+    assert any(n.key == "support.no_flash" for n in t4.notes) or not t4.ok
+    assert not any(n.key == "support.no_flash" for n in rows[("h100-sxm", 1)].notes)
