@@ -383,8 +383,9 @@ def _max_seq(setup, capacity: int) -> int:
 
 
 def _serving_layout(spec, g, req: VramRequest):
-    """The serving layout of `req` on `req.gpus` x `g` that needs the least memory per GPU
-    among those that fit (the smallest tensor-parallel degree), else the least of all."""
+    """A serving layout of `req` on `req.gpus` x `g` that fits (the smallest tensor-parallel
+    degree that does), else the one needing the least memory per GPU: whether it fits at all
+    (the chosen card then shows `best_fit`'s layout, the one the picker runs)."""
     i, o = sfit.split_context(req.seq)
     degrees = sfit.tp_degrees(spec, req.gpus)
     if not degrees:
@@ -435,6 +436,18 @@ def _vram_serving(req: VramRequest, spec) -> dict:
         )
     g = _gpu(req.gpu)
     x = _serving_layout(spec, g, req)
+    if x.fits:
+        # the layout the picker and `recommend` would run on these GPUs (the most tokens/s)
+        x = sfit.best_fit(
+            spec,
+            g,
+            gpus=req.gpus,
+            concurrency=req.batch,
+            input_tokens=x.input_tokens,
+            output_tokens=x.output_tokens,
+            formats=(req.weights,),
+            kv_dtype=req.kv_dtype,
+        )
     chosen = {**_gpu_info(g), "fits": x.fits}
     if req.limits:
         # the most requests the KV cache holds at this context, all replicas; the longest

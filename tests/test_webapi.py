@@ -343,16 +343,16 @@ def test_vram_inference_is_a_serving_engine_by_default():
     r = webapi.run("vram", p)
     assert r["mode"] == "serving" and r["chosen"]["fits"]
     i, o = sfit.split_context(4096)
-    x = sfit.fit(
+    # the layout the picker and recommend run on these GPUs (one serving model)
+    x = sfit.best_fit(
         CAT.model("llama-3.1-70b").spec,
         CAT.gpu("h100-sxm"),
         gpus=8,
         concurrency=200,
         input_tokens=i,
         output_tokens=o,
-        tensor_parallel=r["serving"]["tensor_parallel"],
-        speed=False,
     )
+    assert r["serving"]["tensor_parallel"] == x.tensor_parallel
     assert r["total_bytes"] == x.total_bytes
     assert sum(r["components"].values()) + r["overhead_bytes"] == r["total_bytes"]
     assert r["chosen"]["max_batch"] >= 200
