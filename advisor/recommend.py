@@ -82,6 +82,7 @@ class Workload:
     tiers: tuple[str, ...] = ()  # empty: all tiers
     weights: str | None = None  # inference weight format (vocab.WEIGHT_FORMATS; None: bf16)
     formats: tuple[str, ...] = ()  # inference: weight formats searched (empty: `weights`)
+    kv_formats: tuple[str, ...] = ()  # inference: KV formats searched (empty: `kv_dtype`)
     target_tokens_per_s_per_user: float | None = None
 
     def validated(self) -> Workload:
@@ -101,6 +102,10 @@ class Workload:
             raise AdvisorError("field.not_list", "formats: expected a list", field="formats")
         for f in self.formats:
             check_choice("weights", f, vocab.WEIGHT_FORMATS)
+        if not isinstance(self.kv_formats, tuple):
+            raise AdvisorError("field.not_list", "kv_formats: expected a list", field="kv_dtype")
+        for f in self.kv_formats:
+            check_choice("kv_dtype", f, mem.KV_DTYPES)
         check_choice("optimizer", self.optimizer, mem.OPTIMIZERS)
         check_choice("checkpointing", self.checkpointing, vocab.CHECKPOINTING_CHOICES)
         if not isinstance(self.tiers, tuple):
@@ -594,6 +599,7 @@ def _judge_serving(w: Workload, gpu, count: int, eff, rec: dict) -> Reason | Non
             output_tokens=output_tokens,
             formats=w.serving_formats,
             kv_dtype=w.kv_dtype,
+            kv_dtypes=w.kv_formats,
             per_user_tokens_per_s=w.target_tokens_per_s_per_user,
             total_tokens_per_s=w.target_tokens_per_s,
         )

@@ -102,7 +102,10 @@ def advisor_workload(
         # replicas, each at the per-user speed; servers beyond one node as replicas
         users = w.concurrent_users or 1
         kw["batch"] = users
-        kw["weights"] = w.weights
+        if w.weights == "auto":
+            kw["formats"], kw["kv_formats"] = sfit.SEARCH_FORMATS, sfit.SEARCH_KV
+        else:
+            kw["weights"] = w.weights
         kw["max_gpus"] = SERVING_MAX_GPUS
         kw["utilisation"] = (w.hours_per_day if w.hours_per_day is not None else 24.0) / 24.0
         kw["target_tokens_per_s_per_user"] = w.per_user_tokens_per_s

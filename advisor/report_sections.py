@@ -346,6 +346,7 @@ class Sections:
         return self.t(
             "rec.format",
             weights=str(r["weights"]).upper(),
+            kv=str(r.get("kv_dtype") or "bf16").upper(),
             replicas=self.n(r["replicas"]),
             tp=r["tensor_parallel"],
             per=self.n(r["concurrency_per_replica"]),

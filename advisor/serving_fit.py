@@ -40,6 +40,8 @@ NODE_GPUS = 8
 # Formats tried when the caller leaves the choice open: quality first (bf16), then the 8-bit
 # float where the card has FP8 tensor cores, then 4-bit AWQ weights (support.serving_format).
 SEARCH_FORMATS = ("bf16", "fp8", "awq")
+# KV-cache formats tried with them: 16-bit first, then FP8 (vLLM's fp8 KV cache)
+SEARCH_KV = ("bf16", "fp8")
 
 
 def split_context(seq: int) -> tuple[int, int]:
@@ -228,14 +230,16 @@ def best_fit(
     output_tokens: int,
     formats: tuple[str, ...] = ("bf16",),
     kv_dtype: str = "bf16",
+    kv_dtypes: tuple[str, ...] = (),
     tensor_parallel: int | None = None,
     per_user_tokens_per_s: float | None = None,
     total_tokens_per_s: float | None = None,
     stack=None,
     achievable=None,
 ) -> ServingFit:
-    """The layout a buyer would run on `gpus` x `gpu`: over `formats` (in order of preference)
-    and the tensor-parallel degrees (`tp_degrees`, or the one given), the first format whose
+    """The layout a buyer would run on `gpus` x `gpu`: over `formats` (in order of preference),
+    the KV-cache formats `kv_dtypes` (in order; empty: `kv_dtype` alone) and the
+    tensor-parallel degrees (`tp_degrees`, or the one given), the first (format, KV format) whose
     best layout meets the targets, its layout with the most tokens/s in total (ties: the
     smaller degree); when none meets them, the fitting layout nearest to them (the most tokens/s
     per user); when none fits, the one needing the least memory per GPU (its `fits` False)."""
@@ -254,7 +258,8 @@ def best_fit(
             heads=spec.num_heads,
         )
     fitting, smallest = [], None
-    for f in formats:
+    pairs = [(f, kv) for f in formats for kv in (kv_dtypes or (kv_dtype,))]
+    for f, kv in pairs:
         layouts = []
         for tp in degrees:
             x = fit(
@@ -265,7 +270,7 @@ def best_fit(
                 input_tokens=input_tokens,
                 output_tokens=output_tokens,
                 weights=f,
-                kv_dtype=kv_dtype,
+                kv_dtype=kv,
                 tensor_parallel=tp,
                 stack=stack,
                 achievable=achievable,

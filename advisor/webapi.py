@@ -805,6 +805,7 @@ def picker(params: dict) -> dict:
         formats=(
             (sfit.SEARCH_FORMATS if req.weights == "auto" else (req.weights,)) if serving else ()
         ),
+        kv_formats=sfit.SEARCH_KV if serving and req.weights == "auto" else (),
     )
     rows = recommend.ranked_rows(w, get_catalog())
     ok = [r for r in rows if r["ok"]]

@@ -815,3 +815,15 @@ def report_data_flags_for(wd):
     from advisor.report_data import regulated_flags
 
     return regulated_flags(wd)
+
+
+def test_serving_formats_are_searched_when_the_profile_says_auto():
+    """Issue 38: `weights: auto` searches BF16, FP8 and AWQ weights with BF16 or FP8 KV caches
+    (advisor.serving_fit.SEARCH_FORMATS / SEARCH_KV); the chosen formats are named."""
+    text = (ROOT / "examples" / "bank-serving-70b.yaml").read_text(encoding="utf-8")
+    text = text.replace("weights: bf16", "weights: auto")
+    data = report.build_report(parse_profile(text, CATALOG), CATALOG, lang="en")
+    r = data["workloads"][0]["recommendation"]
+    assert r["weights"] in sfit.SEARCH_FORMATS and r["kv_dtype"] in sfit.SEARCH_KV
+    html = report.render_html(data, report.Publisher("P"))
+    assert f"{r['weights'].upper()} weights, {r['kv_dtype'].upper()} KV cache" in html

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from .. import cost, limits, recommend, vocab
 from .. import memory as mem
+from .. import serving_fit as sfit
 from ..catalog import load_catalog
 from ..hardware import TIERS
 from ..units import GIB
@@ -158,9 +159,7 @@ def _formats(text: str | None) -> tuple[str, ...]:
     if not text:
         return ()
     if text.strip() == "auto":
-        from ..serving_fit import SEARCH_FORMATS
-
-        return SEARCH_FORMATS
+        return sfit.SEARCH_FORMATS
     out = tuple(f.strip() for f in text.split(",") if f.strip())
     for f in out:
         check_choice("formats", f, vocab.WEIGHT_FORMATS)
@@ -186,6 +185,7 @@ def _run(args) -> int:
         target_tokens_per_s=args.target_tps,
         target_tokens_per_s_per_user=args.per_user_tps,
         formats=_formats(args.formats),
+        kv_formats=sfit.SEARCH_KV if (args.formats or "").strip() == "auto" else (),
         deadline_hours=args.deadline_hours,
         dataset_tokens=args.dataset_tokens,
         budget=args.budget,
