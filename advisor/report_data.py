@@ -803,6 +803,7 @@ def _serving_curve(spec, gpu, fit) -> dict | None:
             kv_dtype=fit.kv_dtype,
             tensor_parallel=fit.tensor_parallel,
             gpus=fit.gpus,
+            tp_fabric=sfit.tp_fabric(gpu, fit.tensor_parallel),
         )
     except AdvisorError:
         return None

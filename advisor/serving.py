@@ -136,6 +136,7 @@ def point(
     achievable=None,
     engine: str = "vllm",
     grouped_kv_kernel: bool = True,
+    tp_fabric: net.Fabric | None = None,
 ) -> ServingPoint:
     """One steady-state operating point (module docstring). `engine` ("vllm" | "trtllm")
     selects the engine's per-sequence step overhead (efficiency.Stack.seq_step_us).
@@ -156,7 +157,8 @@ def point(
             field="tensor_parallel",
         )
     dev = timing.Device.of(gpu, PEAK_KEY[weights], stack, achievable)
-    fabric = net.intra_node_fabric(gpu) if tp > 1 else None
+    # tensor parallelism past one node crosses `tp_fabric` (advisor.serving_fit)
+    fabric = tp_fabric or (net.intra_node_fabric(gpu) if tp > 1 else None)
     per_batch = max(1, min(c, MAX_NUM_BATCHED_TOKENS // input_tokens))
     pf = timing.prefill_time(
         spec,
@@ -264,6 +266,7 @@ def plan(
     stack: eff.Stack | None = None,
     achievable=None,
     engine: str = "vllm",
+    tp_fabric: net.Fabric | None = None,
 ) -> ServingPlan:
     """The throughput-latency curve at concurrency 1, 2, 4, ... up to the largest the KV cache
     and `max_num_seqs` allow (and that value itself)."""
@@ -305,6 +308,7 @@ def plan(
             stack=stack,
             achievable=achievable,
             engine=engine,
+            tp_fabric=tp_fabric,
         )
         for c in levels
     )

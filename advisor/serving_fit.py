@@ -27,6 +27,7 @@ import math
 from dataclasses import dataclass
 
 from . import memory as mem
+from . import network as net
 from . import serving, support
 from .errors import AdvisorError, check_choice, check_int
 
@@ -37,6 +38,20 @@ ANSWER_FRACTION, ANSWER_MAX = 0.25, 512
 # GPUs in one server: HGX/DGX baseboards, the MI300X/MI325X platforms and Gaudi's baseboard
 # carry 8; PCIe servers are sold with up to 8 double-width cards (advisor.systems).
 NODE_GPUS = 8
+# A model too large for one node is split by tensor parallelism over whole nodes (16, 32 or 64
+# GPUs) across the fabric between them: InfiniBand NDR, one 400 Gb/s port per GPU
+# (catalog/networks/ib-ndr-400.yaml; the rail-optimised DGX/HGX H100 layout). Tried only when
+# no layout inside one node fits.
+MULTI_NODE_TP = (16, 32, 64)
+INTER_NODE = net.Fabric(
+    id="ib-ndr-400",
+    name="InfiniBand NDR 400 Gb/s per GPU",
+    kind="inter",
+    gb_per_s_per_gpu=50.0,
+    latency_us=10.0,
+    bus_efficiency=0.77,
+    source="catalog/networks/ib-ndr-400.yaml",
+)
 # Formats tried when the caller leaves the choice open: quality first (bf16), then the 8-bit
 # float where the card has FP8 tensor cores, then 4-bit AWQ weights (support.serving_format).
 SEARCH_FORMATS = ("bf16", "fp8", "awq")
@@ -129,6 +144,21 @@ def tp_degrees(spec, gpus: int) -> tuple[int, ...]:
     return tuple(out)
 
 
+def multi_node_degrees(spec, gpus: int) -> tuple[int, ...]:
+    """Tensor-parallel degrees over whole nodes (MULTI_NODE_TP) for `gpus` GPUs."""
+    return tuple(
+        tp for tp in MULTI_NODE_TP if tp <= gpus and gpus % tp == 0 and spec.num_heads % tp == 0
+    )
+
+
+def tp_fabric(gpu, tp: int):
+    """The fabric a tensor-parallel group of `tp` crosses: the node's own up to NODE_GPUS, the
+    slower of it and INTER_NODE beyond (None for tp 1: advisor.serving's default)."""
+    if tp <= NODE_GPUS:
+        return None
+    return net.slowest(net.intra_node_fabric(gpu), INTER_NODE)
+
+
 def fit(
     spec,
     gpu,
@@ -147,7 +177,15 @@ def fit(
     """One layout (module docstring). `speed=False` skips the operating point."""
     check_int("gpus", gpus, maximum=1 << 16)
     c = check_int("concurrency", concurrency, maximum=1 << 20)
-    tp = check_int("tensor_parallel", tensor_parallel, maximum=NODE_GPUS)
+    tp = check_int("tensor_parallel", tensor_parallel, maximum=max(MULTI_NODE_TP))
+    if tp > NODE_GPUS and tp % NODE_GPUS:
+        raise AdvisorError(
+            "serving.tp_nodes",
+            f"tensor_parallel: {tp} GPUs span nodes of {NODE_GPUS}: give whole nodes",
+            field="tensor_parallel",
+            tensor_parallel=tp,
+            node_gpus=NODE_GPUS,
+        )
     if gpus % tp:
         raise AdvisorError(
             "gpus.tp_divides",
@@ -195,6 +233,7 @@ def fit(
             gpus=gpus,
             stack=stack,
             achievable=achievable,
+            tp_fabric=tp_fabric(gpu, tp),
         )
     return ServingFit(
         gpu_id=gpu.id,
@@ -236,6 +275,7 @@ def best_fit(
     total_tokens_per_s: float | None = None,
     stack=None,
     achievable=None,
+    _degrees: tuple[int, ...] = (),
 ) -> ServingFit:
     """The layout a buyer would run on `gpus` x `gpu`: over `formats` (in order of preference),
     the KV-cache formats `kv_dtypes` (in order; empty: `kv_dtype` alone) and the
@@ -247,7 +287,9 @@ def best_fit(
         raise AdvisorError("field.empty", "formats: give at least one format", field="weights")
     for f in formats:
         check_choice("weights", f, mem.WEIGHT_FORMATS)
-    degrees = (tensor_parallel,) if tensor_parallel else tp_degrees(spec, gpus)
+    degrees = _degrees or ((tensor_parallel,) if tensor_parallel else tp_degrees(spec, gpus))
+    if not tensor_parallel and not degrees:
+        degrees = multi_node_degrees(spec, gpus)
     if not degrees:
         raise AdvisorError(
             "serving.no_tp",
@@ -287,4 +329,26 @@ def best_fit(
         fitting.extend(layouts)
     if fitting:
         return max(fitting, key=lambda x: (x.tokens_per_s_per_user, x.tokens_per_s))
+    wide = () if (tensor_parallel or _degrees) else multi_node_degrees(spec, gpus)
+    if wide and set(wide) != set(degrees):
+        # nothing fits inside one node: tensor parallelism over whole nodes
+        x = best_fit(
+            spec,
+            gpu,
+            gpus=gpus,
+            concurrency=concurrency,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            formats=formats,
+            kv_dtype=kv_dtype,
+            kv_dtypes=kv_dtypes,
+            tensor_parallel=None,
+            per_user_tokens_per_s=per_user_tokens_per_s,
+            total_tokens_per_s=total_tokens_per_s,
+            stack=stack,
+            achievable=achievable,
+            _degrees=wide,
+        )
+        if x.fits:
+            return x
     return smallest

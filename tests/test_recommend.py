@@ -390,3 +390,23 @@ def test_engines_and_flash_attention_are_checked():
     t4 = rows[("t4", 1)]
     assert any(n.key == "support.no_flash" for n in t4.notes) or not t4.ok
     assert not any(n.key == "support.no_flash" for n in rows[("h100-sxm", 1)].notes)
+
+
+def test_a_model_larger_than_a_node_is_split_over_nodes():
+    """Issue 38: multi-node where the model needs it: Llama 3.1 405B in BF16 does not fit on
+    one 8 x H100 node; on 16 it runs with tensor parallelism over two nodes (across
+    InfiniBand, advisor.serving_fit.INTER_NODE), slower per token than inside one node."""
+    from advisor import serving_fit as sf
+
+    cat = load_catalog()
+    spec = cat.model("llama-3.1-405b").spec
+    g = cat.gpu("h100-sxm")
+    i, o = sf.split_context(4096)
+    one = sf.best_fit(spec, g, gpus=8, concurrency=8, input_tokens=i, output_tokens=o)
+    assert not one.fits
+    two = sf.best_fit(spec, g, gpus=16, concurrency=8, input_tokens=i, output_tokens=o)
+    assert two.fits and two.tensor_parallel == 16 and two.replicas == 1
+    inside = sf.best_fit(
+        spec, cat.gpu("mi300x"), gpus=8, concurrency=8, input_tokens=i, output_tokens=o
+    )
+    assert inside.fits and inside.tensor_parallel <= 8
