@@ -353,6 +353,20 @@ class Sections:
             user=self.n(r["tokens_per_s_per_user"], 1),
         )
 
+    def per_million_line(self, r) -> str:
+        """A serving plan's cost per million generated tokens, owned and rented ("" for
+        training, "—" for a mode the plan has no price for)."""
+        if r.get("tokens_per_s_per_user") is None:
+            return ""
+        own, rent = r.get("own_per_million_tokens"), r.get("per_million_tokens")
+        if own is None and rent is None:
+            return ""
+        return self.t(
+            "rec.per_million",
+            own="—" if own is None else self.money(own, 2),
+            rent="—" if rent is None else self.money(rent, 2),
+        )
+
     def speed(self, r) -> str:
         if r.get("hours_per_run") is not None:
             return self.n(r["hours_per_run"], 1) + NBSP + self.t("unit.hours")

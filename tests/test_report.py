@@ -687,6 +687,13 @@ def test_serving_sections_agree():
         assert wd["memory"]["total_bytes"] == r["memory_per_gpu_bytes"]
         assert users["concurrency"] == r["concurrency_per_replica"]
         assert r["concurrency_per_replica"] * r["replicas"] >= 200
+        # the cost per million tokens at that point (owned: the owning total over its tokens)
+        if r["own_per_million_tokens"] is not None:
+            busy_h = 36 * 730 * 10 / 24  # the example's horizon and busy hours a day
+            tokens_m = r["tokens_per_s"] * 3600 * busy_h / 1e6
+            assert r["own_per_million_tokens"] == pytest.approx(r["own_cost"] / tokens_m)
+        html = report.render_html(data, report.Publisher("P"))
+        assert report.tr("en", "rec.per_million", own="", rent="")[:30] in html
 
 
 @pytest.mark.parametrize("name", EXAMPLES)
