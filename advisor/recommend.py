@@ -717,7 +717,8 @@ def _judge_money(
         if hours is not None:
             run_cost = rec["run_cost"] = price * billed * hours * factor
         if w.task == "inference":
-            rec["per_million_tokens"] = cost.cost_per_million_tokens(tps, price * count) * factor
+            # the whole instances billed (a provider rents its shapes, not single GPUs)
+            rec["per_million_tokens"] = cost.cost_per_million_tokens(tps, price * billed) * factor
         rec["offer"] = f"{offer.provider} {offer.instance} ({offer.region}), read {offer.read}"
     own_cost = purchase = None
     price_usd = gpu.price_usd

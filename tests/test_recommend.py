@@ -410,3 +410,13 @@ def test_a_model_larger_than_a_node_is_split_over_nodes():
         spec, cat.gpu("mi300x"), gpus=8, concurrency=8, input_tokens=i, output_tokens=o
     )
     assert inside.fits and inside.tensor_parallel <= 8
+
+
+def test_rented_tokens_are_priced_on_the_whole_instances_billed():
+    """Issue 38: a cloud rents its instance shapes: the cost per million tokens of 2 GPUs on
+    an 8-GPU instance pays for 8."""
+    offers = (offer("big80", 2.0, gpi=8),)
+    cat = SimpleNamespace(gpus=CATALOG.gpus, offers=offers, currency=None, model=MODELS.model)
+    w = rec.Workload(model=LLAMA8, task="inference", batch=4, acquire="rent")
+    r = by(rec.recommend(w, cat), "big80", 2)
+    assert r.ok and r.per_million_tokens == pytest.approx(2.0 * 8 / (r.tokens_per_s * 3600) * 1e6)
