@@ -154,7 +154,8 @@ def model_preset_from_dict(doc: dict, source: str) -> ModelPreset:
     return ModelPreset(doc["id"], doc["display_name"], spec, src["url"], str(src["read"]), doc)
 
 
-FOLDERS = ("models", "gpus", "efficiency", "networks", "clouds")  # catalog/<folder>/*.yaml
+# catalog/<folder>/*.yaml
+FOLDERS = ("models", "gpus", "efficiency", "networks", "clouds", "systems")
 TOP_LEVEL = ("currency.yaml",)
 
 
@@ -193,6 +194,7 @@ class Catalog:
     offers: tuple[CloudOffer, ...] = ()
     currency: CurrencyRates | None = None
     networks: tuple = ()  # advisor.network.Fabric, from catalog/networks/
+    systems: tuple = ()  # advisor.systems.System, from catalog/systems/
 
     def network(self, fabric_id: str):
         """The network fabric with this id (catalog/networks/); unknown ids raise with
@@ -303,6 +305,9 @@ def catalog_from_documents(docs: dict) -> Catalog:
     gpus = _with_achievable(docs, list(gpus))
     networks = _unique("networks", _load_dir(docs, "networks", fabric_from_dict))
     offers = _load_offers(docs, gpu_ids)
+    from .systems import system_from_dict
+
+    systems = _unique("systems", _load_dir(docs, "systems", system_from_dict))
     currency = (
         currency_from_dict(docs["currency.yaml"], "currency.yaml")
         if "currency.yaml" in docs
@@ -314,6 +319,7 @@ def catalog_from_documents(docs: dict) -> Catalog:
         offers=tuple(offers),
         currency=currency,
         networks=tuple(networks),
+        systems=tuple(systems),
     )
 
 

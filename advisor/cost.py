@@ -35,6 +35,10 @@ HOURS_PER_MONTH = 8760 / 12
 PRICINGS = vocab.PRICINGS
 CURRENCIES = vocab.CURRENCIES
 DEFAULT_PUE = 1.58  # Uptime Institute Global Data Center Survey 2023: industry average
+# The share of the purchase price the hardware fetches when sold at the end of the horizon: an
+# assumption (stated on every answer that uses it), the budget calculator's default since
+# issue 5; the budget calculator, `recommend` and the reports take it from here (`owning`).
+DEFAULT_RESALE_FRACTION = 0.2
 
 
 def _rate(currency: str, rates) -> float:
@@ -291,6 +295,40 @@ class OwnHardware:
     @property
     def purchase_usd(self) -> float:
         return self.gpu_price_usd * self.gpus + self.server_usd
+
+
+def owning(
+    gpu_price_usd: float,
+    gpus: int,
+    tdp_w: float,
+    *,
+    electricity_usd_per_kwh: float,
+    pue: float = DEFAULT_PUE,
+    server_usd: float = 0.0,
+    host_power_w: float = 0.0,
+    support_usd_per_year: float = 0.0,
+    resale_fraction: float = DEFAULT_RESALE_FRACTION,
+) -> OwnHardware:
+    """THE owning inputs of a configuration: the one function the budget calculator
+    (advisor.webapi.budget), advisor.recommend and the reports build `OwnHardware` with, so that
+    the same inputs give the same totals to the cent (tests/test_report.py). The server (its
+    price beside the cards and its own power: advisor.systems.purchase_for), power and cooling
+    (electricity x PUE), support (a yearly sum, as maintenance: its share of the purchase) and
+    resale are each an input."""
+    purchase = float(gpu_price_usd) * gpus + server_usd
+    return OwnHardware(
+        gpu_price_usd=float(gpu_price_usd),
+        gpus=gpus,
+        tdp_w=float(tdp_w or 0),
+        electricity_usd_per_kwh=electricity_usd_per_kwh,
+        server_usd=server_usd,
+        host_power_w=host_power_w,
+        pue=max(1.0, pue),
+        maintenance_fraction_per_year=(
+            min(1.0, support_usd_per_year / purchase) if purchase > 0 else 0.0
+        ),
+        resale_fraction=resale_fraction,
+    ).validated()
 
 
 def annuity_payment(principal: float, rate_per_year: float, months: int) -> float:

@@ -20,7 +20,7 @@ Schema (units in the names)::
         epochs: 3                           # default 1
         seq: 4096                           # context length in tokens (default 2048)
         batch: 4                            # training micro-batch per GPU (default 1)
-        weights: bf16                       # serving weight format (default bf16)
+        weights: bf16                       # serving weight format (default bf16; auto: searched)
         concurrent_users: 50                # serving: simultaneous requests at peak
         users: 500                          # serving: people who use it (informative)
         target_latency_ms: 50.0             # serving: time per output token per user, or
@@ -53,7 +53,8 @@ METHODS = vocab.FINE_TUNING_METHODS
 ACQUIRE = vocab.ACQUIRE
 CURRENCIES = vocab.CURRENCIES
 LANGUAGES = vocab.LANGUAGES
-WEIGHTS = ("bf16", "fp16", "fp8", "int8", "int4", "nf4", "gptq", "awq")
+# "auto": the serving search (advisor.serving_fit.SEARCH_FORMATS / SEARCH_KV) picks the format
+WEIGHTS = ("bf16", "fp16", "fp8", "int8", "int4", "nf4", "gptq", "awq", "auto")
 _ISO = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 # The workload fields each task uses (the report form shows these; `_workload` refuses the
 # serving fields on a training workload and the training fields on a serving one).

@@ -24,8 +24,9 @@ import functools
 import math
 from dataclasses import dataclass, field, fields
 
-from . import compute, cost, limits, vocab
+from . import compute, cost, limits, support, systems, vocab
 from . import memory as mem
+from . import serving_fit as sfit
 from .errors import AdvisorError, check_choice, check_int, check_positive
 from .hardware import TIERS
 from .models import ModelSpec
@@ -34,6 +35,8 @@ from .units import GIB
 TASKS = vocab.TASKS
 ACQUIRE = vocab.ACQUIRE
 COUNTS = (1, 2, 4, 8)
+# Serving scales past one server by replicas (advisor.serving_fit): whole 8-GPU nodes beyond 8.
+SERVING_NODE_COUNTS = (16, 24, 32, 48, 64)
 # US average retail electricity price to commercial customers, 2023: 12.7 cents/kWh (U.S. EIA,
 # Electric Power Monthly, Table 5.3); used when the workload gives none.
 DEFAULT_ELECTRICITY_USD_PER_KWH = 0.127
@@ -43,8 +46,11 @@ DEFAULT_ELECTRICITY_USD_PER_KWH = 0.127
 class Workload:
     """What the reader wants to run. Money in `currency` (budget) and USD (server, electricity).
 
-    `batch` is sequences per GPU (training: micro-batch per data-parallel rank; inference:
-    concurrent sequences per replica); `seq` the context length. `utilisation` is the busy share
+    `batch` is training's micro-batch per data-parallel rank, and for inference the requests in
+    flight in total (any number; advisor.serving_fit spreads them over the replicas); `seq` the
+    context length (inference: input + output, split by serving_fit.split_context).
+    `formats` (inference): the weight formats to search, in order of preference (empty: the
+    one `weights` names); `target_tokens_per_s_per_user`: the speed each user must see. `utilisation` is the busy share
     of the horizon's hours; None: a training run's own hours over the horizon, or 1.0 for serving.
     """
 
@@ -75,6 +81,9 @@ class Workload:
     pue: float = cost.DEFAULT_PUE
     tiers: tuple[str, ...] = ()  # empty: all tiers
     weights: str | None = None  # inference weight format (vocab.WEIGHT_FORMATS; None: bf16)
+    formats: tuple[str, ...] = ()  # inference: weight formats searched (empty: `weights`)
+    kv_formats: tuple[str, ...] = ()  # inference: KV formats searched (empty: `kv_dtype`)
+    target_tokens_per_s_per_user: float | None = None
 
     def validated(self) -> Workload:
         if not isinstance(self.model, ModelSpec):
@@ -89,6 +98,14 @@ class Workload:
         if self.weights is not None:
             check_choice("weights", self.weights, vocab.WEIGHT_FORMATS)
         check_choice("kv_dtype", self.kv_dtype, mem.KV_DTYPES)
+        if not isinstance(self.formats, tuple):
+            raise AdvisorError("field.not_list", "formats: expected a list", field="formats")
+        for f in self.formats:
+            check_choice("weights", f, vocab.WEIGHT_FORMATS)
+        if not isinstance(self.kv_formats, tuple):
+            raise AdvisorError("field.not_list", "kv_formats: expected a list", field="kv_dtype")
+        for f in self.kv_formats:
+            check_choice("kv_dtype", f, mem.KV_DTYPES)
         check_choice("optimizer", self.optimizer, mem.OPTIMIZERS)
         check_choice("checkpointing", self.checkpointing, vocab.CHECKPOINTING_CHOICES)
         if not isinstance(self.tiers, tuple):
@@ -100,6 +117,7 @@ class Workload:
         check_int("lora_rank", self.lora_rank, maximum=65_536)
         for name, bounds in (
             ("target_tokens_per_s", limits.TOKENS_PER_S),
+            ("target_tokens_per_s_per_user", limits.TOKENS_PER_S),
             ("deadline_hours", limits.HOURS),
             ("budget", limits.BUDGET),
         ):
@@ -137,6 +155,17 @@ class Workload:
         """The stored format of the served weights."""
         legacy = self.quant if self.task == "inference" else None
         return self.weights or legacy or "bf16"
+
+    @property
+    def serving_formats(self) -> tuple[str, ...]:
+        """The weight formats the serving search tries (advisor.serving_fit.best_fit)."""
+        return self.formats or (self.inference_weights,)
+
+    @property
+    def counts(self) -> tuple[int, ...]:
+        """GPU counts judged: 1, 2, 4, 8, and for serving whole nodes of 8 beyond."""
+        extra = SERVING_NODE_COUNTS if self.task == "inference" else ()
+        return tuple(c for c in (*COUNTS, *extra) if c <= self.max_gpus)
 
     @property
     def qlora_base(self) -> str:
@@ -182,6 +211,18 @@ class Recommendation:
     per_million_tokens: float | None  # inference, when rented
     offer: str | None  # "provider instance (region), read DATE"
     currency: str = "USD"
+    # Serving (advisor.serving_fit): the layout's formats, replicas and operating point
+    weights: str | None = None
+    kv_dtype: str | None = None
+    replicas: int | None = None
+    concurrency_per_replica: int | None = None
+    tokens_per_s_per_user: float | None = None
+    ttft_s: float | None = None
+    tpot_s: float | None = None
+    own_per_million_tokens: float | None = None  # inference, when owned
+    purchase: float | None = None  # own: what is bought (cards, server), in `currency`
+    system: str | None = None  # own: the catalog/systems id the cards go into
+    server_priced: bool | None = None  # own: False when that system has no public price
     reasons: tuple[Reason, ...] = field(default=())
     # Flags on an accepted row (e.g. a training run that outlasts the horizon), same shape
     notes: tuple[Reason, ...] = field(default=())
@@ -301,16 +342,20 @@ def _cheapest_of(priced, count: int | None):
 
 
 @functools.lru_cache(maxsize=8192)
-def _own_cost(price_usd, count, tdp_w, electricity, server_usd, pue, util, horizon_months):
-    """(own_total, purchase) in USD of `count` cards over the horizon (advisor.cost.own_totals);
-    cached on plain numbers: the same for every input change that leaves them alone."""
+def _own_cost(
+    price_usd, count, tdp_w, electricity, server_usd, pue, util, horizon_months, host_w=0.0
+):
+    """(own_total, purchase) in USD of `count` cards and their servers over the horizon
+    (advisor.cost.owning, advisor.cost.own_totals); cached on plain numbers: the same for every
+    input change that leaves them alone."""
     res = cost.own_totals(
-        cost.OwnHardware(
-            gpu_price_usd=price_usd,
-            gpus=count,
-            tdp_w=tdp_w,
+        cost.owning(
+            price_usd,
+            count,
+            tdp_w,
             electricity_usd_per_kwh=electricity,
             server_usd=server_usd,
+            host_power_w=host_w,
             pue=pue,
         ),
         utilisation=util,
@@ -389,9 +434,11 @@ def ranked_rows(
     for o in getattr(catalog, "offers", ()) or ():
         offers_by_gpu.setdefault(o.gpu_id, []).append(o)
     offers_by_gpu = {g: _priced(v, w.pricing) for g, v in offers_by_gpu.items()}
-    counts = [c for c in COUNTS if c <= w.max_gpus]
-    plans = {c: _plan_estimates(w, c) for c in counts}  # the same for every accelerator
+    counts = list(w.counts)
+    # the same for every accelerator (serving is sized per accelerator: advisor.serving_fit)
+    plans = {c: () if w.task == "inference" else _plan_estimates(w, c) for c in counts}
     out: list[dict] = []
+    sys_catalog = tuple(getattr(catalog, "systems", ()) or ())
     for gpu in catalog.gpus:
         if w.tiers and gpu.tier not in w.tiers:
             continue
@@ -399,7 +446,9 @@ def ranked_rows(
         priced = offers_by_gpu.get(gpu.id, ())
         decode = {}  # tensor-parallel degree -> decode rate: the same for every count
         for count in counts:
-            out.append(_judge(w, gpu, count, eff, priced, factor, plans[count], decode))
+            out.append(
+                _judge(w, gpu, count, eff, priced, factor, plans[count], decode, sys_catalog)
+            )
 
     def key(r: dict):
         if not r["ok"]:
@@ -414,7 +463,9 @@ def ranked_rows(
     return ranked
 
 
-def _judge(w: Workload, gpu, count: int, eff, priced, factor: float, plans, decode) -> dict:
+def _judge(
+    w: Workload, gpu, count: int, eff, priced, factor: float, plans, decode, sys_catalog=()
+) -> dict:
     """One candidate: the fields of its Recommendation (all but `rank`). `priced`: this
     accelerator's offers (`_priced`); `plans`: `_plan_estimates` for `count`; `decode`
     memoises its decode rate per tensor-parallel degree across counts."""
@@ -444,11 +495,30 @@ def _judge(w: Workload, gpu, count: int, eff, priced, factor: float, plans, deco
         "offer": None,
         "reasons": (),
         "notes": (),
+        "weights": None,
+        "kv_dtype": None,
+        "replicas": None,
+        "concurrency_per_replica": None,
+        "tokens_per_s_per_user": None,
+        "ttft_s": None,
+        "tpot_s": None,
+        "own_per_million_tokens": None,
+        "purchase": None,
+        "system": None,
+        "server_priced": None,
     }
 
     def reject(reason: Reason) -> dict:
         rec["reasons"] = (reason,)
         return rec
+
+    hours = None
+    if w.task == "inference":
+        why = _judge_serving(w, gpu, count, eff, rec)
+        if why is not None:
+            return reject(why)
+        tps = rec["tokens_per_s"]
+        return _judge_money(w, gpu, count, priced, factor, rec, hours, tps, reject, sys_catalog)
 
     # 1. memory
     chosen = None
@@ -480,42 +550,19 @@ def _judge(w: Workload, gpu, count: int, eff, priced, factor: float, plans, deco
     rec.update(sharding=label, tensor_parallel=tp, memory_per_gpu_bytes=est.total_bytes)
 
     # 2-3. time
-    hours = None
-    if w.task == "inference" and not w.model.causal:
-        return reject(
-            _reason(
-                "model.not_causal",
-                "an encoder (not causal) generates no tokens: no decode rate, no price per token",
-                model=w.model.name,
-            )
-        )
+    for why in support.training(gpu, w.task, w.train_precision):
+        return reject(_reason(why.key, why.message, **why.params))
     try:
-        if w.task == "inference":
-            rate = decode.get(tp)
-            if rate is None:
-                rate = decode[tp] = decode_rate(w, gpu, tp, eff)
-            tps = rate.tokens_per_s * replicas
-            bound = rate.roofline.bound
+        if w.dataset_tokens is not None:
+            tt = compute.time_to_train(setup, gpu, w.dataset_tokens, efficiency=eff, memory=est)
+            hours, st = tt.hours, tt.step
         else:
-            if w.dataset_tokens is not None:
-                tt = compute.time_to_train(setup, gpu, w.dataset_tokens, efficiency=eff, memory=est)
-                hours, st = tt.hours, tt.step
-            else:
-                st = compute.training_step_time(setup, gpu, efficiency=eff, memory=est)
-            tps = st.tokens_per_s
-            bound = st.roofline.bound
+            st = compute.training_step_time(setup, gpu, efficiency=eff, memory=est)
+        tps = st.tokens_per_s
+        bound = st.roofline.bound
     except AdvisorError as exc:
         return reject(_reason(exc.key, exc.message, **exc.params))
     rec.update(hours=hours, tokens_per_s=tps, bound=bound)
-    if w.target_tokens_per_s is not None and w.task == "inference" and tps < w.target_tokens_per_s:
-        return reject(
-            _reason(
-                "recommend.too_slow_tokens",
-                f"reaches {tps:,.0f} tokens/s, target {w.target_tokens_per_s:,.0f}",
-                tokens_per_s=round(tps, 1),
-                target=w.target_tokens_per_s,
-            )
-        )
     if w.deadline_hours is not None and hours is not None and hours > w.deadline_hours:
         return reject(
             _reason(
@@ -526,10 +573,111 @@ def _judge(w: Workload, gpu, count: int, eff, priced, factor: float, plans, deco
             )
         )
 
-    # 4. money
+    rec["notes"] = tuple(rec["notes"]) + tuple(
+        _reason(n.key, n.message, **n.params) for n in support.notes_for_training(gpu, w.task)
+    )
+    return _judge_money(w, gpu, count, priced, factor, rec, hours, tps, reject, sys_catalog)
+
+
+def _judge_serving(w: Workload, gpu, count: int, eff, rec: dict) -> Reason | None:
+    """Memory and speed of a serving candidate (advisor.serving_fit.best_fit: the layout and
+    format that meet the per-user and total targets); fills `rec`; the rejection or None."""
+    if not w.model.causal:
+        return _reason(
+            "model.not_causal",
+            "an encoder (not causal) generates no tokens: no decode rate, no price per token",
+            model=w.model.name,
+        )
+    input_tokens, output_tokens = sfit.split_context(w.seq)
+    try:
+        f = sfit.best_fit(
+            w.model,
+            gpu,
+            gpus=count,
+            concurrency=w.batch,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            formats=w.serving_formats,
+            kv_dtype=w.kv_dtype,
+            kv_dtypes=w.kv_formats,
+            per_user_tokens_per_s=w.target_tokens_per_s_per_user,
+            total_tokens_per_s=w.target_tokens_per_s,
+        )
+    except AdvisorError as exc:
+        return _reason(exc.key, exc.message, **exc.params)
+    rec.update(
+        sharding=f.label,
+        tensor_parallel=f.tensor_parallel,
+        memory_per_gpu_bytes=f.total_bytes,
+        weights=f.weights,
+        kv_dtype=f.kv_dtype,
+        replicas=f.replicas,
+        concurrency_per_replica=f.per_replica,
+    )
+    if f.unsupported:
+        u = f.unsupported[0]
+        return _reason(u.key, u.message, **u.params)
+    if not f.fits:
+        rec["bound"] = "vram_capacity"
+        need, has = f.total_bytes, f.capacity_bytes
+        return _reason(
+            "recommend.vram",
+            f"needs {need / GIB:.1f} GiB per GPU, has {has / GIB:.1f} GiB",
+            needs_gib=round(need / GIB, 1),
+            has_gib=round(has / GIB, 1),
+            sharding=f.label,
+        )
+    p = f.point
+    try:  # the roofline's bound; a card with no dense rate for the format is refused here
+        roof = compute.decode_tokens_per_s(
+            w.model,
+            gpu,
+            batch=f.per_replica,
+            context=w.seq,
+            weights=f.weights,
+            kv_dtype=f.kv_dtype,
+            tensor_parallel=f.tensor_parallel,
+            efficiency=eff,
+        ).roofline
+        bound = roof.bound
+    except AdvisorError as exc:
+        return _reason(exc.key, exc.message, **exc.params)
+    rec.update(
+        tokens_per_s=p.tokens_per_s,
+        tokens_per_s_per_user=p.tokens_per_s_per_user,
+        ttft_s=p.ttft_s,
+        tpot_s=p.tpot_s,
+        bound=bound,
+    )
+    per_user = w.target_tokens_per_s_per_user
+    if per_user is not None and p.tokens_per_s_per_user < per_user:
+        return _reason(
+            "recommend.too_slow_per_user",
+            f"reaches {p.tokens_per_s_per_user:,.1f} tokens/s per user at {w.batch} requests "
+            f"in flight, target {per_user:,.1f}",
+            tokens_per_s=round(p.tokens_per_s_per_user, 1),
+            target=per_user,
+            concurrency=w.batch,
+        )
+    if w.target_tokens_per_s is not None and p.tokens_per_s < w.target_tokens_per_s:
+        return _reason(
+            "recommend.too_slow_tokens",
+            f"reaches {p.tokens_per_s:,.0f} tokens/s, target {w.target_tokens_per_s:,.0f}",
+            tokens_per_s=round(p.tokens_per_s, 1),
+            target=w.target_tokens_per_s,
+        )
+    return None
+
+
+def _judge_money(
+    w: Workload, gpu, count: int, priced, factor: float, rec, hours, tps, reject, sys_catalog=()
+):
+    """Step 4 of the module docstring: rent and own costs, the budget; fills `rec`. Owning
+    buys whole systems (advisor.systems.purchase_for: the server beside the cards, its power)."""
     horizon_months = w.horizon_months
     horizon_hours = horizon_months * cost.HOURS_PER_MONTH
-    if hours is not None and hours > horizon_hours:
+    outlasts = hours is not None and hours > horizon_hours
+    if outlasts:
         # The run outlasts the horizon: cost it in full (rent: all its hours; own: as many
         # months as it runs, fully busy) and say so, rather than cutting it at the horizon.
         horizon_months = min(limits.MONTHS[1], math.ceil(hours / cost.HOURS_PER_MONTH))
@@ -542,6 +690,7 @@ def _judge(w: Workload, gpu, count: int, eff, priced, factor: float, plans, deco
                 horizon_months=w.horizon_months,
                 costed_months=horizon_months,
             ),
+            *rec["notes"],
         )
         if hours > limits.MONTHS[1] * cost.HOURS_PER_MONTH:
             return reject(
@@ -553,7 +702,7 @@ def _judge(w: Workload, gpu, count: int, eff, priced, factor: float, plans, deco
                 )
             )
         horizon_hours = horizon_months * cost.HOURS_PER_MONTH
-    if w.utilisation is not None and not rec["notes"]:
+    if w.utilisation is not None and not outlasts:
         util = w.utilisation
     elif hours is not None:
         util = min(1.0, hours / horizon_hours)
@@ -568,28 +717,50 @@ def _judge(w: Workload, gpu, count: int, eff, priced, factor: float, plans, deco
         if hours is not None:
             run_cost = rec["run_cost"] = price * billed * hours * factor
         if w.task == "inference":
-            rec["per_million_tokens"] = cost.cost_per_million_tokens(tps, price * count) * factor
+            # the whole instances billed (a provider rents its shapes, not single GPUs)
+            rec["per_million_tokens"] = cost.cost_per_million_tokens(tps, price * billed) * factor
         rec["offer"] = f"{offer.provider} {offer.instance} ({offer.region}), read {offer.read}"
     own_cost = purchase = None
     price_usd = gpu.price_usd
-    if w.acquire != "rent" and price_usd:
+    # SXM / OAM: whole boards only (advisor.systems)
+    board = not systems.ownable(gpu, count, sys_catalog)
+    if w.acquire != "rent" and price_usd and not board:
+        bought = systems.purchase_for(gpu, count, sys_catalog)
+        rec["system"] = None if bought.system is None else bought.system.id
+        rec["server_priced"] = bought.server_usd is not None
         own_total, purchase_usd = _own_cost(
             float(price_usd),
             count,
             float(gpu.tdp_w or 0),
             w.electricity_usd_per_kwh,
-            w.server_usd_per_gpu * count,
+            (bought.server_usd or 0.0) + w.server_usd_per_gpu * count,
             max(1.0, w.pue),
             util,
             horizon_months,
+            bought.host_power_w,
         )
         own_cost = rec["own_cost"] = own_total * factor
-        purchase = purchase_usd * factor
+        purchase = rec["purchase"] = purchase_usd * factor
+        if w.task == "inference" and tps:
+            busy_h = horizon_months * cost.HOURS_PER_MONTH * util
+            rec["own_per_million_tokens"] = own_cost / (tps * 3600 * busy_h) * 1e6
     options = []
     if rent_cost is not None:
         options.append((rent_cost, "rent"))
     if own_cost is not None:
         options.append((own_cost, "own"))
+    if not options and board and w.acquire != "rent" and price_usd:
+        sizes = systems.platform_sizes(gpu, sys_catalog)
+        return reject(
+            _reason(
+                "recommend.platform",
+                f"{gpu.name} is sold on boards of {' or '.join(map(str, sizes))} GPUs, "
+                f"not as {count}",
+                gpu=gpu.id,
+                count=count,
+                sizes=list(sizes),
+            )
+        )
     if not options:
         why = {
             "rent": ("recommend.no_offer", f"no {w.pricing.replace('_', '-')} cloud offer"),

@@ -26,10 +26,13 @@ from dataclasses import replace
 from . import compute, cost
 from . import memory as mem
 from . import recommend as rec
+from . import serving_fit as sfit
 from .errors import AdvisorError
 from .profile import Profile, Workload
 from .report_i18n import STRINGS
 
+# Serving plans go up to four 8-GPU servers (replicas beyond one node).
+SERVING_MAX_GPUS = 32
 BOUNDS = ("compute", "memory_bandwidth", "interconnect", "vram_capacity", "data_feed")
 TOKEN_ID_BYTES = (
     8  # torch.long token ids fed to the model (https://pytorch.org/docs/stable/tensors.html)
@@ -95,13 +98,17 @@ def advisor_workload(
     if c.electricity_usd_per_kwh is not None:
         kw["electricity_usd_per_kwh"] = c.electricity_usd_per_kwh
     if task == "inference":
+        # one serving model (advisor.serving_fit): all the concurrent users in flight over the
+        # replicas, each at the per-user speed; servers beyond one node as replicas
         users = w.concurrent_users or 1
         kw["batch"] = users
-        kw["quant"] = None if w.weights == "bf16" else w.weights
+        if w.weights == "auto":
+            kw["formats"], kw["kv_formats"] = sfit.SEARCH_FORMATS, sfit.SEARCH_KV
+        else:
+            kw["weights"] = w.weights
+        kw["max_gpus"] = SERVING_MAX_GPUS
         kw["utilisation"] = (w.hours_per_day if w.hours_per_day is not None else 24.0) / 24.0
-        per_user = w.per_user_tokens_per_s
-        if per_user is not None:
-            kw["target_tokens_per_s"] = per_user * users
+        kw["target_tokens_per_s_per_user"] = w.per_user_tokens_per_s
     else:
         kw["batch"] = w.batch
         kw["dataset_tokens"] = w.total_tokens * runs_over_horizon(w, c.horizon_months)
@@ -182,8 +189,12 @@ def _rec_dict(r, runs: int = 1) -> dict:
     return d
 
 
-def _src(url, read, what) -> dict:
-    return {"url": url, "read": read, "what": what}
+def _src(url, read, what, kind: str | None = None) -> dict:
+    """A source line of the report, with its kind (advisor.source_kind: vendor, official,
+    paper, measurement, or secondary)."""
+    from .source_kind import source_kind
+
+    return {"url": url, "read": read, "what": what, "kind": source_kind(url, kind)}
 
 
 def _gpu_sources(g, precision_key: str) -> list[dict]:
@@ -202,25 +213,58 @@ def _gpu_sources(g, precision_key: str) -> list[dict]:
     return out
 
 
-def _diagnosis(r, w: rec.Workload, setup, est, gpu) -> dict:
+def serving_fit_of(r, w: rec.Workload, gpu):
+    """The advisor.serving_fit layout advisor.recommend judged for recommendation `r` (the one
+    computation every serving figure of a report comes from)."""
+    i, o = sfit.split_context(w.seq)
+    return sfit.fit(
+        w.model,
+        gpu,
+        gpus=r.count,
+        concurrency=w.batch,
+        input_tokens=i,
+        output_tokens=o,
+        weights=r.weights or w.inference_weights,
+        kv_dtype=r.kv_dtype or w.kv_dtype,
+        tensor_parallel=r.tensor_parallel,
+    )
+
+
+def serving_memory(f) -> dict:
+    """A serving layout's memory per GPU in the audit's shape (MemoryEstimate.to_dict)."""
+    used = f.total_bytes - f.headroom_bytes
+    return {
+        "components": {
+            "weights": f.weights_bytes,
+            "kv_cache": f.kv_bytes,
+            "workspace": f.workspace_bytes,
+        },
+        "overhead": {"engine_headroom": f.headroom_bytes},
+        "peak_allocated_bytes": used,
+        "overhead_bytes": f.headroom_bytes,
+        "total_bytes": f.total_bytes,
+        "assumptions": [],
+    }
+
+
+def _diagnosis(r, w: rec.Workload, setup, est, gpu, fit=None) -> dict:
     if w.task == "inference":
-        rate = rec.decode_rate(w, gpu, r.tensor_parallel)
-        pre = compute.prefill_time(
+        p = fit.point
+        rl = compute.decode_tokens_per_s(
             w.model,
             gpu,
-            batch=1,
-            prompt_tokens=min(w.seq, 2048),
-            weights=w.quant or "bf16",
-            kv_dtype=w.kv_dtype,
-            tensor_parallel=r.tensor_parallel,
-        )
-        rl = rate.roofline
-        tokens_per_s = r.tokens_per_s
+            batch=fit.per_replica,
+            context=w.seq,
+            weights=fit.weights,
+            kv_dtype=fit.kv_dtype,
+            tensor_parallel=fit.tensor_parallel,
+        ).roofline
+        tokens_per_s = p.tokens_per_s
         extra = {
-            "time_per_token_ms": rate.step_time_s * 1000,
-            "tokens_per_s_per_user": rate.tokens_per_s_per_sequence,
-            "ttft_2k_ms": pre.seconds * 1000,
-            "ttft_prompt_tokens": min(w.seq, 2048),
+            "time_per_token_ms": p.tpot_s * 1000,
+            "tokens_per_s_per_user": p.tokens_per_s_per_user,
+            "ttft_2k_ms": p.ttft_s * 1000,
+            "ttft_prompt_tokens": fit.input_tokens,
         }
     else:
         st = compute.training_step_time(setup, gpu, memory=est)
@@ -311,17 +355,24 @@ def _cost(best, aw: rec.Workload, w: Workload, profile: Profile, catalog, rates)
     billed = math.ceil(rent_r.count / gpi) * gpi
     horizon_h = aw.horizon_months * cost.HOURS_PER_MONTH
     rent_hours = horizon_h * util_rent
-    if rent_r.hours is not None and rent_r.notes:  # outlasts the horizon: rented in full
+    outlasts = any(n.key == "recommend.outlasts_horizon" for n in rent_r.notes)
+    if rent_r.hours is not None and outlasts:  # outlasts the horizon: rented in full
         rent_hours = max(rent_hours, rent_r.hours)
     rent_usd = cost.offer_price(offer, "on_demand") * billed * rent_hours
     eq_price = rent_usd / (own_r.count * horizon_h * util_own)
+    from . import systems
+
+    bought = systems.purchase_for(gpu, own_r.count, getattr(catalog, "systems", ()))
+    server_usd = (bought.server_usd or 0.0) + aw.server_usd_per_gpu * own_r.count
     res = cost.tco(
-        cost.OwnHardware(
-            gpu_price_usd=float(gpu.price_usd),
-            gpus=own_r.count,
-            tdp_w=float(gpu.tdp_w or 0),
+        cost.owning(
+            gpu.price_usd,
+            own_r.count,
+            gpu.tdp_w,
             electricity_usd_per_kwh=aw.electricity_usd_per_kwh,
-            pue=max(1.0, aw.pue),
+            pue=aw.pue,
+            server_usd=server_usd,
+            host_power_w=bought.host_power_w,
         ),
         eq_price,
         utilisation=util_own,
@@ -338,6 +389,17 @@ def _cost(best, aw: rec.Workload, w: Workload, profile: Profile, catalog, rates)
     )
     out["tco"] = {
         "purchase": res.purchase,
+        "cards": float(gpu.price_usd) * own_r.count,
+        "server": server_usd,
+        "server_priced": bought.server_usd is not None,
+        "system": None if bought.system is None else bought.system.name,
+        "system_id": None if bought.system is None else bought.system.id,
+        "nodes": bought.nodes,
+        "rack_units": bought.rack_units,
+        "host_power_w": bought.host_power_w,
+        "support_per_year": bought.support_usd_per_year,
+        "resale": res.resale_value,
+        "resale_fraction": cost.DEFAULT_RESALE_FRACTION,
         "power_per_month": res.power_per_month,
         "own_total": res.own_total,
         "cloud_total": res.cloud_total,
@@ -351,6 +413,108 @@ def _cost(best, aw: rec.Workload, w: Workload, profile: Profile, catalog, rates)
         "pue": max(1.0, aw.pue),
         "electricity_usd_per_kwh": aw.electricity_usd_per_kwh,
     }
+    return out
+
+
+def _spend(r) -> float | None:
+    """What the budget is checked against (advisor.recommend step 4): the purchase when owned,
+    the run's bill (training) or the horizon's bill (serving) when rented."""
+    if r is None or r.mode is None:
+        return None
+    if r.mode == "own":
+        return r.purchase
+    return r.run_cost if r.run_cost is not None else r.rent_cost
+
+
+def constraint_checks(r, w: Workload, profile: Profile, runs: int, catalog) -> list[dict]:
+    """Each of the profile's constraints against a candidate `r` (a Recommendation or None):
+    {key, target, achieved, met}; achieved None when `r` gives no figure."""
+    c = profile.constraints
+    out = []
+
+    def add(key, target, achieved, met):
+        out.append({"key": key, "target": target, "achieved": achieved, "met": bool(met)})
+
+    if r is not None and r.memory_per_gpu_bytes is not None:
+        add(
+            "memory",
+            r.capacity_bytes,
+            r.memory_per_gpu_bytes,
+            r.memory_per_gpu_bytes <= r.capacity_bytes,
+        )
+    if w.task == "serving" and w.per_user_tokens_per_s is not None:
+        got = None if r is None else r.tokens_per_s_per_user
+        add(
+            "per_user",
+            w.per_user_tokens_per_s,
+            got,
+            got is not None and got >= w.per_user_tokens_per_s,
+        )
+    if w.task != "serving" and w.deadline_hours is not None:
+        got = None if r is None or r.hours is None else r.hours / runs
+        add("deadline", w.deadline_hours, got, got is not None and got <= w.deadline_hours)
+    if c.budget is not None:
+        got = _spend(r)
+        add("budget", c.budget, got, got is not None and got <= c.budget)
+    if c.power_kw is not None and r is not None and r.mode == "own":
+        kw = r.count * float(_gpu(catalog, r.gpu_id).tdp_w or 0) / 1000
+        add("power", c.power_kw, kw, kw <= c.power_kw)
+    return out
+
+
+def _nearest(aw, w: Workload, profile: Profile, catalog, runs: int) -> dict | None:
+    """When no candidate meets every constraint: the plan that meets all but the fewest,
+    found by dropping the budget, then the speed target, then both (advisor.recommend with
+    the rest), with its checks (the missed ones shown as missed)."""
+    tries = (
+        {"budget": None},
+        {"target_tokens_per_s_per_user": None, "target_tokens_per_s": None},
+        {"budget": None, "target_tokens_per_s_per_user": None, "target_tokens_per_s": None},
+    )
+    for drop in tries:
+        relaxed = replace(aw, **drop)
+        if relaxed == aw:
+            continue
+        ranked = _post_filter(rec.recommend(relaxed, catalog), catalog, profile, w)
+        best = next((x for x in ranked if x.ok), None)
+        if best is None and w.deadline_hours is not None:
+            continue
+        if best is not None:
+            return {
+                "recommendation": _rec_dict(best, runs),
+                "checks": constraint_checks(best, w, profile, runs, catalog),
+            }
+    return None
+
+
+def is_community_cloud(offer_name: str | None) -> bool:
+    """A marketplace of individual hosts rather than a provider's own data centres: RunPod's
+    Community Cloud ("peer-to-peer GPU computing that connects individual compute providers",
+    against its Secure Cloud in Tier 3/4 data centres; docs.runpod.io "Choose a pod", checked:
+    recalled, 2026-12-06)."""
+    return bool(offer_name) and "community cloud" in str(offer_name).lower()
+
+
+def regulated_flags(wd: dict) -> list[dict]:
+    """Warnings for regulated data (a bank's, a hospital's) that belong in the report's body:
+    consumer cards (no ECC; NVIDIA's GeForce driver licence excludes data-centre deployment)
+    and community clouds (hosts run by individuals: data residency and who can reach the
+    machine are not the provider's to promise)."""
+    out = []
+    for key in ("recommendation", "runner_up"):
+        r = wd.get(key)
+        if r and r.get("tier") == "consumer":
+            out.append({"key": "regulated.consumer", "params": {"gpu": r["gpu_name"]}})
+            break
+    names = []
+    r = wd.get("recommendation")
+    if r and r.get("mode") == "rent":
+        names.append(r.get("offer"))
+    cost_d = wd.get("cost") or {}
+    if cost_d.get("offer"):
+        names.append(cost_d["offer"]["instance"])
+    if any(is_community_cloud(n) for n in names):
+        out.append({"key": "regulated.community", "params": {}})
     return out
 
 
@@ -402,8 +566,14 @@ def _risks_and_steps(wd: dict, w: Workload, profile: Profile) -> tuple[list, lis
     return risks, steps
 
 
-def build_report(profile: Profile, catalog, *, lang: str | None = None) -> dict:
-    """The whole report as plain JSON-ready data (numbers unformatted, texts as keys)."""
+def build_report(
+    profile: Profile, catalog, *, lang: str | None = None, today: str | None = None
+) -> dict:
+    """The whole report as plain JSON-ready data (numbers unformatted, texts as keys). Its date
+    is the profile's, else `today` (ISO), else the date it is made on: a report always carries
+    one."""
+    import datetime
+
     c = profile.constraints
     lang = lang or c.language
     if not isinstance(lang, str) or lang not in STRINGS:
@@ -444,7 +614,11 @@ def build_report(profile: Profile, catalog, *, lang: str | None = None) -> dict:
                 "precision": aw.train_precision if aw.task != "inference" else None,
                 "concurrent_users": w.concurrent_users,
                 "users": w.users,
-                "target_tokens_per_s": aw.target_tokens_per_s,
+                "target_tokens_per_s": (
+                    w.per_user_tokens_per_s * (w.concurrent_users or 1)
+                    if aw.task == "inference" and w.per_user_tokens_per_s is not None
+                    else aw.target_tokens_per_s
+                ),
                 "per_user_tokens_per_s": w.per_user_tokens_per_s,
                 "target_latency_ms": w.target_latency_ms,
                 "deadline_hours": w.deadline_hours,
@@ -463,18 +637,51 @@ def build_report(profile: Profile, catalog, *, lang: str | None = None) -> dict:
             "cluster": None,  # training past one node (advisor.cluster)
         }
         # memory on one GPU (the audit's reference) and in the recommended configuration
-        one = _estimate(
-            rec._inference_setup(aw, 1)
-            if aw.task == "inference"
-            else rec._training_setup(aw, 1, "ddp", 1)
-        )
-        wd["memory_one_gpu"] = one.to_dict()
+        if aw.task != "inference":
+            wd["memory_one_gpu"] = _estimate(rec._training_setup(aw, 1, "ddp", 1)).to_dict()
+        elif best is None and catalog.gpus:
+            # what one GPU would need (independent of the card: weights, KV, workspace)
+            i, o = sfit.split_context(aw.seq)
+            wd["memory_one_gpu"] = serving_memory(
+                sfit.fit(
+                    aw.model,
+                    max(catalog.gpus, key=lambda g: (g.memory_bytes, g.id)),
+                    gpus=1,
+                    concurrency=aw.batch,
+                    input_tokens=i,
+                    output_tokens=o,
+                    weights=aw.inference_weights,
+                    kv_dtype=aw.kv_dtype,
+                    tensor_parallel=1,
+                    speed=False,
+                )
+            )
         if best is not None:
             gpu = _gpu(catalog, best.gpu_id)
-            setup = _setup_for(best, aw)
-            est = _estimate(setup)
-            wd["memory"] = est.to_dict()
-            wd["diagnosis"] = _diagnosis(best, aw, setup, est, gpu)
+            if aw.task == "inference":
+                fit = serving_fit_of(best, aw, gpu)
+                one = sfit.fit(
+                    aw.model,
+                    gpu,
+                    gpus=1,
+                    concurrency=aw.batch,
+                    input_tokens=fit.input_tokens,
+                    output_tokens=fit.output_tokens,
+                    weights=fit.weights,
+                    kv_dtype=fit.kv_dtype,
+                    tensor_parallel=1,
+                    speed=False,
+                )
+                wd["memory_one_gpu"] = serving_memory(one)
+                wd["memory"] = serving_memory(fit)
+                wd["serving_fit"] = fit.to_dict()
+                setup = est = None
+            else:
+                fit = None
+                setup = _setup_for(best, aw)
+                est = _estimate(setup)
+                wd["memory"] = est.to_dict()
+            wd["diagnosis"] = _diagnosis(best, aw, setup, est, gpu, fit)
             prec = (aw.quant or "bf16") if aw.task == "inference" else aw.train_precision
             sources.extend(_gpu_sources(gpu, compute.PEAK_KEY.get(prec, "bf16")))
             if runner is not None:
@@ -497,6 +704,13 @@ def build_report(profile: Profile, catalog, *, lang: str | None = None) -> dict:
                     sources.extend(
                         _gpu_sources(_gpu(catalog, x["gpu_id"]), compute.PEAK_KEY.get(prec, "bf16"))
                     )
+            tco = wd["cost"]["tco"]
+            if tco and tco.get("system_id"):
+                sysd = next(x for x in catalog.systems if x.id == tco["system_id"])
+                for fld, src in sysd.sources.items():
+                    sources.append(
+                        _src(src["url"], src["read"], f"{sysd.name}: {fld}", src.get("kind"))
+                    )
             if wd["cost"]["offer"]:
                 o = wd["cost"]["offer"]
                 sources.append(
@@ -507,11 +721,13 @@ def build_report(profile: Profile, catalog, *, lang: str | None = None) -> dict:
                     spec,
                     gpu.memory_bytes,
                     context=w.seq,
-                    weights=w.weights,
+                    weights=fit.weights,
+                    kv_dtype=fit.kv_dtype,
+                    gpu_memory_utilization=sfit.GPU_MEMORY_UTILIZATION,
                     tensor_parallel=best.tensor_parallel,
                 )
                 wd["serving"] = cap.to_dict()
-                wd["serving_curve"] = _serving_curve(spec, gpu, w, best)
+                wd["serving_curve"] = _serving_curve(spec, gpu, fit)
             elif aw.task == "train":
                 wd["cluster"] = _cluster(spec, gpu, w, wd["pilot_offer"], catalog)
         else:
@@ -521,7 +737,12 @@ def build_report(profile: Profile, catalog, *, lang: str | None = None) -> dict:
             if aw.task == "train" and w.total_tokens:
                 # no single node does it: the cheapest plan past one node, if any
                 wd["cluster"] = _cheapest_cluster(aw, w, catalog)
+        # every constraint checked on the recommendation; with none that meets them all, the
+        # nearest plan with what it misses
+        wd["checks"] = constraint_checks(best, w, profile, runs, catalog)
+        wd["nearest"] = None if best is not None else _nearest(aw, w, profile, catalog, runs)
         wd["risks"], wd["next_steps"] = _risks_and_steps(wd, w, profile)
+        wd["regulated"] = regulated_flags(wd)
         workloads.append(wd)
     if c.currency != "USD" and rates is not None and hasattr(rates, "rates"):
         r = rates.rates.get(c.currency)
@@ -536,7 +757,7 @@ def build_report(profile: Profile, catalog, *, lang: str | None = None) -> dict:
     for s in sources:
         k = (s["url"], s["read"])
         if k not in by_key:
-            by_key[k] = {"url": s["url"], "read": s["read"], "what": []}
+            by_key[k] = {"url": s["url"], "read": s["read"], "what": [], "kind": s["kind"]}
             uniq.append(by_key[k])
         if s["what"] not in by_key[k]["what"]:
             by_key[k]["what"].append(s["what"])
@@ -544,7 +765,7 @@ def build_report(profile: Profile, catalog, *, lang: str | None = None) -> dict:
         "lang": lang,
         "organisation": profile.organisation,
         "prepared_for": profile.prepared_for,
-        "date": profile.date,
+        "date": profile.date or today or datetime.date.today().isoformat(),
         "slug": profile.slug,
         "currency": c.currency,
         "constraints": {
@@ -563,36 +784,34 @@ def build_report(profile: Profile, catalog, *, lang: str | None = None) -> dict:
     }
 
 
-# A serving profile gives the context length, not the prompt/answer split: the curve assumes
-# answers of a quarter of the context, at most 512 tokens, and says so.
-ANSWER_FRACTION, ANSWER_MAX = 0.25, 512
 CLUSTER_NETWORK = "ib-ndr-400"
 
 
-def _serving_curve(spec, gpu, w: Workload, best) -> dict | None:
-    """The throughput-latency curve of the recommended configuration (advisor.serving.plan):
-    one replica of `best.tensor_parallel` GPUs, all `best.count` GPUs in total."""
+def _serving_curve(spec, gpu, fit) -> dict | None:
+    """The throughput-latency curve of the recommended layout (advisor.serving.plan: its TP,
+    replicas and formats), with the operating point at the users' concurrency itself
+    (`users_point`, the same figures as the diagnosis and the recommendation)."""
     from . import serving
 
-    out_tokens = max(1, min(ANSWER_MAX, int(w.seq * ANSWER_FRACTION)))
-    in_tokens = max(1, w.seq - out_tokens)
     try:
         plan = serving.plan(
             spec,
             gpu,
-            input_tokens=in_tokens,
-            output_tokens=out_tokens,
-            weights=w.weights,
-            tensor_parallel=best.tensor_parallel,
-            gpus=best.count,
+            input_tokens=fit.input_tokens,
+            output_tokens=fit.output_tokens,
+            weights=fit.weights,
+            kv_dtype=fit.kv_dtype,
+            tensor_parallel=fit.tensor_parallel,
+            gpus=fit.gpus,
+            tp_fabric=sfit.tp_fabric(gpu, fit.tensor_parallel),
         )
     except AdvisorError:
         return None
     d = plan.to_dict()
-    users = w.concurrent_users or 1
-    d["users_point"] = next(
-        (p for p in d["points"] if p["concurrency"] >= users / max(1, plan.replicas)), None
-    )
+    users = fit.point.to_dict()
+    pts = [p for p in d["points"] if p["concurrency"] != users["concurrency"]]
+    d["points"] = sorted([*pts, users], key=lambda p: p["concurrency"])
+    d["users_point"] = users
     return d
 
 

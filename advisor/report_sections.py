@@ -80,9 +80,12 @@ class Sections:
         for k in ("needs_gib", "has_gib", "hours", "deadline_hours", "needs_kw", "has_kw"):
             if k in p:
                 p[k] = self.n(p[k], 1)
+        per_user = reason["key"] == "recommend.too_slow_per_user"
         for k in ("tokens_per_s", "target"):
             if k in p:
-                p[k] = self.n(p[k], 0)
+                p[k] = self.n(p[k], 1 if per_user else 0)
+        if isinstance(p.get("sizes"), list):
+            p["sizes"] = " / ".join(str(x) for x in p["sizes"])
         if isinstance(p.get("precision"), str):
             p["precision"] = p["precision"].upper()
         return self.t(key, **p)
@@ -201,11 +204,12 @@ class Sections:
 
     def memory_totals(self, wd) -> list[tuple[str, list[str]]]:
         one, cfg = wd["memory_one_gpu"], wd["memory"]
+        serving = wd["advisor_task"] == "inference"
         return [
             (label, [self.gib(one[key])] + ([self.gib(cfg[key])] if cfg is not None else []))
             for label, key in (
-                ("mem.peak", "peak_allocated_bytes"),
-                ("mem.overhead", "overhead_bytes"),
+                ("mem.peak_serving" if serving else "mem.peak", "peak_allocated_bytes"),
+                ("mem.headroom" if serving else "mem.overhead", "overhead_bytes"),
                 ("mem.total", "total_bytes"),
             )
         ]
@@ -310,6 +314,59 @@ class Sections:
             mwh=self.n(ch["energy_kwh"] / 1000, 1) if ch["energy_kwh"] is not None else "—",
         )
 
+    def check_rows(self, checks) -> list[tuple[str, str, str, str]]:
+        """(constraint, limit, achieved, met / MISSED) of advisor.report_data.constraint_checks."""
+        fmt = {
+            "memory": lambda v: self.gib(v),
+            "per_user": lambda v: self.n(v, 1),
+            "deadline": lambda v: self.n(v, 1),
+            "budget": lambda v: self.money(v),
+            "power": lambda v: self.n(v, 1),
+        }
+        return [
+            (
+                self.t("chk." + c["key"]),
+                fmt[c["key"]](c["target"]),
+                "—" if c["achieved"] is None else fmt[c["key"]](c["achieved"]),
+                self.t("chk.met" if c["met"] else "chk.missed"),
+            )
+            for c in checks
+        ]
+
+    def nearest_text(self, wd) -> str:
+        n = wd["nearest"]["recommendation"]
+        return self.t(
+            "chk.nearest", config=self.config(n), sharding=self.sharding(n), cost=self.cost_mode(n)
+        )
+
+    def format_line(self, r) -> str:
+        """A serving plan's formats, layout and per-user speed ("" for training)."""
+        if r.get("tokens_per_s_per_user") is None:
+            return ""
+        return self.t(
+            "rec.format",
+            weights=str(r["weights"]).upper(),
+            kv=str(r.get("kv_dtype") or "bf16").upper(),
+            replicas=self.n(r["replicas"]),
+            tp=r["tensor_parallel"],
+            per=self.n(r["concurrency_per_replica"]),
+            user=self.n(r["tokens_per_s_per_user"], 1),
+        )
+
+    def per_million_line(self, r) -> str:
+        """A serving plan's cost per million generated tokens, owned and rented ("" for
+        training, "—" for a mode the plan has no price for)."""
+        if r.get("tokens_per_s_per_user") is None:
+            return ""
+        own, rent = r.get("own_per_million_tokens"), r.get("per_million_tokens")
+        if own is None and rent is None:
+            return ""
+        return self.t(
+            "rec.per_million",
+            own="—" if own is None else self.money(own, 2),
+            rent="—" if rent is None else self.money(rent, 2),
+        )
+
     def speed(self, r) -> str:
         if r.get("hours_per_run") is not None:
             return self.n(r["hours_per_run"], 1) + NBSP + self.t("unit.hours")
@@ -348,9 +405,31 @@ class Sections:
             read=o["read"],
             billed=c["billed_gpus"],
         )
+        if t.get("system") is None:
+            server = self.t("cost.server_none")
+        elif t["server_priced"]:
+            server = self.t(
+                "cost.server_v", n=t["nodes"], system=t["system"], cost=self.money(t["server"])
+            )
+        else:
+            server = self.t("cost.server_unpriced", n=t["nodes"], system=t["system"])
+        support = (
+            self.money(t["support_per_year"])
+            if t.get("support_per_year") is not None
+            else self.t("cost.support_unpriced")
+        )
+        rack = self.n(t["rack_units"]) if t.get("rack_units") else "—"
         return [
-            (self.t("cost.purchase"), self.money(t["purchase"])),
+            (self.t("cost.cards"), self.money(t["cards"])),
+            (self.t("cost.server"), server),
+            (self.t("cost.purchase_total"), self.money(t["purchase"])),
             (self.t("cost.power_month"), self.money(t["power_per_month"])),
+            (self.t("cost.rack"), rack),
+            (self.t("cost.support"), support),
+            (
+                self.t("cost.resale", share=self.pct(t["resale_fraction"])),
+                "−" + self.money(t["resale"]),
+            ),
             (self.t("cost.own_total", months=months), self.money(t["own_total"])),
             (self.t("cost.cloud_rate"), rate),
             (self.t("cost.cloud_month"), self.money(t["cloud_per_month"])),
@@ -459,6 +538,7 @@ class Sections:
                     "assume.time_model",
                     n=fmt_count(tm["n"], self.lang),
                     median=fmt_pct(tm["median_abs_error"], self.lang),
+                    worst=fmt_pct(tm["worst_abs_error"], self.lang),
                 )
             )
         return out + [self.t("assume.memory"), self.t("assume.power")]

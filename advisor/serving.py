@@ -140,6 +140,7 @@ def point(
     grouped_kv_kernel: bool = True,
     speculative: Speculation | None = None,
     prefix_hit_rate: float = 0.0,
+    tp_fabric: net.Fabric | None = None,
 ) -> ServingPoint:
     """One steady-state operating point (module docstring). `engine` ("vllm" | "trtllm")
     selects the engine's per-sequence step overhead (efficiency.Stack.seq_step_us).
@@ -164,7 +165,8 @@ def point(
             field="tensor_parallel",
         )
     dev = timing.Device.of(gpu, weight_peak_key(gpu, weights), stack, achievable)
-    fabric = net.intra_node_fabric(gpu) if tp > 1 else None
+    # tensor parallelism past one node crosses `tp_fabric` (advisor.serving_fit)
+    fabric = tp_fabric or (net.intra_node_fabric(gpu) if tp > 1 else None)
     prompt = uncached_tokens(input_tokens, prefix_hit_rate) if prefix_hit_rate else input_tokens
     per_batch = max(1, min(c, MAX_NUM_BATCHED_TOKENS // prompt))
     pf = timing.prefill_time(
@@ -287,6 +289,7 @@ def plan(
     engine: str = "vllm",
     speculative: Speculation | None = None,
     prefix_hit_rate: float = 0.0,
+    tp_fabric: net.Fabric | None = None,
 ) -> ServingPlan:
     """The throughput-latency curve at concurrency 1, 2, 4, ... up to the largest the KV cache
     and `max_num_seqs` allow (and that value itself). `speculative` and `prefix_hit_rate` as
@@ -331,6 +334,7 @@ def plan(
             engine=engine,
             speculative=speculative,
             prefix_hit_rate=prefix_hit_rate,
+            tp_fabric=tp_fabric,
         )
         for c in levels
     )

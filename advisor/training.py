@@ -136,8 +136,25 @@ def train_step(
 
     frozen = task in ("lora", "qlora")
     wbytes, dq = 2.0, 1.0
+    dequant_s = 0.0
     if task == "qlora":
-        wbytes, dq = 0.5 + 0.03, stack.dequant_factor("nf4")
+        # QLoRA's dequantisation (issue 38): bitsandbytes' MatMul4Bit dequantises each NF4
+        # weight to a whole bf16 copy (F.dequantize_4bit) before every F.linear, in the forward
+        # and again in the backward (the input's gradient), and in a recomputed forward
+        # (bitsandbytes/autograd/_functions.py, MatMul4Bit.forward / .backward,
+        # github.com/bitsandbytes-foundation/bitsandbytes): each time it reads 0.5 B per weight
+        # plus its scales and writes 2 B, and the GEMM then reads the bf16 copy (wbytes 2).
+        from .memory import linear_modules_per_layer, linear_params_per_layer
+
+        per_use = (
+            linear_params_per_layer(spec)
+            / layout.tp
+            * (0.5 + 0.03 + 2.0)
+            / (dev.bandwidth * dev.decode_bandwidth)
+            + linear_modules_per_layer(spec) * dev.kernel_s
+        )
+        uses = 2 + (1 if checkpointing == "full" else 0)
+        dequant_s = uses * per_use
     cp = layout.cp
     if seq % cp:
         raise AdvisorError(
@@ -173,7 +190,7 @@ def train_step(
     comm = (lt.tp_comm + lt.ep_comm) * (1 - stack.tp_overlap) + cp_comm
     layers_per_stage = math.ceil(spec.num_layers / layout.pp)
     t_head = timing.head_time(spec, dev, T, layout.tp, train=True)
-    t_stage = layers_per_stage * (lt.fwd + lt.bwd + recompute + comm) + t_head
+    t_stage = layers_per_stage * (lt.fwd + lt.bwd + recompute + dequant_s + comm) + t_head
     m, p, v = layout.micro_batches, layout.pp, layout.virtual_stages
     t_pipe = (m + (p - 1) / v) * t_stage
     bubble = t_pipe - m * t_stage
@@ -231,7 +248,8 @@ def train_step(
         peak_key=peak_key,
         layout=layout,
         parts_s={
-            "compute": m * layers_per_stage * (lt.fwd + lt.bwd + recompute) + m * t_head,
+            "compute": m * layers_per_stage * (lt.fwd + lt.bwd + recompute + dequant_s)
+            + m * t_head,
             "tp_comm": m * layers_per_stage * lt.tp_comm * (1 - stack.tp_overlap),
             "ep_comm": m * layers_per_stage * lt.ep_comm * (1 - stack.tp_overlap),
             "bubble": bubble,

@@ -51,6 +51,11 @@ CURRENCIES = ("USD", "AZN", "EUR")
 LANGUAGES = ("az", "en")
 SERVING_ENGINES = ("vllm", "trtllm")  # advisor.serving: whose memory plan and step overhead
 CLUSTER_PRECISIONS = ("bf16", "fp8", "mxfp8")  # advisor.training precisions a cluster plan offers
+# The VRAM calculator's inference: a continuous-batching server (advisor.serving_fit) or, when
+# asked for, one static prefill of the whole batch (advisor.memory.inference_memory)
+INFERENCE_MODES = ("serving", "static")
+# The picker's serving formats: "auto" searches advisor.serving_fit.SEARCH_FORMATS
+PICKER_WEIGHTS = ("auto", "bf16", "fp8", "awq", "gptq", "int8")
 
 # The calculators' select fields: field name -> choices.
 FORM_FIELDS = {
@@ -66,6 +71,8 @@ FORM_FIELDS = {
     "acquire": ACQUIRE,
     "engine": SERVING_ENGINES,
     "cluster_precision": CLUSTER_PRECISIONS,
+    "mode": INFERENCE_MODES,
+    "picker_weights": PICKER_WEIGHTS,
 }
 # The translation key that labels a choice in the calculators (templates/i18n: calc.o.*).
 LABEL_KEY = "calc.o.{}"

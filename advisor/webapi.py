@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass, field, fields, replace
 
 from . import compute, cost, limits, memory, recommend, shortfall, vocab
+from . import serving_fit as sfit
 from .catalog import Catalog, catalog_from_documents, load_catalog
 from .counts import parse_count
 from .errors import AdvisorError, check_choice, check_int, clip, parse_number, shown, yaml_error
@@ -125,6 +126,9 @@ class VramRequest(_Request):
     sharding: str = _f("ddp", "choice", choices=memory.SHARDING)
     gpu: str = _f("h100-sxm", "name")
     limits: bool = _f(True, "flag")
+    # inference: "serving" (batch = requests in flight over `gpus`, advisor.serving_fit) or
+    # "static" (one prefill of the whole batch on each GPU, advisor.memory.inference_memory)
+    mode: str = _f("serving", "choice", choices=vocab.INFERENCE_MODES)
 
 
 @dataclass(frozen=True)
@@ -151,8 +155,9 @@ class BudgetRequest(_Request):
         recommend.DEFAULT_ELECTRICITY_USD_PER_KWH, "num", bounds=limits.USD_PER_KWH
     )
     pue: float = _f(cost.DEFAULT_PUE, "num", bounds=limits.PUE)
-    server_usd: float = _f(0, "num", bounds=limits.USD_PER_SERVER)
-    resale_fraction: float = _f(0.2, "num", bounds=limits.FRACTION)
+    # empty: the catalog's system for these cards (advisor.systems.purchase_for), as the reports
+    server_usd: float | None = _f("", "optnum", bounds=limits.USD_PER_SERVER)
+    resale_fraction: float = _f(cost.DEFAULT_RESALE_FRACTION, "num", bounds=limits.FRACTION)
     currency: str = _f("USD", "choice", choices=cost.CURRENCIES)
     model: str = _f("llama-3.2-1b", "name")  # "" (and no config): no training / token figures
     config: str = _f("", "text")
@@ -176,6 +181,11 @@ class PickerRequest(_Request):
     target_tokens_per_s: float | None = _f(
         "", "optnum", bounds=limits.TOKENS_PER_S, exclusive_low=True
     )
+    # inference: the speed each of the `batch` requests in flight must see; the formats searched
+    per_user_tokens_per_s: float | None = _f(
+        "", "optnum", bounds=limits.TOKENS_PER_S, exclusive_low=True
+    )
+    weights: str = _f("auto", "choice", choices=vocab.PICKER_WEIGHTS)
 
 
 @dataclass(frozen=True)
@@ -235,7 +245,7 @@ def set_catalog(catalog: Catalog) -> None:
 
 
 _CATALOG_FILE = re.compile(
-    r"(?:(?:models|gpus|clouds|efficiency|networks)/)?[A-Za-z0-9][A-Za-z0-9._-]*\.yaml"
+    r"(?:(?:models|gpus|clouds|efficiency|networks|systems)/)?[A-Za-z0-9][A-Za-z0-9._-]*\.yaml"
 )
 
 
@@ -380,11 +390,132 @@ def _max_seq(setup, capacity: int) -> int:
     return memory.max_seq(setup, capacity)
 
 
+def _serving_layout(spec, g, req: VramRequest):
+    """A serving layout of `req` on `req.gpus` x `g` that fits (the smallest tensor-parallel
+    degree that does), else the one needing the least memory per GPU: whether it fits at all
+    (the chosen card then shows `best_fit`'s layout, the one the picker runs)."""
+    i, o = sfit.split_context(req.seq)
+    degrees = sfit.tp_degrees(spec, req.gpus)
+    if not degrees:
+        raise AdvisorError(
+            "serving.no_tp",
+            f"gpus: no tensor-parallel degree divides both {req.gpus} GPUs and the model's "
+            f"{spec.num_heads} attention heads",
+            field="gpus",
+            gpus=req.gpus,
+            heads=spec.num_heads,
+        )
+    layouts = [
+        sfit.fit(
+            spec,
+            g,
+            gpus=req.gpus,
+            concurrency=req.batch,
+            input_tokens=i,
+            output_tokens=o,
+            weights=req.weights,
+            kv_dtype=req.kv_dtype,
+            tensor_parallel=tp,
+            speed=False,
+        )
+        for tp in degrees
+    ]
+    return next((x for x in layouts if x.fits), min(layouts, key=lambda x: x.total_bytes))
+
+
+def _vram_serving(req: VramRequest, spec) -> dict:
+    """The VRAM calculator's inference as a continuous-batching server (advisor.serving_fit):
+    `batch` requests in flight over `gpus` GPUs, weights and KV split over tensor parallelism
+    within a node, replicas beyond."""
+    from .models import require_causal
+
+    require_causal(spec)
+    cat = get_catalog()
+    fits = []
+    for g in sorted(cat.gpus, key=lambda g: (g.memory_bytes, g.id)):
+        x = _serving_layout(spec, g, req)
+        fits.append(
+            {
+                **_gpu_info(g),
+                "fits": x.fits,
+                "headroom_bytes": g.memory_bytes - x.total_bytes,
+                "unsupported": [u.to_dict() for u in x.unsupported],
+            }
+        )
+    g = _gpu(req.gpu)
+    x = _serving_layout(spec, g, req)
+    if x.fits:
+        # the layout the picker and `recommend` would run on these GPUs (the most tokens/s)
+        x = sfit.best_fit(
+            spec,
+            g,
+            gpus=req.gpus,
+            concurrency=req.batch,
+            input_tokens=x.input_tokens,
+            output_tokens=x.output_tokens,
+            formats=(req.weights,),
+            kv_dtype=req.kv_dtype,
+        )
+    chosen = {**_gpu_info(g), "fits": x.fits}
+    if req.limits:
+        # the most requests the KV cache holds at this context, all replicas; the longest
+        # context one request can have
+        chosen["max_batch"] = x.kv_limited_concurrency * x.replicas
+        cap = memory.serving_capacity(
+            spec,
+            g.memory_bytes,
+            context=min(req.seq, spec.max_position_embeddings),
+            weights=req.weights,
+            kv_dtype=req.kv_dtype,
+            gpu_memory_utilization=sfit.GPU_MEMORY_UTILIZATION,
+            tensor_parallel=x.tensor_parallel,
+        )
+        chosen["max_seq"] = cap.max_context_tokens
+    used = x.total_bytes - x.headroom_bytes
+    return {
+        "model": _model_info(spec),
+        "task": "inference",
+        "mode": "serving",
+        "checkpointing": None,
+        "checkpointing_default": False,
+        "components": {
+            "weights": x.weights_bytes,
+            "kv_cache": x.kv_bytes,
+            "workspace": x.workspace_bytes,
+        },
+        "overhead": {"engine_headroom": x.headroom_bytes},
+        "peak_allocated_bytes": used,
+        "overhead_bytes": x.headroom_bytes,
+        "total_bytes": x.total_bytes,
+        "assumptions": [
+            "vLLM memory plan: weights and KV over tensor parallelism, the KV cache of every "
+            "request at its whole context, 90% of the card for the engine"
+        ],
+        "serving": {
+            "tensor_parallel": x.tensor_parallel,
+            "replicas": x.replicas,
+            "per_replica": x.per_replica,
+            "input_tokens": x.input_tokens,
+            "output_tokens": x.output_tokens,
+            "kv_limited_concurrency": x.kv_limited_concurrency,
+        },
+        "fits": fits,
+        "chosen": chosen,
+        # the measured band is of PyTorch runs (static prefills and training steps), not of a
+        # serving engine's plan: none shown rather than a borrowed one
+        "memory_accuracy": None,
+    }
+
+
 def vram(params: dict) -> dict:
     """Memory per GPU of a workload, whether it fits on each catalog accelerator, and the largest
-    batch and longest context that fit on the chosen one (advisor.memory)."""
+    batch and longest context that fit on the chosen one. Inference is sized as a serving
+    engine (advisor.serving_fit) unless `mode` is "static" (one prefill of the whole batch per
+    GPU, advisor.memory.inference_memory, labelled so in the result's `mode`)."""
     req = VramRequest.from_params(params)
     spec = _model(req)
+    if req.task == "inference" and req.mode == "serving":
+        return _vram_serving(req, spec)
     task, setup = _setup(req, spec)
     est = _estimate(task, setup)
     cat = get_catalog()
@@ -407,6 +538,7 @@ def vram(params: dict) -> dict:
     return {
         "model": _model_info(spec),
         "task": task,
+        "mode": "static" if task == "inference" else None,
         # training only: the checkpointing used, and whether it is the rule's default
         "checkpointing": getattr(setup, "checkpointing", None),
         "checkpointing_default": task != "inference" and req.checkpointing == "default",
@@ -543,12 +675,17 @@ def budget(params: dict) -> dict:
                 gpu=g.id,
             )
         hourly = offer.on_demand_usd_per_gpu_hour
-    own = cost.OwnHardware(
-        gpu_price_usd=price,
-        gpus=n,
-        tdp_w=float(g.tdp_w or 0),
+    from . import systems
+
+    bought = systems.purchase_for(g, n, cat.systems)
+    server_usd = req.server_usd if req.server_usd is not None else (bought.server_usd or 0.0)
+    own = cost.owning(
+        price,
+        n,
+        g.tdp_w,
         electricity_usd_per_kwh=req.electricity_usd_per_kwh,
-        server_usd=req.server_usd,
+        server_usd=server_usd,
+        host_power_w=bought.host_power_w,
         pue=req.pue,
         resale_fraction=req.resale_fraction,
     )
@@ -576,6 +713,8 @@ def budget(params: dict) -> dict:
             "read": offer.read,
         },
         "tco": td,
+        "system": bought.to_dict(),
+        "server_usd": server_usd,
     }
     # Training run and per-token cost for the model (optional: model "" and no config).
     if req.model or req.config.strip():
@@ -601,10 +740,15 @@ def budget(params: dict) -> dict:
         else:
             training["reason"] = _no_fit_reason(est.total_bytes, g)
         out["training"] = training
-        inference = {"tokens_per_s_per_gpu": None, "per_million_tokens": None}
-        infer = memory.inference_memory(
-            memory.InferenceSetup(model=spec, batch=req.batch, seq=req.seq)
-        )
+        # Serving (advisor.serving_fit, as everywhere): `batch` requests in flight on the n
+        # GPUs, the layout with the most tokens/s; priced rented and owned at that point.
+        inference = {
+            "tokens_per_s_per_gpu": None,
+            "per_million_tokens": None,
+            "own_per_million_tokens": None,
+            "tokens_per_s_per_user": None,
+            "layout": None,
+        }
         if not spec.causal:
             from .models import require_causal
 
@@ -612,14 +756,32 @@ def budget(params: dict) -> dict:
                 require_causal(spec)
             except AdvisorError as exc:
                 inference["reason"] = exc.to_dict()
-        elif infer.total_bytes > g.memory_bytes:
-            inference["reason"] = _no_fit_reason(infer.total_bytes, g)
         else:
-            dr = compute.decode_tokens_per_s(spec, g, batch=req.batch, context=req.seq)
-            inference.update(
-                tokens_per_s_per_gpu=dr.tokens_per_s,
-                per_million_tokens=cost.cost_per_million_tokens(dr.tokens_per_s, hourly) * rate,
-            )
+            i, o = sfit.split_context(req.seq)
+            try:
+                f = sfit.best_fit(
+                    spec, g, gpus=n, concurrency=req.batch, input_tokens=i, output_tokens=o
+                )
+            except AdvisorError as exc:
+                inference["reason"] = exc.to_dict()
+                f = None
+            if f is not None and not f.fits:
+                inference["reason"] = _no_fit_reason(f.total_bytes, g)
+            elif f is not None:
+                tps = f.point.tokens_per_s
+                busy_h = req.horizon_months * cost.HOURS_PER_MONTH * req.utilisation
+                inference.update(
+                    tokens_per_s_per_gpu=tps / n,
+                    tokens_per_s_per_user=f.point.tokens_per_s_per_user,
+                    per_million_tokens=cost.cost_per_million_tokens(tps, hourly * n) * rate,
+                    own_per_million_tokens=td["own_total"] / (tps * 3600 * busy_h) * 1e6,
+                    layout={
+                        "label": f.label,
+                        "tensor_parallel": f.tensor_parallel,
+                        "replicas": f.replicas,
+                        "per_replica": f.per_replica,
+                    },
+                )
         out["inference"] = inference
         out["accuracy"] = _bands("training", "decode")
     return out
@@ -639,6 +801,7 @@ def picker(params: dict) -> dict:
     (advisor.recommend.recommend)."""
     req = PickerRequest.from_params(params)
     spec = _model(req)
+    serving = req.task == "inference"
     w = recommend.Workload(
         model=spec,
         task=req.task,
@@ -650,6 +813,11 @@ def picker(params: dict) -> dict:
         max_gpus=req.max_gpus,
         budget=req.budget,
         target_tokens_per_s=req.target_tokens_per_s,
+        target_tokens_per_s_per_user=req.per_user_tokens_per_s if serving else None,
+        formats=(
+            (sfit.SEARCH_FORMATS if req.weights == "auto" else (req.weights,)) if serving else ()
+        ),
+        kv_formats=sfit.SEARCH_KV if serving and req.weights == "auto" else (),
     )
     rows = recommend.ranked_rows(w, get_catalog())
     ok = [r for r in rows if r["ok"]]
@@ -698,6 +866,10 @@ def serving(params: dict) -> dict:
             gpus=req.gpus,
             tensor_parallel=req.tensor_parallel,
         )
+    from . import support
+
+    for why in support.engine(g, req.engine):
+        raise AdvisorError(why.key, why.message, field="engine", **why.params)
     plan = srv.plan(
         spec,
         g,

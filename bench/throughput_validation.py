@@ -119,7 +119,9 @@ def _model(cat, w: dict, notes: list[str]):
             # all-to-all with assumed latencies (advisor.expert_parallel): their first predictions
             # ranged from -96 % to +330 %, so they are carried, not counted, until that is itemised.
             raise NotExpressible(
-                f"MoE time model for {mid} not yet validated (issue 35)", "moe_unvalidated", model=mid
+                f"MoE time model for {mid} not yet validated (issue 35)",
+                "moe_unvalidated",
+                model=mid,
             )
         return spec
     hf = w.get("model_hf")

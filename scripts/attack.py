@@ -30,7 +30,9 @@ from advisor.cli import main  # noqa: E402
 from advisor.errors import AdvisorError  # noqa: E402
 from advisor.models import from_config_json  # noqa: E402
 
-CATALOG_FILE = re.compile(r"(?:(?:models|gpus|clouds|efficiency|networks)/[\w.-]+|currency)\.yaml")
+CATALOG_FILE = re.compile(
+    r"(?:(?:models|gpus|clouds|efficiency|networks|systems)/[\w.-]+|currency)\.yaml"
+)
 BAD_NUMBER = re.compile(r"\b(?:nan|inf)\b|\d{40,}")  # Python's text for NaN / infinity
 
 

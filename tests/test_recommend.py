@@ -9,6 +9,8 @@ import pytest
 
 from advisor import memory as mem
 from advisor import recommend as rec
+from advisor import serving_fit as sfit
+from advisor import systems
 from advisor.catalog import load_catalog
 from advisor.errors import AdvisorError
 from advisor.units import GIB
@@ -74,7 +76,17 @@ def test_inference_fit_and_vram_reason():
     w = rec.Workload(model=LLAMA8, task="inference", batch=1, seq=2048)
     recs = rec.recommend(w, CATALOG)
     assert len(recs) == 4 * 4
-    need = mem.inference_memory(mem.InferenceSetup(model=LLAMA8, batch=1, seq=2048)).total_bytes
+    # sized as a continuous-batching server (advisor.serving_fit), not a static prefill
+    i, o = sfit.split_context(2048)
+    need = sfit.fit(
+        LLAMA8,
+        next(g for g in CATALOG.gpus if g.id == "small16"),
+        gpus=1,
+        concurrency=1,
+        input_tokens=i,
+        output_tokens=o,
+        tensor_parallel=1,
+    ).total_bytes
     small = by(recs, "small16", 1)
     assert not small.ok and small.reasons[0].key == "recommend.vram"
     assert small.reasons[0].message == (
@@ -114,7 +126,8 @@ def test_rent_cost_and_per_million_tokens():
     # own only: cards bought, no offer needed
     w_own = rec.Workload(model=LLAMA8, task="inference", acquire="own", horizon_months=12)
     o = by(rec.recommend(w_own, CATALOG), "big80", 1)
-    assert o.mode == "own" and o.cost > 30_000
+    # the 30,000 USD card, its power, less its resale (cost.DEFAULT_RESALE_FRACTION)
+    assert o.mode == "own" and o.purchase == 30_000 and o.cost > 30_000 * 0.8
 
 
 def test_target_budget_and_deadline_reasons():
@@ -221,10 +234,17 @@ def test_cli_on_the_real_catalog(capsys):
     argv = ["recommend", "--model", "llama-3.1-70b", "--batch", "8", "--seq", "4096"]
     assert main([*argv, "--acquire", "rent", "--no-bench", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    assert len(rows) == 4 * len(cat.gpus)
+    assert len(rows) == 4 * len(cat.gpus)  # --max-gpus 8: 1, 2, 4, 8
     h100 = next(r for r in rows if r["gpu_id"] == "h100-sxm" and r["count"] == 1)
-    need = mem.inference_memory(
-        mem.InferenceSetup(model=MODELS.model("llama-3.1-70b").spec, batch=8, seq=4096)
+    i, o = sfit.split_context(4096)
+    need = sfit.fit(
+        MODELS.model("llama-3.1-70b").spec,
+        cat.gpu("h100-sxm"),
+        gpus=1,
+        concurrency=8,
+        input_tokens=i,
+        output_tokens=o,
+        tensor_parallel=1,
     ).total_bytes
     assert h100["reasons"][0]["message"] == f"needs {need / GIB:.1f} GiB per GPU, has 80.0 GiB"
     # the cost command's cheapest 8 x H100 offer is the cheapest whole-instance bill
@@ -261,23 +281,31 @@ def test_shared_work_gives_the_per_candidate_figures(task, batch, acquire):
         if not r.ok:
             continue
         g = gpus[r.gpu_id]
-        plan = next(p for p in rec._plans(w, r.count) if p[0] == r.sharding)
-        assert mem._estimate(plan[1]).total_bytes == r.memory_per_gpu_bytes
         if task == "inference":
-            rate = compute.decode_tokens_per_s(
-                spec, g, batch=batch, context=2048, tensor_parallel=r.tensor_parallel
+            i, o = sfit.split_context(2048)
+            f = sfit.best_fit(
+                spec, g, gpus=r.count, concurrency=batch, input_tokens=i, output_tokens=o
             )
-            assert r.tokens_per_s == rate.tokens_per_s * (r.count // r.tensor_parallel)
+            assert (f.label, f.total_bytes) == (r.sharding, r.memory_per_gpu_bytes)
+            assert r.tokens_per_s == f.point.tokens_per_s
+            assert r.tokens_per_s_per_user == f.point.tokens_per_s_per_user
         else:
+            plan = next(p for p in rec._plans(w, r.count) if p[0] == r.sharding)
+            assert mem._estimate(plan[1]).total_bytes == r.memory_per_gpu_bytes
             st = compute.training_step_time(plan[1], g)
             assert r.tokens_per_s == st.tokens_per_s
         if r.own_cost is not None:
+            # the cards in whole systems (advisor.systems), their server and its power
+            bought = systems.purchase_for(g, r.count, MODELS.systems)
             own = cost.OwnHardware(
                 gpu_price_usd=float(g.price_usd),
                 gpus=r.count,
                 tdp_w=float(g.tdp_w or 0),
                 electricity_usd_per_kwh=w.electricity_usd_per_kwh,
+                server_usd=bought.server_usd or 0.0,
+                host_power_w=bought.host_power_w,
                 pue=w.pue,
+                resale_fraction=cost.DEFAULT_RESALE_FRACTION,  # cost.owning, as everywhere
             )
             full = cost.tco(own, 0.0, utilisation=1.0, horizon_months=w.horizon_months)
             assert r.own_cost == full.own_total
@@ -289,3 +317,106 @@ def test_shared_work_gives_the_per_candidate_figures(task, batch, acquire):
             assert r.rent_cost == offer.on_demand_usd_per_gpu_hour * billed * hours * 1.0
         checked += 1
     assert checked >= 10
+
+
+def test_sxm_and_oam_are_owned_only_as_whole_boards():
+    """Issue 38: an SXM / OAM accelerator is bought on its 4- or 8-GPU board (advisor.systems),
+    never as 2 loose cards; renting 2 stays possible."""
+    cat = load_catalog()
+    spec = cat.model("llama-3.1-8b").spec
+    w = rec.Workload(model=spec, task="inference", batch=4, seq=2048, acquire="own")
+    rows = {(r.gpu_id, r.count): r for r in rec.recommend(w, cat)}
+    two = rows[("mi300x", 2)]
+    assert not two.ok and two.reasons[0].key == "recommend.platform"
+    assert rows[("mi300x", 8)].ok
+    assert rows[("h100-sxm", 4)].ok and not rows[("h100-sxm", 2)].ok
+    assert rows[("rtx-4090", 2)].ok  # PCIe: any count a server holds
+    rent = rec.Workload(model=spec, task="inference", batch=4, seq=2048, acquire="rent")
+    assert next(r for r in rec.recommend(rent, cat) if (r.gpu_id, r.count) == ("h100-sxm", 2)).ok
+
+
+def test_unsupported_formats_are_rejected_with_the_reason():
+    """Issue 38: FP8 only where the card has FP8 tensor cores (not MI250X, not A100); AWQ not
+    on AMD or Gaudi (vLLM's supported-hardware table)."""
+    cat = load_catalog()
+    spec = cat.model("llama-3.1-8b").spec
+    w = rec.Workload(model=spec, task="inference", batch=4, seq=2048, weights="fp8", acquire="rent")
+    rows = {(r.gpu_id, r.count): r for r in rec.recommend(w, cat)}
+    for gid in ("mi250x", "a100-80gb-sxm"):
+        r = rows[(gid, 8)]
+        assert not r.ok and r.reasons[0].key == "support.no_fp8", r.reasons
+    w = rec.Workload(model=spec, task="inference", batch=4, seq=2048, weights="awq", acquire="rent")
+    rows = {(r.gpu_id, r.count): r for r in rec.recommend(w, cat)}
+    assert rows[("gaudi3", 8)].reasons[0].key == "support.format"
+    assert rows[("mi300x", 8)].reasons[0].key == "support.format"
+
+
+def test_serving_any_concurrency_and_replicas_beyond_a_node():
+    """Issue 38: 200 requests in flight (not a power of 2) over replicas; past 8 GPUs whole
+    nodes; the chosen layout meets the per-user speed."""
+    cat = load_catalog()
+    spec = cat.model("llama-3.1-70b").spec
+    w = rec.Workload(
+        model=spec,
+        task="inference",
+        batch=200,
+        seq=4096,
+        max_gpus=32,
+        target_tokens_per_s_per_user=20.0,
+        acquire="rent",
+    )
+    ok = [r for r in rec.recommend(w, cat) if r.ok]
+    assert ok and {r.count for r in ok} - {1, 2, 4, 8}
+    for r in ok:
+        assert r.tensor_parallel <= 8 and r.replicas * r.tensor_parallel == r.count
+        assert r.concurrency_per_replica * r.replicas >= 200
+        assert r.tokens_per_s_per_user >= 20.0 and r.per_million_tokens > 0
+
+
+def test_engines_and_flash_attention_are_checked():
+    """Issue 38: TensorRT-LLM only on NVIDIA (the serving calculator refuses it on an AMD card
+    with the reason); a CUDA card without FlashAttention 2 is flagged on a training row."""
+    from advisor import support, webapi
+
+    cat = load_catalog()
+    webapi.set_catalog(cat)
+    r = webapi.run("serving", {"gpu": "mi300x", "engine": "trtllm"})
+    assert r["error"]["key"] == "support.engine" and r["error"]["field"] == "engine"
+    assert "error" not in webapi.run("serving", {"gpu": "h100-sxm", "engine": "trtllm"})
+    assert not support.flash_attention(cat.gpu("t4")) and support.flash_attention(cat.gpu("a10"))
+    spec = cat.model("llama-3.2-1b").spec
+    w = rec.Workload(model=spec, task="lora", batch=1, seq=512, acquire="rent")
+    rows = {(x.gpu_id, x.count): x for x in rec.recommend(w, cat)}
+    t4 = rows[("t4", 1)]
+    assert any(n.key == "support.no_flash" for n in t4.notes) or not t4.ok
+    assert not any(n.key == "support.no_flash" for n in rows[("h100-sxm", 1)].notes)
+
+
+def test_a_model_larger_than_a_node_is_split_over_nodes():
+    """Issue 38: multi-node where the model needs it: Llama 3.1 405B in BF16 does not fit on
+    one 8 x H100 node; on 16 it runs with tensor parallelism over two nodes (across
+    InfiniBand, advisor.serving_fit.INTER_NODE), slower per token than inside one node."""
+    from advisor import serving_fit as sf
+
+    cat = load_catalog()
+    spec = cat.model("llama-3.1-405b").spec
+    g = cat.gpu("h100-sxm")
+    i, o = sf.split_context(4096)
+    one = sf.best_fit(spec, g, gpus=8, concurrency=8, input_tokens=i, output_tokens=o)
+    assert not one.fits
+    two = sf.best_fit(spec, g, gpus=16, concurrency=8, input_tokens=i, output_tokens=o)
+    assert two.fits and two.tensor_parallel == 16 and two.replicas == 1
+    inside = sf.best_fit(
+        spec, cat.gpu("mi300x"), gpus=8, concurrency=8, input_tokens=i, output_tokens=o
+    )
+    assert inside.fits and inside.tensor_parallel <= 8
+
+
+def test_rented_tokens_are_priced_on_the_whole_instances_billed():
+    """Issue 38: a cloud rents its instance shapes: the cost per million tokens of 2 GPUs on
+    an 8-GPU instance pays for 8."""
+    offers = (offer("big80", 2.0, gpi=8),)
+    cat = SimpleNamespace(gpus=CATALOG.gpus, offers=offers, currency=None, model=MODELS.model)
+    w = rec.Workload(model=LLAMA8, task="inference", batch=4, acquire="rent")
+    r = by(rec.recommend(w, cat), "big80", 2)
+    assert r.ok and r.per_million_tokens == pytest.approx(2.0 * 8 / (r.tokens_per_s * 3600) * 1e6)

@@ -13,9 +13,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from advisor import cost, report
+from advisor import cost, report, systems
 from advisor import memory as mem
 from advisor import recommend as rec
+from advisor import serving_fit as sfit
 from advisor.catalog import load_catalog
 from advisor.cli import main
 from advisor.errors import AdvisorError
@@ -114,11 +115,13 @@ def test_number_formats_follow_the_site():
 
 def _expected_setup(w, aw, r):
     """The per-GPU memory setup of recommendation r, built here from the profile by hand."""
-    if w.task == "serving":
-        return mem.InferenceSetup(
-            model=aw.model,
-            batch=w.concurrent_users,
-            seq=w.seq,
+    if w.task == "serving":  # a continuous-batching server: advisor.serving_fit.fit's kwargs
+        i, o = sfit.split_context(w.seq)
+        return dict(
+            gpus=r.count,
+            concurrency=w.concurrent_users,
+            input_tokens=i,
+            output_tokens=o,
             weights=w.weights,
             tensor_parallel=r.tensor_parallel,
         )
@@ -196,15 +199,14 @@ def test_golden_report(example, lang):
         if runner is not None:
             assert wd["runner_up"]["gpu_id"] == runner.gpu_id
             assert wd["runner_up"]["count"] == runner.count
-        # memory: advisor.memory on the setup built here
+        # memory: advisor.memory (training) or advisor.serving_fit (serving) built here
         setup = _expected_setup(w, aw, best)
-        est = (
-            mem.inference_memory(setup)
-            if isinstance(setup, mem.InferenceSetup)
-            else mem.training_memory(setup)
-        )
-        assert wd["memory"]["total_bytes"] == est.total_bytes == best.memory_per_gpu_bytes
-        assert report.fmt_gib(est.total_bytes, lang) in o.joined
+        if isinstance(setup, mem.TrainingSetup):
+            total = mem.training_memory(setup).total_bytes
+        else:
+            total = sfit.fit(aw.model, CATALOG.gpu(best.gpu_id), **setup).total_bytes
+        assert wd["memory"]["total_bytes"] == total == best.memory_per_gpu_bytes
+        assert report.fmt_gib(total, lang) in o.joined
         # diagnosis: the bound advisor.recommend found, shown in words
         assert wd["diagnosis"]["bound"] == best.bound
         assert t("bound." + best.bound) in o.joined
@@ -238,6 +240,7 @@ def test_golden_report(example, lang):
         rent_usd = offer.on_demand_usd_per_gpu_hour * billed * horizon_h * busy(rent_r)
         util = busy(own_r)
         assert c["utilisation"] == pytest.approx(util)
+        bought = systems.purchase_for(gpu, own_r.count, CATALOG.systems)  # whole servers
         expect = cost.tco(
             cost.OwnHardware(
                 gpu_price_usd=gpu.price_usd,
@@ -245,6 +248,9 @@ def test_golden_report(example, lang):
                 tdp_w=gpu.tdp_w,
                 electricity_usd_per_kwh=profile.constraints.electricity_usd_per_kwh
                 or rec.DEFAULT_ELECTRICITY_USD_PER_KWH,
+                server_usd=bought.server_usd or 0.0,
+                host_power_w=bought.host_power_w,
+                resale_fraction=cost.DEFAULT_RESALE_FRACTION,
             ),
             rent_usd / (own_r.count * horizon_h * util),
             utilisation=util,
@@ -658,3 +664,173 @@ def test_web_report_bad_lang_is_an_error_not_an_exception(lang):
     text = (ROOT / "examples" / "bank-serving-70b.yaml").read_text(encoding="utf-8")
     out = report.web_report({"profile": text, "lang": lang, "publisher": {"name": "x"}}, CATALOG)
     assert out["error"]["field"] == "lang"
+
+
+def test_serving_sections_agree():
+    """Issue 38: the diagnosis (section 3), the recommendation row and the curve's marked
+    point (section 4) are one computation: the same tokens/s, time per token and memory."""
+    text = (ROOT / "examples" / "bank-serving-70b.yaml").read_text(encoding="utf-8")
+    text = text.replace("concurrent_users: 32", "concurrent_users: 200")
+    text = text.replace("seq: 8192", "seq: 4096")
+    profile = parse_profile(text, CATALOG)
+    data = report.build_report(profile, CATALOG, lang="en")
+    for wd in data["workloads"]:
+        r = wd["recommendation"]
+        if r is None or wd["advisor_task"] != "inference":
+            continue
+        d, curve = wd["diagnosis"], wd["serving_curve"]
+        users = curve["users_point"]
+        assert users in curve["points"]
+        assert d["tokens_per_s"] == r["tokens_per_s"] == users["tokens_per_s"]
+        assert d["time_per_token_ms"] == pytest.approx(users["tpot_s"] * 1e3, rel=1e-12)
+        assert d["tokens_per_s_per_user"] == r["tokens_per_s_per_user"]
+        assert wd["memory"]["total_bytes"] == r["memory_per_gpu_bytes"]
+        assert users["concurrency"] == r["concurrency_per_replica"]
+        assert r["concurrency_per_replica"] * r["replicas"] >= 200
+        # the cost per million tokens at that point (owned: the owning total over its tokens)
+        if r["own_per_million_tokens"] is not None:
+            busy_h = 36 * 730 * 10 / 24  # the example's horizon and busy hours a day
+            tokens_m = r["tokens_per_s"] * 3600 * busy_h / 1e6
+            assert r["own_per_million_tokens"] == pytest.approx(r["own_cost"] / tokens_m)
+        html = report.render_html(data, report.Publisher("P"))
+        assert report.tr("en", "rec.per_million", own="", rent="")[:30] in html
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_budget_calculator_and_report_agree_to_the_cent(name):
+    """Issue 38: the budget calculator (advisor.webapi.budget) given the report's owned
+    configuration and its inputs gives the report's owning total to the cent (one function:
+    advisor.cost.owning, resale included in both)."""
+    from advisor import webapi
+
+    webapi.set_catalog(CATALOG)
+    profile = load_profile(ROOT / "examples" / f"{name}.yaml", CATALOG)
+    data = report.build_report(profile, CATALOG)
+    checked = 0
+    for wd in data["workloads"]:
+        c = wd["cost"]
+        if not c or not c["tco"]:
+            continue
+        own = c["own"]
+        got = webapi.run(
+            "budget",
+            {
+                "gpu": own["gpu_id"],
+                "gpus": own["count"],
+                "utilisation": c["utilisation"],
+                "horizon_months": c["horizon_months"],
+                "electricity_usd_per_kwh": c["tco"]["electricity_usd_per_kwh"],
+                "pue": c["tco"]["pue"],
+                "cloud_usd_per_gpu_hour": c["equivalent_usd_per_gpu_hour"],
+                "currency": data["currency"],
+                "model": "",
+            },
+        )
+        assert "error" not in got, got
+        assert round(got["tco"]["own_total"], 2) == round(c["tco"]["own_total"], 2)
+        assert round(got["tco"]["resale_value"], 2) == round(c["tco"]["resale"], 2)
+        checked += 1
+    if name == "bank-serving-70b":
+        assert checked
+
+
+def test_report_has_a_date_and_no_placeholder_publisher(tmp_path):
+    """Issue 38: a report without a date in its profile carries the day it was made; the
+    configured publisher (publisher.yaml) shows no example address and no local URL."""
+    from advisor.report_publisher import default_publisher_path, load_publisher
+
+    pub = load_publisher(default_publisher_path())
+    assert "example." not in pub.contact and "127.0.0.1" not in pub.url
+    assert "localhost" not in pub.url
+    text = (ROOT / "examples" / "startup-finetune-8b.yaml").read_text(encoding="utf-8")
+    text = text.replace('date: "2026-12-02"\n', "")
+    profile = parse_profile(text, CATALOG)
+    assert profile.date is None
+    data = report.build_report(profile, CATALOG, today="2026-12-06")
+    assert data["date"] == "2026-12-06"
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", report.build_report(profile, CATALOG)["date"])
+
+
+def test_constraints_checked_and_the_nearest_plan_when_none_meets_them():
+    """Issue 38: each constraint is checked on the recommendation (met); with a budget no plan
+    meets, the report shows the nearest plan and marks the budget as missed."""
+    text = (ROOT / "examples" / "bank-serving-70b.yaml").read_text(encoding="utf-8")
+    ok = report.build_report(parse_profile(text, CATALOG), CATALOG, lang="en")
+    wd = ok["workloads"][0]
+    assert wd["recommendation"] and wd["checks"] and all(c["met"] for c in wd["checks"])
+    assert {c["key"] for c in wd["checks"]} >= {"memory", "per_user", "budget"}
+    poor = text.replace("budget: 900000.0", "budget: 1000.0")
+    data = report.build_report(parse_profile(poor, CATALOG), CATALOG, lang="en")
+    wd = data["workloads"][0]
+    assert wd["recommendation"] is None and wd["nearest"] is not None
+    missed = [c["key"] for c in wd["nearest"]["checks"] if not c["met"]]
+    assert missed == ["budget"]
+    html = report.render_html(data, report.Publisher("P"))
+    assert report.tr("en", "chk.missed") in html
+
+
+def test_sources_carry_their_kind_and_secondary_ones_are_marked():
+    """Issue 38: a report lists each source's kind; analysts', press and third-party pages are
+    marked secondary, vendor documents and official statistics are not."""
+    from advisor.source_kind import source_kind
+
+    assert source_kind("https://www.nvidia.com/en-us/data-center/h100/") == "vendor"
+    assert source_kind("https://huggingface.co/meta-llama/Llama-3.1-8B/raw/main/config.json") == (
+        "vendor"
+    )
+    assert source_kind("https://huggingface.co/datasets/someone/gpu_spec") == "secondary"
+    assert source_kind("https://www.eia.gov/electricity/monthly/") == "official"
+    assert source_kind("https://github.com/NVIDIA/TensorRT-LLM") == "vendor"
+    assert source_kind("https://github.com/someone/notes") == "secondary"
+    assert source_kind("https://example.net/x", "measurement") == "measurement"
+    profile = load_profile(ROOT / "examples" / "bank-serving-70b.yaml", CATALOG)
+    data = report.build_report(profile, CATALOG, lang="en")
+    kinds = {s["kind"] for s in data["sources"]}
+    assert kinds <= set(report_kinds()) and "vendor" in kinds
+    html = report.render_html(data, report.Publisher("P"))
+    if "secondary" in kinds:
+        assert report.tr("en", "src.kind.secondary") in html
+
+
+def report_kinds():
+    from advisor.source_kind import KINDS
+
+    return KINDS
+
+
+def test_consumer_cards_and_community_clouds_are_flagged_in_the_body():
+    """Issue 38: regulated data: a consumer card or a community cloud in the advice is said in
+    the summary, not only among the risks."""
+    profile = load_profile(ROOT / "examples" / "startup-finetune-8b.yaml", CATALOG)
+    data = report.build_report(profile, CATALOG, lang="en")
+    wd = data["workloads"][0]
+    rec_ = wd["recommendation"]
+    keys = {x["key"] for x in wd["regulated"]}
+    if rec_["tier"] == "consumer":
+        assert "regulated.consumer" in keys
+    offer = (wd["cost"] or {}).get("offer") or {}
+    if "Community Cloud" in (rec_.get("offer") or "") + offer.get("instance", ""):
+        assert "regulated.community" in keys
+    html = report.render_html(data, report.Publisher("P"))
+    summary = html[html.index('id="ar-summary"') : html.index('id="ar-audit"')]
+    for k in keys:
+        assert report.tr("en", k, gpu=rec_["gpu_name"])[:40] in summary.replace("&#39;", "'")
+    assert report_data_flags_for({"recommendation": {"tier": "consumer", "gpu_name": "X"}})
+
+
+def report_data_flags_for(wd):
+    from advisor.report_data import regulated_flags
+
+    return regulated_flags(wd)
+
+
+def test_serving_formats_are_searched_when_the_profile_says_auto():
+    """Issue 38: `weights: auto` searches BF16, FP8 and AWQ weights with BF16 or FP8 KV caches
+    (advisor.serving_fit.SEARCH_FORMATS / SEARCH_KV); the chosen formats are named."""
+    text = (ROOT / "examples" / "bank-serving-70b.yaml").read_text(encoding="utf-8")
+    text = text.replace("weights: bf16", "weights: auto")
+    data = report.build_report(parse_profile(text, CATALOG), CATALOG, lang="en")
+    r = data["workloads"][0]["recommendation"]
+    assert r["weights"] in sfit.SEARCH_FORMATS and r["kv_dtype"] in sfit.SEARCH_KV
+    html = report.render_html(data, report.Publisher("P"))
+    assert f"{r['weights'].upper()} weights, {r['kv_dtype'].upper()} KV cache" in html

@@ -519,3 +519,34 @@ def test_median_is_statistics_median():
         assert _median(iter(xs)) == statistics.median(xs)
     with pytest.raises(ValueError):
         _median([])
+
+
+def test_qlora_pays_for_dequantising_its_base():
+    """Issue 38: QLoRA is not as fast as LoRA: bitsandbytes dequantises every NF4 weight to bf16
+    before each forward and backward matmul (and the recomputed forward): the difference is
+    those passes' bytes at the memory bandwidth."""
+    from advisor import memory as mem
+    from advisor import recommend as rec
+    from advisor.catalog import load_catalog
+
+    cat = load_catalog()
+    spec = cat.model("llama-3.1-8b").spec
+    times = {}
+    for task in ("lora", "qlora"):
+        w = rec.Workload(model=spec, task=task, batch=1, seq=2048, dataset_tokens=10**8)
+        r = next(x for x in rec.recommend(w, cat) if (x.gpu_id, x.count) == ("h100-sxm", 1))
+        times[task] = r.hours
+    assert times["qlora"] > times["lora"]
+    # at least the dequantisation's bytes: 3 passes (forward, backward, full recompute) of
+    # 2.53 B per linear weight per layer per micro-batch of 2048 tokens
+    steps = 10**8 / 2048
+    g = cat.gpu("h100-sxm")
+    floor_s = (
+        steps
+        * 3
+        * mem.linear_params_per_layer(spec)
+        * spec.num_layers
+        * 2.53
+        / (g.memory_bandwidth_gb_per_s * 1e9)
+    )
+    assert (times["qlora"] - times["lora"]) * 3600 >= floor_s * 0.99

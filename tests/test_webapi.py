@@ -41,7 +41,8 @@ GOLDEN = [
 
 def test_vram_equals_memory_model():
     spec = CAT.model("llama-3.1-8b").spec
-    r = webapi.run("vram", {"batch": 4, "seq": 2048, "gpu": "h100-sxm"})
+    r = webapi.run("vram", {"batch": 4, "seq": 2048, "gpu": "h100-sxm", "mode": "static"})
+    assert r["mode"] == "static"
     setup = memory.InferenceSetup(model=spec, batch=4, seq=2048)
     est = memory.inference_memory(setup).to_dict()
     assert r["components"] == est["components"]
@@ -62,7 +63,7 @@ def test_vram_carries_the_measured_memory_band():
         ).read_text()
     )
     errs = [abs(c["components"]["peak_allocated_bytes"]["error"]) for c in doc["cases"]]
-    band = webapi.run("vram", {})["memory_accuracy"]
+    band = webapi.run("vram", {"mode": "static"})["memory_accuracy"]
     assert band["n"] == len(doc["cases"]) >= 45
     assert band["families"] == len({c["family"] for c in doc["cases"]}) >= 12
     assert band["worst_abs_error"] == pytest.approx(max(errs))
@@ -116,11 +117,17 @@ def test_budget_equals_tco():
         },
     )
     g = CAT.gpu("h100-sxm")
+    # 8 x H100 SXM are bought as one 8-GPU HGX server (catalog/systems/hgx-8.yaml): its price
+    # beside the cards and its own power count (advisor.systems, issue 38)
+    server = next(s for s in CAT.systems if s.id == "hgx-8")
+    assert r["system"]["system"]["id"] == "hgx-8" and r["server_usd"] == server.server_usd
     own = cost.OwnHardware(
         gpu_price_usd=30000,
         gpus=8,
         tdp_w=g.tdp_w,
         electricity_usd_per_kwh=0.127,
+        server_usd=server.server_usd,
+        host_power_w=server.host_power_w,
         resale_fraction=0.2,
     )
     ref = cost.tco(own, 2.5, utilisation=0.7, horizon_months=36, rates=CAT.currency)
@@ -366,3 +373,36 @@ def test_mxfp8_training_needs_mx_tensor_cores():
         )
     )
     assert bad["error"]["key"] == "gpu.mx_unsupported" and bad["error"]["field"] == "precision"
+
+
+def test_vram_inference_is_a_serving_engine_by_default():
+    """Issue 38: the VRAM calculator's inference sizes a continuous-batching server the way the
+    picker, recommend and the reports do (advisor.serving_fit): 200 requests in flight at 4k on
+    8 x H100 fit (the static prefill of all 200 on each GPU, 591.7 GiB, does not)."""
+    from advisor import serving_fit as sfit
+
+    p = {"model": "llama-3.1-70b", "batch": 200, "seq": 4096, "gpus": 8, "gpu": "h100-sxm"}
+    r = webapi.run("vram", p)
+    assert r["mode"] == "serving" and r["chosen"]["fits"]
+    i, o = sfit.split_context(4096)
+    # the layout the picker and recommend run on these GPUs (one serving model)
+    x = sfit.best_fit(
+        CAT.model("llama-3.1-70b").spec,
+        CAT.gpu("h100-sxm"),
+        gpus=8,
+        concurrency=200,
+        input_tokens=i,
+        output_tokens=o,
+    )
+    assert r["serving"]["tensor_parallel"] == x.tensor_parallel
+    assert r["total_bytes"] == x.total_bytes
+    assert sum(r["components"].values()) + r["overhead_bytes"] == r["total_bytes"]
+    assert r["chosen"]["max_batch"] >= 200
+    static = webapi.run("vram", {**p, "mode": "static"})
+    assert static["mode"] == "static" and static["total_bytes"] > 500 * 2**30
+    # the budget calculator prices the same server's tokens
+    b = webapi.run(
+        "budget",
+        {"gpu": "h100-sxm", "gpus": 8, "model": "llama-3.1-70b", "batch": 200, "seq": 4096},
+    )
+    assert b["inference"]["per_million_tokens"] > 0 and b["inference"]["layout"]["replicas"] >= 1

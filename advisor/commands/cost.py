@@ -310,7 +310,10 @@ def _tokens(args) -> int:
         )
         band = accuracy.band("decode")
         if band:
-            how += f"; measured accuracy median ±{band.median_abs_error:.0%} on {band.n} runs"
+            how += (
+                f"; measured accuracy median ±{band.median_abs_error:.0%}, worst "
+                f"±{band.worst_abs_error:.0%} on {band.n} runs"
+            )
         lines.append(
             f"decode: {rate.tokens_per_s:,.0f} tokens/s ({rate.tokens_per_s_per_sequence:,.1f} per "
             f"sequence), {rate.roofline.bound}-bound, {how}"

@@ -128,6 +128,14 @@ def run(args) -> int:
     if args.json:
         return print_json(est.to_dict(), indent=2)
     print(f"{spec.display_name or spec.name}: {args.task}, batch {args.batch}, seq {args.seq}")
+    if args.task == "infer":
+        # issue 38: this command's inference is a static prefill; say so, and where the
+        # serving engine's sizing is (advisor.serving_fit)
+        print(
+            "  static prefill: all the batch's sequences prefilled at once on each GPU; a "
+            "serving engine needs far less (python -m advisor recommend --batch N: N requests "
+            "in flight)"
+        )
     width = 22
     for k, v in est.components.items():
         if v:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from .. import cost, limits, recommend, vocab
 from .. import memory as mem
+from .. import serving_fit as sfit
 from ..catalog import load_catalog
 from ..hardware import TIERS
 from ..units import GIB
@@ -56,6 +57,16 @@ def register(subparsers) -> None:
         "--target-tps",
         type=number("target_tokens_per_s", limits.TOKENS_PER_S),
         help="decode tokens/s needed (inference)",
+    )
+    p.add_argument(
+        "--per-user-tps",
+        type=number("target_tokens_per_s_per_user", limits.TOKENS_PER_S),
+        help="inference: tokens/s each of the --batch requests in flight must see",
+    )
+    p.add_argument(
+        "--formats",
+        help="inference: weight formats to search, comma-separated in order of preference, "
+        "or 'auto' (bf16,fp8,awq where the card runs them); default: --weights",
     )
     p.add_argument(
         "--deadline-hours",
@@ -121,7 +132,11 @@ def _check_options(args) -> None:
     if args.task == "inference":
         reject_inapplicable(args, (*TRAINING_ONLY, "lora-rank"), "--task inference")
     else:
-        reject_inapplicable(args, ("target-tps", "kv-dtype", "weights"), f"--task {args.task}")
+        reject_inapplicable(
+            args,
+            ("target-tps", "per-user-tps", "formats", "kv-dtype", "weights"),
+            f"--task {args.task}",
+        )
         if args.task == "train":
             reject_inapplicable(args, ("lora-rank", "quant"), "--task train")
     if args.acquire == "rent":
@@ -135,6 +150,20 @@ def _check_options(args) -> None:
             "server_usd_per_gpu": 0.0,
         },
     )
+
+
+def _formats(text: str | None) -> tuple[str, ...]:
+    """--formats: 'auto' or a comma-separated list of weight formats."""
+    from ..errors import check_choice
+
+    if not text:
+        return ()
+    if text.strip() == "auto":
+        return sfit.SEARCH_FORMATS
+    out = tuple(f.strip() for f in text.split(",") if f.strip())
+    for f in out:
+        check_choice("formats", f, vocab.WEIGHT_FORMATS)
+    return out
 
 
 def _run(args) -> int:
@@ -154,6 +183,9 @@ def _run(args) -> int:
         checkpointing=args.checkpointing or "default",
         lora_rank=args.lora_rank or 16,
         target_tokens_per_s=args.target_tps,
+        target_tokens_per_s_per_user=args.per_user_tps,
+        formats=_formats(args.formats),
+        kv_formats=sfit.SEARCH_KV if (args.formats or "").strip() == "auto" else (),
         deadline_hours=args.deadline_hours,
         dataset_tokens=args.dataset_tokens,
         budget=args.budget,
@@ -182,8 +214,9 @@ def _run(args) -> int:
     ok = [r for r in recs if r.ok]
     bad = [r for r in recs if not r.ok]
     cur = args.currency
+    what = "requests in flight" if args.task == "inference" else "batch"
     print(
-        f"{spec.name}: {args.task}, batch {args.batch}, seq {args.seq}: {len(ok)} fit, "
+        f"{spec.name}: {args.task}, {what} {args.batch}, seq {args.seq}: {len(ok)} fit, "
         f"{len(bad)} rejected"
     )
     print(
@@ -197,6 +230,18 @@ def _run(args) -> int:
             f"{r.memory_per_gpu_bytes / GIB:>8.1f} {r.bound or '-':<16} {t:>14} {r.mode:<5} "
             f"{r.cost:>16,.0f}"
         )
+        if r.tokens_per_s_per_user is not None:
+            per_m = [
+                f"{label} {v:,.2f} {cur}/Mtok"
+                for label, v in (("rent", r.per_million_tokens), ("own", r.own_per_million_tokens))
+                if v is not None
+            ]
+            print(
+                f"      {r.weights} weights, {r.replicas} x TP{r.tensor_parallel}, "
+                f"{r.concurrency_per_replica} in flight per replica: "
+                f"{r.tokens_per_s_per_user:,.1f} tok/s per user, TTFT {r.ttft_s * 1e3:,.0f} ms; "
+                + ", ".join(per_m)
+            )
         for note in r.notes:
             print(f"      note: {note.message}")
     if args.all:
@@ -213,7 +258,12 @@ def _print_plans(plans) -> None:
     from .. import accuracy
 
     b = accuracy.band("training")
-    band = f" (time: median ±{b.median_abs_error:.0%} on {b.n} published runs)" if b else ""
+    band = (
+        f" (time: median ±{b.median_abs_error:.0%}, worst ±{b.worst_abs_error:.0%} on {b.n} "
+        "published runs)"
+        if b
+        else ""
+    )
     print(f"cluster plans, cheapest first{band}:")
     rows = []
     for p in plans:

@@ -11,10 +11,10 @@ const esc = (v) =>
 // in the worker; a keyboard with letters) | "text" | "config"; a select's third element names its choice list when that differs from the
 // field's name (advisor.vocab.FORM_FIELDS).
 export const FORMS = {
-  vram: [["model", "model"], ["config", "config"], ["task", "select"], ["precision", "select"], ["weights", "select"], ["kv_dtype", "select"], ["batch", "number"], ["seq", "number"], ["optimizer", "select"], ["checkpointing", "select"], ["lora_rank", "number"], ["gpus", "number"], ["sharding", "select"], ["gpu", "gpu"]],
+  vram: [["model", "model"], ["config", "config"], ["task", "select"], ["precision", "select"], ["weights", "select"], ["kv_dtype", "select"], ["batch", "number"], ["seq", "number"], ["optimizer", "select"], ["checkpointing", "select"], ["lora_rank", "number"], ["gpus", "number"], ["sharding", "select"], ["gpu", "gpu"], ["mode", "select"]],
   roofline: [["model", "model"], ["phase", "select"], ["gpu", "gpu"], ["batch", "number"], ["seq", "number"], ["weights", "select"]],
   budget: [["gpu", "gpu"], ["gpus", "number"], ["price_usd", "text"], ["cloud_usd_per_gpu_hour", "text"], ["utilisation", "number"], ["horizon_months", "number"], ["electricity_usd_per_kwh", "number"], ["currency", "select"], ["model", "model"], ["train_tokens", "tokens"], ["batch", "number"], ["seq", "number"]],
-  picker: [["model", "model"], ["task", "select"], ["batch", "number"], ["seq", "number"], ["acquire", "select"], ["currency", "select"], ["horizon_months", "number"], ["max_gpus", "number"], ["budget", "text"], ["target_tokens_per_s", "text"]],
+  picker: [["model", "model"], ["task", "select"], ["batch", "number"], ["seq", "number"], ["acquire", "select"], ["currency", "select"], ["horizon_months", "number"], ["max_gpus", "number"], ["budget", "text"], ["target_tokens_per_s", "text"], ["per_user_tokens_per_s", "text"], ["weights", "select", "picker_weights"]],
   serving: [["model", "model"], ["config", "config"], ["gpu", "gpu"], ["tensor_parallel", "number"], ["gpus", "number"], ["input_tokens", "number"], ["output_tokens", "number"], ["weights", "select"], ["kv_dtype", "select"], ["engine", "select"], ["ttft_ms", "text"], ["tpot_ms", "text"]],
   cluster: [["model", "model"], ["config", "config"], ["gpu", "gpu"], ["tokens", "tokens"], ["seq", "number"], ["deadline_days", "text"], ["budget_usd", "text"], ["price_usd_per_gpu_hour", "text"], ["network", "network"], ["precision", "select", "cluster_precision"], ["max_gpus", "number"]],
 };
@@ -186,6 +186,12 @@ function renderVram(r, S) {
     const why = r.checkpointing_default ? " " + tr(S, r.checkpointing === "full" ? "calc.ck_default_adapter" : "calc.ck_default_full", "") : "";
     out += `<p class="calc-note" data-out="checkpointing">${esc(tr(S, "calc.f.checkpointing", "Activation checkpointing"))}: ${esc(ck)}.${esc(why)}</p>`;
   }
+  if (r.mode === "serving" && r.serving) {
+    const v = r.serving;
+    out += `<p class="calc-note" data-out="serving">${esc(fillText(tr(S, "calc.serving_layout", "{tp} GPUs per replica × {replicas} replicas, {per} requests per replica; the KV cache holds {kv}"), { tp: v.tensor_parallel, replicas: v.replicas, per: fmt(v.per_replica, S, 0), kv: fmt(v.kv_limited_concurrency, S, 0) }))}</p>`;
+  } else if (r.mode === "static") {
+    out += `<p class="calc-note" data-out="static">${esc(tr(S, "calc.static_label", "Static prefill of the whole batch on each GPU."))}</p>`;
+  }
   out += stackedBar(parts, r.total_bytes, S);
   out += table([tr(S, "calc.component", "Component"), "GiB", "GB"], rows, "calc-main");
   if (r.chosen) {
@@ -247,6 +253,7 @@ function renderBudget(r, S) {
   // No price for a workload that does not fit (or an encoder's tokens): the reason instead.
   if (r.training) rows.push([tr(S, "calc.train_cost", "Training run in the cloud"), r.training.reason ? errorText(r.training.reason, S) : `${withPm(money(r.training.cloud_cost, cur, S), r, "training", S)} · ${withPm(`${fmt(r.training.hours, S, 1)} ${tr(S, "calc.unit.hours", "h")}`, r, "training", S)}`]);
   if (r.inference) rows.push([tr(S, "calc.per_million", "Per 1M generated tokens (rented)"), r.inference.reason ? errorText(r.inference.reason, S) : `${formatMoney(r.inference.per_million_tokens, cur, S.lang === "az" ? "az" : "en", 3)} ${pm(r, "decode", S)}`.trim()]);
+  if (r.inference && !r.inference.reason && r.inference.own_per_million_tokens != null) rows.push([tr(S, "calc.own_per_million", "Per 1M generated tokens (owned)"), `${formatMoney(r.inference.own_per_million_tokens, cur, S.lang === "az" ? "az" : "en", 3)} ${pm(r, "decode", S)}`.trim()]);
   const verdict = t.savings > 0 ? tr(S, "calc.own_cheaper", "owning is cheaper") : tr(S, "calc.rent_cheaper", "renting is cheaper");
   return `<p class="calc-headline">${esc(r.gpus)} × ${esc(r.gpu.name)} · <strong data-out="verdict">${esc(verdict)}</strong> (${esc(money(Math.abs(t.savings), cur, S))})</p>${svg}${table([tr(S, "calc.quantity", "Quantity"), tr(S, "calc.value", "Value")], rows, "calc-main")}${bandLine(r, S)}`;
 }
@@ -277,11 +284,12 @@ function clusterLink(r, S) {
 }
 
 function renderPicker(r, S) {
-  const rows = r.recommended.map((x) => [x.rank, x.gpu_name, x.count, shardingText(x.sharding, S), x.cost == null ? MISSING : money(x.cost, x.currency, S), x.mode ? tr(S, "calc.o." + x.mode, x.mode) : MISSING, x.tokens_per_s == null ? MISSING : fmt(x.tokens_per_s, S, 0)]);
+  const serving = r.task === "inference";
+  const rows = r.recommended.map((x) => [x.rank, x.gpu_name, x.count, shardingText(x.sharding, S), x.cost == null ? MISSING : money(x.cost, x.currency, S), x.mode ? tr(S, "calc.o." + x.mode, x.mode) : MISSING, x.tokens_per_s == null ? MISSING : fmt(x.tokens_per_s, S, 0), ...(serving ? [x.tokens_per_s_per_user == null ? MISSING : fmt(x.tokens_per_s_per_user, S, 1), x.weights ? tr(S, "calc.o." + x.weights, x.weights) : MISSING] : [])]);
   // every rejection, the nearest misses first (advisor.shortfall): how far each came short
   const short = (x) => (x.shortfall == null ? MISSING : `×${fmt(x.shortfall, S, 2)}`);
   const rej = r.rejected.map((x) => [x.gpu_name, x.count, short(x), x.reasons.map((y) => reasonText(y, S)).join("; ")]);
-  return `<p class="calc-headline">${esc(r.model.display_name)} · ${esc(tr(S, "calc.o." + r.task, r.task))} · <strong data-out="best">${esc(r.recommended[0] ? `${r.recommended[0].count} × ${r.recommended[0].gpu_name}` : tr(S, "calc.none", "none fits"))}</strong></p>${table(["#", tr(S, "calc.gpu", "Accelerator"), tr(S, "calc.count", "Count"), tr(S, "calc.sharding", "Sharding"), tr(S, "calc.cost", "Cost"), tr(S, "calc.mode", "Rent/own"), withPm(tr(S, "calc.tokens_s", "tokens/s"), r, firstBand(r), S)], rows, "calc-main calc-key2")}${bandLine(r, S)}${clusterLink(r, S)}<details class="calc-rejected"><summary>${esc(tr(S, "calc.rejected", "Rejected"))} (${r.counts.rejected})</summary><p class="calc-note">${esc(tr(S, "calc.rej_order", "Nearest misses first."))} <input type="search" class="calc-filter" aria-label="${esc(tr(S, "calc.rej_filter", "Filter"))}" placeholder="${esc(tr(S, "calc.rej_filter", "Filter"))}"></p>${table([tr(S, "calc.gpu", "Accelerator"), tr(S, "calc.count", "Count"), tr(S, "calc.rej_short", "Needs × what it has"), tr(S, "calc.reason", "Reason")], rej, "calc-rej")}</details>`;
+  return `<p class="calc-headline">${esc(r.model.display_name)} · ${esc(tr(S, "calc.o." + r.task, r.task))} · <strong data-out="best">${esc(r.recommended[0] ? `${r.recommended[0].count} × ${r.recommended[0].gpu_name}` : tr(S, "calc.none", "none fits"))}</strong></p>${table(["#", tr(S, "calc.gpu", "Accelerator"), tr(S, "calc.count", "Count"), tr(S, "calc.sharding", "Sharding"), tr(S, "calc.cost", "Cost"), tr(S, "calc.mode", "Rent/own"), withPm(tr(S, "calc.tokens_s", "tokens/s"), r, firstBand(r), S), ...(serving ? [tr(S, "calc.per_user", "tokens/s per user"), tr(S, "calc.format", "Weights")] : [])], rows, "calc-main calc-key2")}${bandLine(r, S)}${clusterLink(r, S)}<details class="calc-rejected"><summary>${esc(tr(S, "calc.rejected", "Rejected"))} (${r.counts.rejected})</summary><p class="calc-note">${esc(tr(S, "calc.rej_order", "Nearest misses first."))} <input type="search" class="calc-filter" aria-label="${esc(tr(S, "calc.rej_filter", "Filter"))}" placeholder="${esc(tr(S, "calc.rej_filter", "Filter"))}"></p>${table([tr(S, "calc.gpu", "Accelerator"), tr(S, "calc.count", "Count"), tr(S, "calc.rej_short", "Needs × what it has"), tr(S, "calc.reason", "Reason")], rej, "calc-rej")}</details>`;
 }
 
 // ---------------------------------------------------------------- error bands of the time model
@@ -297,10 +305,11 @@ function fillHtml(template, slots) {
 function fillText(template, slots) {
   return template.replace(/\{(\w+)\}/g, (m, k) => (k in slots ? String(slots[k]) : m));
 }
-// "±9%" of one kind's median error ("" when the result has no band of that kind).
+// "±9% (worst ±37%)" of one kind: its median and worst error ("" when the result has no band of that kind).
 export function pm(r, kind, S) {
   const a = r && r.accuracy && r.accuracy[kind];
-  return a ? `±${pct(a.median_abs_error, S)}` : "";
+  // never a bare "±median": the worst error of the kind beside it (issue 38)
+  return a ? fillText(tr(S, "calc.pm", "±{median} (worst ±{worst})"), { median: pct(a.median_abs_error, S), worst: pct(a.worst_abs_error, S) }) : "";
 }
 const firstBand = (r) => Object.keys((r && r.accuracy) || {})[0];
 const withPm = (text, r, kind, S) => (pm(r, kind, S) ? `${text} ${pm(r, kind, S)}` : text);

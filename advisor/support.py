@@ -1,0 +1,150 @@
+"""What runs where: a method or format is offered on an accelerator only where its vendor's
+software runs it. Each check returns a tuple of `Reason`s (empty: supported); a caller rejects
+the candidate with the first one.
+
+Serving formats (vLLM, the engine the serving model describes; its "Supported Hardware" table,
+https://docs.vllm.ai/en/v0.14.0/features/quantization/, read 2026-12-06):
+- FP8 (W8A8) needs FP8 tensor cores: Ada, Hopper, Blackwell, AMD CDNA 3 (MI300X/MI325X), and
+  Gaudi 2/3 through Intel Neural Compressor (vLLM-Gaudi); the catalog's `peak_tflops.fp8` says
+  which cards have them (none on MI250X, A100, V100, T4). vLLM runs FP8 checkpoints on Turing /
+  Ampere as weight-only W8A16 (Marlin), a path the time model does not describe: refused here.
+- AWQ (4-bit): NVIDIA Turing and newer (not Volta); not AMD GPUs, not Gaudi.
+- GPTQ / INT4: NVIDIA; not AMD GPUs, not Gaudi. INT8 (W8A8): NVIDIA Turing and newer.
+- bitsandbytes (NF4) for serving: NVIDIA only.
+- An FP8 KV cache: on cards with FP8 (above) and NVIDIA Ampere / Turing (vLLM "Quantized KV
+  Cache": fp8_e5m2 stored, upcast for attention).
+
+Fine-tuning (bitsandbytes, https://huggingface.co/docs/bitsandbytes/v0.50.2/en/installation.md,
+read 2026-12-06: "official support for NVIDIA GPUs, AMD GPUs, Intel XPUs, Apple Silicon, and
+Intel Gaudi"; NVIDIA from compute capability 6.0; version 0.48 called AMD ROCm experimental):
+QLoRA's NF4 base runs on every catalog accelerator with bitsandbytes 0.50 or later; the report
+names that version for AMD and Gaudi (`notes_for_training`). FP8 training needs FP8 tensor
+cores (as above).
+
+Engines (serving.ENGINES and the ones a buyer asks about):
+- vLLM: NVIDIA (CUDA, compute capability 7.0+), AMD Instinct MI200/MI300 and Radeon RX 7900
+  (ROCm), Intel Gaudi (the vLLM-Gaudi plugin) (docs.vllm.ai "Installation: GPU" and
+  "Intel Gaudi", read 2026-12-06);
+- TensorRT-LLM: NVIDIA only (github.com/NVIDIA/TensorRT-LLM);
+- SGLang: NVIDIA and AMD Instinct (github.com/sgl-project/sglang, "AMD GPUs" install guide).
+FlashAttention 2: NVIDIA Ampere, Ada and Hopper (FA3: Hopper), AMD MI200/MI300 through ROCm's
+port (github.com/Dao-AILab/flash-attention README); elsewhere PyTorch's memory-efficient
+attention runs instead (the memory model's `sdpa` holds no s x s matrix either way).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ENGINES = ("vllm", "trtllm", "sglang")
+FLASH_ATTENTION_ARCH = ("Ampere", "Ada Lovelace", "Hopper", "Blackwell", "CDNA 2", "CDNA 3")
+NVIDIA_FP8_ARCH = ("Ada Lovelace", "Hopper", "Blackwell")
+NVIDIA_NO_AWQ = ("Volta",)
+NVIDIA_NO_W8A8 = ("Volta",)
+
+
+@dataclass(frozen=True)
+class Reason:
+    key: str
+    params: dict
+    message: str
+
+    def to_dict(self) -> dict:
+        return {"key": self.key, "params": dict(self.params), "message": self.message}
+
+
+def has_fp8(gpu) -> bool:
+    """FP8 tensor cores: a dense FP8 rate in the catalog."""
+    return bool((gpu.peak_tflops or {}).get("fp8"))
+
+
+def _software(gpu) -> str:
+    return str(getattr(gpu, "software", "") or "")
+
+
+def _arch(gpu) -> str:
+    return str(getattr(gpu, "architecture", "") or "")
+
+
+def _no(key: str, gpu, fmt: str, why: str) -> Reason:
+    return Reason(
+        key,
+        {"gpu": gpu.id, "format": fmt, "why": why},
+        f"{fmt} is not supported on {gpu.name}: {why}",
+    )
+
+
+def serving_format(gpu, weights: str, kv_dtype: str = "bf16") -> tuple[Reason, ...]:
+    """Reasons `weights` / `kv_dtype` cannot be served on `gpu` (module docstring)."""
+    sw, arch = _software(gpu), _arch(gpu)
+    out = []
+    if weights == "fp8" and not has_fp8(gpu):
+        out.append(_no("support.no_fp8", gpu, "fp8", "no FP8 tensor cores"))
+    elif weights == "awq" and (sw != "CUDA" or arch in NVIDIA_NO_AWQ):
+        out.append(_no("support.format", gpu, "awq", f"vLLM has no AWQ kernels for {arch or sw}"))
+    elif weights in ("gptq", "int4") and sw != "CUDA":
+        out.append(_no("support.format", gpu, weights, f"vLLM has no GPTQ kernels for {sw}"))
+    elif weights == "int8" and (sw != "CUDA" or arch in NVIDIA_NO_W8A8):
+        out.append(_no("support.format", gpu, "int8", f"vLLM has no INT8 kernels for {arch or sw}"))
+    elif weights == "nf4" and sw != "CUDA":
+        out.append(_no("support.format", gpu, "nf4", "vLLM runs bitsandbytes on NVIDIA only"))
+    if kv_dtype == "fp8" and not has_fp8(gpu) and sw != "CUDA":
+        out.append(_no("support.no_fp8", gpu, "fp8 KV cache", "no FP8 tensor cores"))
+    return tuple(out)
+
+
+def training(gpu, task: str, precision: str | None = None) -> tuple[Reason, ...]:
+    """Reasons `task` (train | lora | qlora) at `precision` cannot run on `gpu`."""
+    out = []
+    if precision in ("fp8", "amp-fp8") and not has_fp8(gpu):
+        out.append(_no("support.no_fp8", gpu, "fp8", "no FP8 tensor cores"))
+    return tuple(out)
+
+
+def notes_for_training(gpu, task: str) -> tuple[Reason, ...]:
+    """What a buyer must know for `task` on `gpu` though it runs (module docstring)."""
+    sw = _software(gpu)
+    out = ()
+    if sw == "CUDA" and not flash_attention(gpu):
+        out = (
+            Reason(
+                "support.no_flash",
+                {"gpu": gpu.id},
+                f"{gpu.name} has no FlashAttention 2 kernels (Ampere or newer): PyTorch's "
+                "memory-efficient attention runs instead, slower",
+            ),
+        )
+    if task == "qlora" and sw in ("ROCm", "SynapseAI"):
+        return out + (
+            Reason(
+                "support.bnb_version",
+                {"gpu": gpu.id, "software": sw, "version": "0.50"},
+                f"QLoRA on {sw} needs bitsandbytes 0.50 or later (official support for AMD "
+                "GPUs and Intel Gaudi)",
+            ),
+        )
+    return out
+
+
+def engine(gpu, name: str) -> tuple[Reason, ...]:
+    """Reasons serving engine `name` does not run on `gpu` (module docstring)."""
+    sw, arch = _software(gpu), _arch(gpu)
+    ok = {
+        "vllm": sw in ("CUDA", "ROCm", "SynapseAI"),
+        "trtllm": sw == "CUDA",
+        "sglang": sw == "CUDA" or (sw == "ROCm" and arch.startswith("CDNA")),
+    }.get(name, True)
+    if ok:
+        return ()
+    return (
+        Reason(
+            "support.engine",
+            {"gpu": gpu.id, "engine": name, "software": sw},
+            f"{name} does not run on {gpu.name} ({sw})",
+        ),
+    )
+
+
+def flash_attention(gpu) -> bool:
+    """FlashAttention 2 kernels for `gpu` (module docstring)."""
+    return _arch(gpu) in FLASH_ATTENTION_ARCH
