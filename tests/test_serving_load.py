@@ -195,7 +195,9 @@ def test_validation_reports_the_2025_26_part_and_source_families():
         if r.get("period") == "2025-26" and not r["expressible"]:
             assert r["reason"] and r["reason_key"], r["id"]
         if r["id"].startswith("trtllm-po-qwen3"):
-            assert r["reason_key"] == "model_pending"
+            # Qwen3-235B-A22B is not in the catalog; Qwen3-30B-A3B is, and is a layer-list MoE
+            # model whose time model is not yet validated (carried, with its reason)
+            assert r["reason_key"] in ("model_pending", "moe_unvalidated")
     assert "tensorrt-llm" in doc["summary"]["by_family"]
     e = {"source": {"url": "https://github.com/mlcommons/inference_results_v4.1/blob/x/y"}}
     assert tv.family(e) == "mlperf-inference"
