@@ -196,9 +196,7 @@ class ClusterRequest(_Request):
     seq: int = _f(8192, "int", maximum=1 << 20)
     deadline_days: float | None = _f(30, "optnum", bounds=(0.0, 3650.0), exclusive_low=True)
     budget_usd: float | None = _f("", "optnum", bounds=limits.BUDGET, exclusive_low=True)
-    price_usd_per_gpu_hour: float | None = _f(
-        "", "optnum", bounds=limits.USD_PER_GPU_HOUR, exclusive_low=True
-    )
+    price_usd_per_gpu_hour: float | None = _f("", "optnum", bounds=limits.PRICE_USD_PER_GPU_HOUR)
     network: str = _f("ib-ndr-400", "name")
     precision: str = _f("bf16", "choice", choices=vocab.CLUSTER_PRECISIONS)
     max_gpus: int = _f(16_384, "int", maximum=16_384)

@@ -86,7 +86,10 @@ def on_config(config):
     """Load the build state once per build (both languages) and write the per-item pages."""
     _pin_build_date(ROOT)
     st = state.load(config)
-    generate.extend(config, st.catalog, st.cache)
+    try:
+        generate.extend(config, st.catalog, st.cache)
+    except generate.UnsafePath as exc:
+        raise PluginError(f"hooks/generate.py: {exc}") from None
     return config
 
 

@@ -70,7 +70,7 @@ def register(sub) -> None:
         q.add_argument("--gpu", required=True, help="catalog accelerator id")
         q.add_argument("--json", action="store_true", help="print JSON")
 
-    usd_h = number("price", limits.USD_PER_GPU_HOUR, exclusive_low=True)
+    usd_h = number("price", limits.PRICE_USD_PER_GPU_HOUR)
     t = tsub.add_parser("train", help="one layout: step time, tokens/s, MFU, time to train")
     common(t)
     t.add_argument("--tp", type=count("tp", maximum=72), default=1, help="tensor parallel")
