@@ -41,7 +41,7 @@ from mkdocs.plugins import event_priority  # noqa: E402
 
 from advisor import memory, models, units  # noqa: E402
 from advisor.errors import AdvisorError  # noqa: E402
-from hooks import bench_text, charts, facts, generate, markers, sitedata, state  # noqa: E402
+from hooks import bench_text, charts, facts, generate, markers, safe_links, sitedata, state  # noqa: E402
 from hooks.templating import LANGS, MissingTranslation, make_t  # noqa: E402
 
 log = logging.getLogger("mkdocs.hooks.render")
@@ -215,6 +215,19 @@ def render_page(markdown: str, page) -> str:
 def on_page_markdown(markdown, page, config, files):
     """Every page is a template (before other plugins see its Markdown)."""
     return render_page(markdown, page)
+
+
+@event_priority(-100)
+def on_page_content(html, page, config, files):
+    """No link in a page's HTML with a scheme other than http(s) / mailto (hooks/safe_links.py):
+    a `javascript:` address from data stops the build naming the page."""
+    bad = safe_links.unsafe_links(html)
+    if bad:
+        raise PluginError(
+            f"{page.file.src_path}: a link with a scheme other than http(s) or mailto: {bad[0]} "
+            f"(data from catalog/ or bench_results/ must not make links)"
+        )
+    return html
 
 
 @event_priority(-200)  # after mkdocs-static-i18n (-100) built every language
