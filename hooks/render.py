@@ -41,7 +41,7 @@ from mkdocs.plugins import event_priority  # noqa: E402
 
 from advisor import memory, models, units  # noqa: E402
 from advisor.errors import AdvisorError  # noqa: E402
-from hooks import bench_text, charts, facts, generate, markers, safe_links, sitedata, state  # noqa: E402
+from hooks import bench_text, charts, csp, facts, generate, markers, safe_links, sitedata, state  # noqa: E402
 from hooks.templating import LANGS, MissingTranslation, make_t  # noqa: E402
 
 log = logging.getLogger("mkdocs.hooks.render")
@@ -243,6 +243,17 @@ def on_post_build(config):
             for name in ("sitemap.xml", "sitemap.xml.gz"):
                 if (site / name).is_file():
                     shutil.copyfile(site / name, site / lang / name)
+    if _COMMAND.get("name") != "serve":  # `mkdocs serve` injects its live-reload script
+        csp.apply(site)
+
+
+_COMMAND: dict[str, str] = {}
+
+
+def on_startup(command, dirty):
+    """Remember the mkdocs command: the Content-Security-Policy (hooks/csp.py) is written on
+    `build` and `gh-deploy`, not under `serve`, whose live-reload script is injected inline."""
+    _COMMAND["name"] = command
 
 
 _NOT_FOUND: dict[str, str] = {}
