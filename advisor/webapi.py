@@ -671,6 +671,7 @@ def serving(params: dict) -> dict:
     req = ServingRequest.from_params(params)
     spec = _model(req)
     g = _gpu(req.gpu)
+    srv.check_tensor_parallel(spec, g, req.tensor_parallel)
     if req.gpus % req.tensor_parallel:
         raise AdvisorError(
             "gpus.tp_divides",

@@ -120,3 +120,26 @@ def test_plan_never_chooses_past_the_horizon(capsys):
     assert p.chosen is not None and p.chosen.hours <= cluster.HORIZON_HOURS  # was 54,460 days
     one_node = cluster.plan(CAT.model("llama-3.1-8b").spec, gpu, tokens=10**16)
     assert one_node.chosen is None and one_node.reason_key == "beyond_horizon"
+
+
+@pytest.mark.parametrize(
+    ("tp", "expected"),
+    [
+        ("3", "3 does not divide the model's 32 attention heads"),
+        ("72", "72 is more than the 8 GPUs a h100-sxm node links"),
+        ("16", "16 is more than the 8 GPUs"),
+    ],
+)
+def test_serving_refuses_impossible_tensor_parallelism(capsys, tp, expected):
+    argv = ["time", "serve", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--tp", tp]
+    rc, out, err = _cli(capsys, *argv, "--gpus", "72" if tp == "72" else tp)
+    assert rc == 2 and err.startswith("error: tensor_parallel: ") and expected in err, err
+    from advisor import webapi
+
+    got = webapi.run("serving", {"model": "llama-3.1-8b", "gpu": "h100-sxm", "tensor_parallel": tp})
+    assert got["error"]["field"] == "tensor_parallel", got
+
+
+def test_serve_weights_that_do_not_fit_are_an_error(capsys):
+    rc, out, err = _cli(capsys, "time", "serve", "--model", "llama-3.1-405b", "--gpu", "rtx-4090")
+    assert rc == 2 and out == "" and err.startswith("error: gpu: the weights of ")  # was exit 0

@@ -288,6 +288,15 @@ def run_serve(args) -> int:
         engine=args.engine,
     )
     plan = serving.plan(spec, gpu, **kw)
+    if not plan.points:
+        raise AdvisorError(  # the web API's error (webapi.serving); was an empty table, exit 0
+            "serving.no_room",
+            f"gpu: the weights of {spec.name} in {args.weights} leave no room for one request's "
+            f"KV cache ({args.input + args.output} tokens) on {args.tp} x {gpu.id}; use a "
+            "higher tensor_parallel, smaller weights or a larger card",
+            field="gpu",
+            gpu=gpu.id,
+        )
     point = None
     if args.concurrency:
         if args.concurrency > plan.kv_limited_concurrency:
