@@ -158,6 +158,7 @@ _ACTIVATION_DTYPE = {"fp8": "bf16"}
 HORIZON_HOURS = 24 * 365 * 10
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def stage_memory_bytes(
     spec: ModelSpec,
     layout: Layout,
@@ -174,13 +175,12 @@ def stage_memory_bytes(
     - activations and logits: advisor.memory for the stage's layers and the micro-batches in
       flight in the step's activation dtype, divided over the TP ranks (sequence parallelism,
       Korthikanti et al. 2022, arXiv:2205.05198 §4.2.2);
-    - the framework overhead advisor.memory adds (CUDA context, allocator reserve)."""
-    from .models import param_count
+    - the framework overhead advisor.memory adds (CUDA context, allocator reserve).
 
-    stage = replace(spec, num_layers=math.ceil(spec.num_layers / layout.pp))
+    Cached: the planner asks the same layouts again for every accelerator it compares."""
+    stage, params, experts = _stage(spec, math.ceil(spec.num_layers / layout.pp))
     in_flight = min(layout.micro_batches, layout.pp)
-    experts = training.expert_params(stage)
-    p_gpu = (param_count(stage) - experts + experts / layout.ep) / layout.tp
+    p_gpu = (params - experts + experts / layout.ep) / layout.tp
     dp = layout.dp
     kept, shardable = _state_bytes(precision, task)
     if layout.sharding == "zero3":
@@ -197,6 +197,16 @@ def stage_memory_bytes(
         _ACTIVATION_DTYPE.get(precision, precision),
     )
     return int(states + acts / layout.tp + overhead)
+
+
+@functools.lru_cache(maxsize=4096)
+def _stage(spec: ModelSpec, layers: int) -> tuple[ModelSpec, int, int]:
+    """(the stage's spec, its parameters, its expert parameters), cached: the planner asks for
+    the same stage of many layouts (100,000 calls for a 1,024-expert model)."""
+    from .models import param_count
+
+    stage = replace(spec, num_layers=layers)
+    return stage, param_count(stage), training.expert_params(stage)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, fields, replace
 from . import compute, cost, limits, memory, recommend, vocab
 from .catalog import Catalog, catalog_from_documents, load_catalog
 from .errors import AdvisorError, check_choice, check_int, clip, parse_number, shown, yaml_error
-from .files import MAX_FILE_BYTES
+from .files import MAX_FILE_BYTES, check_json_depth
 from .models import from_config_json
 
 TASKS = vocab.TASKS
@@ -855,7 +855,12 @@ def call(name, params_json) -> str:
             raise TypeError(f"expected JSON text, got {type(params_json).__name__}")
         if len(params_json) > 2 * MAX_CONFIG_CHARS:
             raise ValueError(f"at most {2 * MAX_CONFIG_CHARS} characters")
+        if isinstance(params_json, (bytes, bytearray)):
+            params_json = bytes(params_json).decode("utf-8")
+        check_json_depth(params_json, "params")  # before json.loads: Pyodide's stack is small
         params = json.loads(params_json)
+    except AdvisorError as exc:
+        return dumps({"error": exc.to_dict()})
     except (ValueError, TypeError, RecursionError) as exc:
         detail = clip(str(exc) or exc.__class__.__name__, 120)
         return dumps(
