@@ -704,10 +704,12 @@ def train_physics_problem(argv, rc, out, err) -> str | None:
     from advisor.parallel import Layout
 
     lay = Layout(**{k: v for k, v in st["layout"].items() if k in Layout.__dataclass_fields__})
-    need = cluster.stage_memory_bytes(
-        spec, lay, int(opts.get("--seq", 4096)), opts.get("--precision", "bf16"),
-        opts.get("--checkpointing", "none"), task=opts.get("--task", "train"),
-    )  # fmt: skip
+    args = (spec, lay, int(opts.get("--seq", 4096)), opts.get("--precision", "bf16"),
+            opts.get("--checkpointing", "none"))  # fmt: skip
+    try:
+        need = cluster.stage_memory_bytes(*args, task=opts.get("--task", "train"))
+    except TypeError:  # a version before issue 40 (no `task`): its full-training figure
+        need = cluster.stage_memory_bytes(*args)
     if need > gpu.memory_bytes:
         return f"priced a layout that needs {need / 2**30:.1f} GiB on a {gpu.id}"
     run = doc.get("run")
