@@ -14,6 +14,7 @@ import html
 import json
 import math
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -85,8 +86,9 @@ class BenchResult:
 
     @property
     def slug(self) -> str:
-        """An HTML anchor for the run."""
-        return "run-" + Path(self.file).stem.replace("_", "-").replace(".", "-").lower()
+        """An HTML anchor for the run: lower-case ASCII letters, digits and '-' only (it names a
+        URL fragment and an attr_list id: a file name's other characters cannot reach a link)."""
+        return "run-" + re.sub(r"[^a-z0-9-]", "-", Path(self.file).stem.lower())
 
     @property
     def label(self) -> str:
