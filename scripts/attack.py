@@ -32,6 +32,7 @@ from advisor.errors import AdvisorError  # noqa: E402
 from advisor.models import from_config_json  # noqa: E402
 
 CATALOG_FILE = re.compile(r"(?:(?:models|gpus|clouds|efficiency|networks)/[\w.-]+|currency)\.yaml")
+HORIZON_HOURS = 24 * 365 * 10  # advisor.cluster's, for a version before issue 40 that had none
 BAD_NUMBER = re.compile(r"\b(?:nan|inf)\b|\d{40,}")  # Python's text for NaN / infinity
 
 
@@ -307,7 +308,7 @@ def _no_plan_past_horizon(rc, out, err):
     chosen = plan["chosen"]
     if chosen is None:
         return None
-    if chosen["hours"] > cluster.HORIZON_HOURS:
+    if chosen["hours"] > getattr(cluster, "HORIZON_HOURS", HORIZON_HOURS):
         return f"chose a run of {chosen['days']:.0f} days"
     return None
 
@@ -713,7 +714,7 @@ def train_physics_problem(argv, rc, out, err) -> str | None:
     if need > gpu.memory_bytes:
         return f"priced a layout that needs {need / 2**30:.1f} GiB on a {gpu.id}"
     run = doc.get("run")
-    if run and not run["hours"] <= cluster.HORIZON_HOURS:
+    if run and not run["hours"] <= getattr(cluster, "HORIZON_HOURS", HORIZON_HOURS):
         return f"priced a run of {run['days']:.0f} days"
     return None
 
@@ -743,7 +744,7 @@ def serve_physics_problem(argv, rc, out, err) -> str | None:
     opts = dict(zip(argv[2::2], argv[3::2], strict=False))
     spec = load_catalog().model(opts["--model"]).spec
     tp = int(opts["--tp"])
-    if spec.num_heads % tp or tp > serving.SCALE_UP_GPUS:
+    if spec.num_heads % tp or tp > getattr(serving, "SCALE_UP_GPUS", 8):
         return f"accepted TP {tp} for {spec.num_heads} heads"
     if not json.loads(out)["plan"]["points"]:
         return "exit 0 with no serving point"
@@ -780,7 +781,7 @@ def plan_physics_problem(rng: random.Random) -> tuple[str, str | None]:
         for v in (o.hours, o.gpu_hours, o.energy_kwh, o.cost_usd or 0.0):
             if not math.isfinite(v):
                 return what, "a figure not finite"
-    if p.chosen is not None and p.chosen.hours > cluster.HORIZON_HOURS:
+    if p.chosen is not None and p.chosen.hours > getattr(cluster, "HORIZON_HOURS", HORIZON_HOURS):
         return what, f"chose a run of {p.chosen.hours / 24:.0f} days"
     return what, json_problem(json.dumps(p.to_dict()))
 
