@@ -708,9 +708,12 @@ def train_physics_problem(argv, rc, out, err) -> str | None:
     args = (spec, lay, int(opts.get("--seq", 4096)), opts.get("--precision", "bf16"),
             opts.get("--checkpointing", "none"))  # fmt: skip
     try:
-        need = cluster.stage_memory_bytes(*args, task=opts.get("--task", "train"))
-    except TypeError:  # a version before issue 40 (no `task`): its full-training figure
-        need = cluster.stage_memory_bytes(*args)
+        try:
+            need = cluster.stage_memory_bytes(*args, task=opts.get("--task", "train"))
+        except TypeError:  # a version before issue 40 (no `task`): its full-training figure
+            need = cluster.stage_memory_bytes(*args)
+    except AdvisorError as exc:
+        return f"priced although the memory model refuses it: {exc.message[:120]}"
     if need > gpu.memory_bytes:
         return f"priced a layout that needs {need / 2**30:.1f} GiB on a {gpu.id}"
     run = doc.get("run")
@@ -773,7 +776,10 @@ def plan_physics_problem(rng: random.Random) -> tuple[str, str | None]:
         return what, f"raised {exc.__class__.__name__}: {exc}"
     spec, g = cat.model(model).spec, cat.gpu(gpu)
     for o in p.options:
-        need = cluster.stage_memory_bytes(spec, o.layout, seq, precision, o.checkpointing)
+        try:
+            need = cluster.stage_memory_bytes(spec, o.layout, seq, precision, o.checkpointing)
+        except AdvisorError as exc:
+            return what, f"{o.gpus} GPUs shown although the memory model refuses: {exc.message}"
         if need > g.memory_bytes or need != o.memory_per_gpu_bytes:
             return what, f"{o.gpus} GPUs shown at {o.memory_per_gpu_bytes} B, needs {need}"
         if not 0 < o.step.mfu <= 1.0:
