@@ -14,6 +14,7 @@ import html
 import json
 import math
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -85,8 +86,9 @@ class BenchResult:
 
     @property
     def slug(self) -> str:
-        """An HTML anchor for the run."""
-        return "run-" + Path(self.file).stem.replace("_", "-").replace(".", "-").lower()
+        """An HTML anchor for the run: lower-case ASCII letters, digits and '-' only (it names a
+        URL fragment and an attr_list id: a file name's other characters cannot reach a link)."""
+        return "run-" + re.sub(r"[^a-z0-9-]", "-", Path(self.file).stem.lower())
 
     @property
     def label(self) -> str:
@@ -168,10 +170,18 @@ def _fail(source: str, what: str, **params) -> AdvisorError:
     return AdvisorError("bench.invalid", f"{source}: {what}", field=source, **params)
 
 
+# Every number in a result within +-1e18: the largest real figure is a step's FLOPs (~1e14-1e17
+# for the models a bench run trains); a 1e300 would show as a 300-digit number (issue 40).
+MAX_ABS_NUMBER = 1e18
+
+
 def _check_finite(source: str, path: str, obj) -> None:
-    """Every number in `obj` must be finite (json.loads accepts NaN and Infinity)."""
+    """Every number in `obj` must be finite (json.loads accepts NaN and Infinity) and within
+    +-MAX_ABS_NUMBER."""
     if isinstance(obj, float) and not math.isfinite(obj):
         raise _fail(source, f"{path}: non-finite number {obj}")
+    if _is_num(obj) and abs(obj) > MAX_ABS_NUMBER:
+        raise _fail(source, f"{path}: {obj:.3g} is not a plausible figure (at most 1e18)")
     if isinstance(obj, dict):
         for k, v in obj.items():
             _check_finite(source, f"{path}.{k}", v)
@@ -188,6 +198,24 @@ def _is_num(v) -> bool:
 # a datasheet peak. MFU cannot exceed 1; a bandwidth reading may beat the datasheet a little
 # (rounded datasheet figures, caches) but not by 50 %.
 _FRACTIONS = {"mfu": (1e-3, 1.0), "fraction_of_datasheet_bandwidth": (1e-3, 1.5)}
+
+
+_STATS = ("median", "p10", "p90", "min", "max", "mean")
+
+
+def _check_summary(source: str, name: str, stats) -> None:
+    """summary.<name>: an object whose statistics (median, p10, ...) are numbers, `n` a count
+    and `unit` text (issue 40: a median of "fast" failed the build naming the template)."""
+    if not isinstance(stats, dict):
+        raise _fail(source, f"summary.{name}: expected an object")
+    for key in _STATS:
+        if key in stats and not _is_num(stats[key]):
+            raise _fail(source, f"summary.{name}.{key}: expected a number, got {stats[key]!r:.40}")
+    n = stats.get("n")
+    if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 0):
+        raise _fail(source, f"summary.{name}.n: expected a count")
+    if "unit" in stats and not isinstance(stats["unit"], str):
+        raise _fail(source, f"summary.{name}.unit: expected text")
 
 
 def result_from_dict(doc, source: str) -> BenchResult:
@@ -215,6 +243,8 @@ def result_from_dict(doc, source: str) -> BenchResult:
         if not isinstance(vals, list) or not vals or not all(_is_num(v) for v in vals):
             raise _fail(source, f"samples.{name}: expected a non-empty list of numbers")
         samples[name] = tuple(float(v) for v in vals)
+    for name, stats in doc["summary"].items():
+        _check_summary(source, name, stats)
     derived = []
     for i, d in enumerate(doc["derived"]):
         if not isinstance(d, dict):

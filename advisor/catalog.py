@@ -17,6 +17,7 @@ from pathlib import Path
 from .errors import AdvisorError, check_http_url, shown, unknown_name, yaml_error
 from .files import check_depth, read_text, require_folder
 from .hardware import GPU, check_iso_date, check_keys, gpu_from_dict
+from .ids import check_id
 from .limits import check_range
 from .models import ModelSpec, from_hf_config
 from .network import fabric_from_dict
@@ -86,9 +87,13 @@ def _plausible_numbers(source: str, obj, path: str, limit: float = 1e15) -> None
 
 
 def _yaml_files(folder: Path) -> list[Path]:
-    """The folder's `*.yaml` files. Any `*.yml` (or other YAML-looking) file is refused: it would
-    otherwise be silently left out of the catalog."""
-    stray = sorted(p.name for p in folder.iterdir() if p.suffix.lower() in (".yml", ".json"))
+    """The folder's `*.yaml` files. Any `*.yml`, `*.YAML` (or other YAML-looking) file is refused:
+    it would otherwise be silently left out of the catalog."""
+    stray = sorted(
+        p.name
+        for p in folder.iterdir()
+        if p.suffix.lower() in (".yml", ".yaml", ".json") and p.suffix != ".yaml"
+    )
     if stray:
         raise AdvisorError(
             "catalog.bad_extension",
@@ -121,6 +126,7 @@ def model_preset_from_dict(doc: dict, source: str) -> ModelPreset:
                 "catalog.missing", f"{source}: missing field {key!r}", field=f"{source}:{key}"
             )
     check_keys(source, doc, MODEL_KEYS)
+    check_id(source, "id", doc["id"])
     for key in ("id", "display_name", "family_note", "license", "published_params_source"):
         if (key in doc or key in ("id", "display_name")) and (
             not isinstance(doc[key], str) or not doc[key].strip()
@@ -331,14 +337,25 @@ def _with_achievable(docs: dict, gpus: list[GPU]) -> list[GPU]:
     from .efficiency import achievable_from_dict, vendor_defaults
 
     by_id = {g.id: g for g in gpus}
-    measured = {}
+    measured, measured_in = {}, {}
     for name, doc in _documents_in(docs, "efficiency"):
         gid = doc.get("id") if isinstance(doc, dict) else None
-        if not isinstance(gid, str) or gid not in by_id:
+        check_id(name, "id", gid)
+        if gid in measured:
+            raise AdvisorError(
+                "catalog.duplicate",
+                f"{name}: id: {gid!r} also has {measured_in[gid]}",
+                field=f"{name}:id",
+                file=name,
+                other=measured_in[gid],
+                id=gid,
+            )
+        if gid not in by_id:
             err = unknown_name("id", shown(str(gid)), list(by_id))
             raise AdvisorError("catalog.efficiency", f"{name}: {err.message}", field=f"{name}:id")
         try:
             measured[gid] = achievable_from_dict(doc, name, by_id[gid])
+            measured_in[gid] = name
         except AdvisorError as exc:
             if name in exc.message:
                 raise

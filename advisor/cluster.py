@@ -149,45 +149,91 @@ def _pow2_upto(n: int) -> list[int]:
     return out
 
 
+# Bytes of model state per parameter of a stage, (kept on every data-parallel rank under ZeRO-1,
+# sharded over them): mixed-precision AdamW (bf16, fp16 and fp8 steps: Transformer Engine keeps
+# bf16 weights and fp32 masters) keeps 2 bf16 weights + 2 bf16 gradients and shards 12 fp32
+# master, momentum and variance (ZeRO, Rajbhandari et al. 2020, arXiv:1910.02054 §3.1); fp32
+# and autocast (amp) runs keep fp32 weights and gradients (4 + 4) and shard the fp32 momentum
+# and variance (8), as advisor.memory does; LoRA keeps the frozen base in the run's dtype and
+# QLoRA in NF4 (0.5 byte + block scales, the 0.53 advisor.training times), adapters left out
+# (under 1 % of the parameters at rank 16).
+def _state_bytes(precision: str, task: str) -> tuple[float, float]:
+    wide = precision == "fp32" or precision.startswith("amp")
+    if task == "qlora":
+        return 0.5 + 0.03, 0.0
+    if task == "lora":
+        return (4.0 if wide else 2.0), 0.0
+    return (8.0, 8.0) if wide else (4.0, 12.0)
+
+
+# The dtype advisor.memory uses for a step's activations (fp8 steps keep bf16 activations).
+_ACTIVATION_DTYPE = {"fp8": "bf16"}
+
+# The longest run a plan or `time train` prices: ten years, the longest deadline accepted
+# (a 405B model on one 24 GB card would otherwise get 326,720 days and a price, issue 40).
+HORIZON_HOURS = 24 * 365 * 10
+
+
+@functools.lru_cache(maxsize=1 << 16)
 def stage_memory_bytes(
-    spec: ModelSpec, layout: Layout, seq: int, precision: str, checkpointing: str
+    spec: ModelSpec,
+    layout: Layout,
+    seq: int,
+    precision: str,
+    checkpointing: str,
+    task: str = "train",
 ) -> int:
     """Memory per GPU of one pipeline stage (module docstring):
 
-    - model states of the stage's parameters on this TP rank, mixed-precision Adam at 16 bytes
-      a parameter (2 bf16 weights, 2 bf16 gradients, 12 fp32 master weights, momentum and
-      variance; Rajbhandari et al. 2020, ZeRO, arXiv:1910.02054 §3.1), the 12 sharded over DP
-      under ZeRO-1 and all 16 under ZeRO-3 (FSDP);
+    - model states of the stage's parameters on this TP rank (`_state_bytes`: 16 bytes a
+      parameter for AdamW, the optimizer's share sharded over DP under ZeRO-1 and all of it
+      under ZeRO-3 (FSDP); LoRA / QLoRA: the frozen base only);
     - activations and logits: advisor.memory for the stage's layers and the micro-batches in
-      flight, divided over the TP ranks (sequence parallelism, Korthikanti et al. 2022,
-      arXiv:2205.05198 §4.2.2);
-    - the framework overhead advisor.memory adds (CUDA context, allocator reserve)."""
-    from .models import param_count
+      flight in the step's activation dtype, divided over the TP ranks (sequence parallelism,
+      Korthikanti et al. 2022, arXiv:2205.05198 §4.2.2);
+    - the framework overhead advisor.memory adds (CUDA context, allocator reserve).
 
-    stage = replace(spec, num_layers=math.ceil(spec.num_layers / layout.pp))
+    Cached: the planner asks the same layouts again for every accelerator it compares."""
+    stage, params, experts = _stage(spec, math.ceil(spec.num_layers / layout.pp))
     in_flight = min(layout.micro_batches, layout.pp)
-    experts = training.expert_params(stage)
-    p_gpu = (param_count(stage) - experts + experts / layout.ep) / layout.tp
+    p_gpu = (params - experts + experts / layout.ep) / layout.tp
     dp = layout.dp
+    kept, shardable = _state_bytes(precision, task)
     if layout.sharding == "zero3":
-        states = 16 * p_gpu / dp
+        states = (kept + shardable) * p_gpu / dp
     elif layout.sharding in ("zero1", "zero2"):
-        states = 4 * p_gpu + 12 * p_gpu / dp
+        states = kept * p_gpu + shardable * p_gpu / dp
     else:
-        states = 16 * p_gpu
+        states = (kept + shardable) * p_gpu
     acts, overhead = _stage_activations(
-        stage, layout.micro_batch * in_flight, seq // layout.cp, checkpointing
+        stage,
+        layout.micro_batch * in_flight,
+        seq // layout.cp,
+        checkpointing,
+        _ACTIVATION_DTYPE.get(precision, precision),
     )
     return int(states + acts / layout.tp + overhead)
 
 
 @functools.lru_cache(maxsize=4096)
-def _stage_activations(stage: ModelSpec, batch: int, seq: int, checkpointing: str):
+def _stage(spec: ModelSpec, layers: int) -> tuple[ModelSpec, int, int]:
+    """(the stage's spec, its parameters, its expert parameters), cached: the planner asks for
+    the same stage of many layouts (100,000 calls for a 1,024-expert model)."""
+    from .models import param_count
+
+    stage = replace(spec, num_layers=layers)
+    return stage, param_count(stage), training.expert_params(stage)
+
+
+@functools.lru_cache(maxsize=4096)
+def _stage_activations(
+    stage: ModelSpec, batch: int, seq: int, checkpointing: str, precision: str = "bf16"
+):
     """(activation + logit bytes, framework overhead bytes) advisor.memory gives one GPU holding
     `batch` sequences of `stage` (cached: the planner asks the same question for many layouts)."""
     est = mem.training_memory(
         mem.TrainingSetup(
-            model=stage, batch=batch, seq=seq, precision="bf16", checkpointing=checkpointing
+            model=stage, batch=batch, seq=seq, precision=precision, checkpointing=checkpointing
         )
     )
     c = est.components
@@ -391,7 +437,19 @@ def _choose(options, deadline_hours, budget_usd, network):
                 {},
             )
         return None, "no layout fits the model in the GPUs' memory", "no_fit", {}
-    ok = [o for o in options if o.meets_deadline is not False and o.within_budget is not False]
+    in_time = [o for o in options if o.hours <= HORIZON_HOURS]
+    if not in_time:
+        fastest = min(options, key=lambda o: o.hours)
+        return (
+            None,
+            (
+                f"no count finishes within the planning horizon: the fastest, {fastest.gpus} "
+                f"GPUs, takes {fastest.hours:.0f} h"
+            ),
+            "beyond_horizon",
+            {"gpus": fastest.gpus, "hours": round(fastest.hours)},
+        )
+    ok = [o for o in in_time if o.meets_deadline is not False and o.within_budget is not False]
     if not ok:
         fastest = min(options, key=lambda o: o.hours)
         if deadline_hours is not None and fastest.hours > deadline_hours:

@@ -106,6 +106,27 @@ def check_depth(obj, field: str, *, max_depth: int = MAX_DEPTH) -> None:
         stack.extend((c, depth + 1) for c in children)
 
 
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_JSON_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def check_json_depth(text: str, field: str, *, max_depth: int = MAX_DEPTH) -> None:
+    """JSON text nested at most `max_depth` deep, checked on the text before it is parsed,
+    without recursion: in Pyodide a config nested 3,000 deep overflowed the WebAssembly stack
+    inside json.loads (an English message and a traceback in the console, issue 40), where
+    CPython raises RecursionError. Brackets inside strings do not count."""
+    depth = 0
+    for m in _JSON_BRACKET.finditer(_JSON_STRING.sub("", text)):
+        depth += 1 if m.group(0) in "[{" else -1
+        if depth > max_depth:
+            raise AdvisorError(
+                "file.too_deep",
+                f"{field}: nested more than {max_depth} levels deep",
+                field=field,
+                maximum=max_depth,
+            )
+
+
 _ASCII = str.maketrans({"ə": "e", "Ə": "e", "ı": "i", "İ": "i", "ß": "ss", "ø": "o", "ł": "l"})
 
 

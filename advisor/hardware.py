@@ -45,6 +45,7 @@ from .errors import (
     shown,
     unknown_name,
 )
+from .ids import check_id
 from .units import GB, GIB
 
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8", "fp4")  # peak_tflops keys
@@ -153,7 +154,6 @@ _ORDER = (
     ("tf32", "fp32"),
 )
 _ISO = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_ID = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
 _MAX_TFLOPS = 100_000.0  # 100 PFLOPS dense per chip: far above any product, catches unit slips
 # Memory bandwidth in GB/s: the slowest card in scope (RTX 3060 12GB) has 360, the fastest
 # (B200) 8000; below 50 is a TB/s figure typed into the GB/s field (3.35 for an H100 SXM).
@@ -639,9 +639,7 @@ def gpu_from_dict(doc, source_name: str) -> GPU:
     for key in REQUIRED:
         if key not in doc:
             raise _err(src, key, "catalog.missing", "missing required field")
-    gid = _text(src, doc, "id")
-    if not _ID.match(gid):
-        raise _err(src, "id", "field.id", f"ids are lower-case letters, digits, '.', '-': {gid!r}")
+    gid = check_id(src, "id", _text(src, doc, "id"))
     vendor = _choice(src, doc, "vendor", VENDORS)
     tier = _choice(src, doc, "tier", TIERS)
     memory_gib = float(_wrap(src, check_positive, "memory_gib", doc["memory_gib"], maximum=4096))

@@ -13,6 +13,9 @@ from .errors import AdvisorError, _number, param, shown
 USD_PER_CARD = (0.0, 10_000_000.0)  # one accelerator: the dearest today cost ~0.05 M USD
 USD_PER_SERVER = (0.0, 1_000_000_000.0)  # a server / cluster share
 USD_PER_GPU_HOUR = (0.0, 1_000.0)  # cloud: ~2-100 USD per GPU-hour today
+# a price that is charged (catalog offers, `time --price`): below a cent per GPU-hour it would
+# show as $0.00 (issue 40: 1e-300 did); the cheapest real offers are ~0.1 USD
+PRICE_USD_PER_GPU_HOUR = (0.01, 1_000.0)
 USD_PER_KWH = (0.0, 10.0)  # electricity: 0.03-0.6 USD/kWh worldwide
 USD_PER_MONTH = (0.0, 100_000_000.0)  # hosting
 BUDGET = (0.0, 1e13)  # in the chosen currency

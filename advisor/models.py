@@ -756,7 +756,7 @@ def _checked(spec: ModelSpec) -> ModelSpec:
 def from_config_json(text: str, name: str = "custom") -> ModelSpec:
     """Parse pasted `config.json` text; malformed JSON raises `AdvisorError` ('config.json')."""
     from .errors import clip
-    from .files import MAX_FILE_BYTES, check_depth
+    from .files import MAX_FILE_BYTES, check_depth, check_json_depth
 
     if not isinstance(text, str):
         raise AdvisorError("config.not_json", "config.json: expected JSON text", field="config")
@@ -767,6 +767,7 @@ def from_config_json(text: str, name: str = "custom") -> ModelSpec:
             field="config",
             maximum=MAX_FILE_BYTES,
         )
+    check_json_depth(text, "config")
     try:
         cfg = json.loads(text)
     except RecursionError:

@@ -26,12 +26,22 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .errors import AdvisorError, check_int, check_non_negative, check_positive
+from .errors import AdvisorError, check_int, check_non_negative
+from .ids import check_id
+from .limits import check_range
 
 # NCCL reaches this fraction of a link's one-direction bandwidth as bus bandwidth on large
 # messages: nccl-tests doc/PERFORMANCE.md shows about 230 of 300 GB/s per direction on 8 A100
 # (NVLink 3) all-reduce, ~0.77; used for every link unless a fabric states its own.
 DEFAULT_BUS_EFFICIENCY = 0.77
+# Plausible ranges of a catalog fabric (issue 40: 1e-300 GB/s gave NaN and 200-digit hours).
+# Per GPU each way: 0.1 GB/s is 1 Gb/s Ethernet shared by a node's 8 GPUs (0.125 GB/s), the
+# slowest fabric anyone would cluster over; 10,000 GB/s is ten times NVLink 5's 900 GB/s each way.
+GB_PER_S_PER_GPU = (0.1, 10_000.0)
+# Latency per ring step: 0.1 us is below any NIC or NVLink hop (about 1-2 us), 10 ms a WAN.
+LATENCY_US = (0.1, 10_000.0)
+# NCCL's bus bandwidth as a fraction of the link rate (nccl-tests: 0.7-0.9 on real fabrics).
+BUS_EFFICIENCY = (0.05, 1.0)
 
 
 @dataclass(frozen=True)
@@ -88,15 +98,15 @@ def fabric_from_dict(doc: dict, source_name: str) -> Fabric:
                 "field.url", f"{source_name}: source.url must be an https URL", field="source.url"
             )
         return Fabric(
-            id=str(doc["id"]),
+            id=check_id(source_name, "id", doc["id"]),
             name=str(doc["name"]),
             kind=kind,
-            gb_per_s_per_gpu=check_positive(
-                "gb_per_s_per_gpu", doc["gb_per_s_per_gpu"], maximum=10_000
+            gb_per_s_per_gpu=check_range(
+                "gb_per_s_per_gpu", doc["gb_per_s_per_gpu"], GB_PER_S_PER_GPU
             ),
-            latency_us=check_positive("latency_us", doc["latency_us"], maximum=10_000),
-            bus_efficiency=check_positive(
-                "bus_efficiency", doc.get("bus_efficiency", DEFAULT_BUS_EFFICIENCY), maximum=1.0
+            latency_us=check_range("latency_us", doc["latency_us"], LATENCY_US),
+            bus_efficiency=check_range(
+                "bus_efficiency", doc.get("bus_efficiency", DEFAULT_BUS_EFFICIENCY), BUS_EFFICIENCY
             ),
             source=url,
         )

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from . import limits
 from .errors import AdvisorError, check_choice, check_int, check_positive, unknown_name
 from .hardware import _err, _wrap, check_iso_date, check_keys, check_optional_text, source_from_dict
+from .ids import check_id
 
 RESERVED_KINDS = ("commitment", "capacity-block")
 PROVIDER_KEYS = ("provider", "name", "offers", "source", "note", "notes")
@@ -71,19 +72,17 @@ def _price(src, fld, o, n, required):
             limits.check_range,
             f"{fld}_usd_per_gpu_hour",
             per_gpu,
-            limits.USD_PER_GPU_HOUR,
-            exclusive_low=True,
+            limits.PRICE_USD_PER_GPU_HOUR,
         )
         return float(v), False
     if per_inst is not None:
-        bounds = (0.0, limits.USD_PER_GPU_HOUR[1] * n)
+        lo, hi = limits.PRICE_USD_PER_GPU_HOUR
         v = _wrap(
             src,
             limits.check_range,
             f"{fld}_usd_per_instance_hour",
             per_inst,
-            bounds,
-            exclusive_low=True,
+            (lo * n, hi * n),
         )
         return v / n, True
     if required:
@@ -105,15 +104,14 @@ def offers_from_dict(doc, source_name: str) -> tuple[CloudOffer, ...]:
             raise _err(src, key, "catalog.missing", "missing required field")
     check_keys(src, doc, PROVIDER_KEYS)
     check_optional_text(src, doc, ("name", "note", "notes"))
-    provider = doc["provider"]
-    if not isinstance(provider, str) or not provider:
-        raise _err(src, "provider", "field.not_text", "expected text")
+    provider = check_id(src, "provider", doc["provider"])
     default = doc.get("source")
     default_src = source_from_dict(src, "source", default) if default is not None else None
     offers = doc["offers"]
     if not isinstance(offers, list) or not offers:
         raise _err(src, "offers", "catalog.not_list", "expected a non-empty list of offers")
     out = []
+    seen: dict[tuple, int] = {}  # (gpu, instance, region) -> index: a duplicate offer is refused
     for i, o in enumerate(offers):
         p = f"{src}: offers[{i}]"
         if not isinstance(o, dict):
@@ -149,6 +147,17 @@ def offers_from_dict(doc, source_name: str) -> tuple[CloudOffer, ...]:
         for key in ("gpu", "instance", "region"):
             if not isinstance(o[key], str) or not o[key]:
                 raise _err(p, key, "field.not_text", f"expected text, got {o[key]!r}")
+        check_id(src, f"offers[{i}].gpu", o["gpu"])
+        same = (o["gpu"], o["instance"], o["region"])
+        if same in seen:
+            raise AdvisorError(
+                "catalog.duplicate",
+                f"{p}: the same gpu, instance and region as offers[{seen[same]}]",
+                field=f"{src}:offers[{i}]",
+                file=src,
+                other=f"offers[{seen[same]}]",
+            )
+        seen[same] = i
         if o.get("price_as_of") is not None and not isinstance(o["price_as_of"], str):
             raise _err(p, "price_as_of", "field.not_text", "expected text such as '2025-06'")
         offer_doc = {

@@ -41,12 +41,13 @@ Schema (units in the names)::
 
 from __future__ import annotations
 
+import datetime
 import math
 import re
 from dataclasses import dataclass
 
 from . import vocab, yamlsafe
-from .errors import AdvisorError, suggest
+from .errors import AdvisorError, shown, suggest
 
 TASKS = vocab.PROFILE_TASKS
 METHODS = vocab.FINE_TUNING_METHODS
@@ -55,7 +56,7 @@ CURRENCIES = vocab.CURRENCIES
 LANGUAGES = vocab.LANGUAGES
 # "auto": the serving search (advisor.serving_fit.SEARCH_FORMATS / SEARCH_KV) picks the format
 WEIGHTS = ("bf16", "fp16", "fp8", "int8", "int4", "nf4", "gptq", "awq", "auto")
-_ISO = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_ISO = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 # The workload fields each task uses (the report form shows these; `_workload` refuses the
 # serving fields on a training workload and the training fields on a serving one).
 TASK_FIELDS = {
@@ -72,6 +73,18 @@ TASK_FIELDS = {
         "deadline_hours", "runs_per_year",
     ),
 }  # fmt: skip
+
+
+def _calendar_day(text: str) -> bool:
+    """A real calendar day in ISO form, 1990-2100 (2026-02-31 is not; issue 40)."""
+    if not _ISO.fullmatch(text):
+        return False
+    try:
+        day = datetime.date.fromisoformat(text)
+    except ValueError:
+        return False
+    return 1990 <= day.year <= 2100
+
 
 _TOP = ("organisation", "prepared_for", "date", "workloads", "constraints")
 _WORKLOAD = (
@@ -423,8 +436,8 @@ def profile_from_dict(doc, catalog=None) -> Profile:
     organisation = _text(doc, "organisation", "organisation", errs, required=True)
     prepared_for = _text(doc, "prepared_for", "prepared_for", errs)
     date = doc.get("date")
-    if date is not None and (not isinstance(date, str) or not _ISO.match(date)):
-        errs.add("date", "field.not_date", f"expected an ISO date YYYY-MM-DD, got {date!r}")
+    if date is not None and (not isinstance(date, str) or not _calendar_day(date)):
+        errs.add("date", "field.not_date", f"expected an ISO date YYYY-MM-DD, got {shown(date)}")
         date = None
     wl = doc.get("workloads")
     workloads = []

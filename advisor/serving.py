@@ -110,6 +110,42 @@ def _check(spec: ModelSpec, input_tokens: int, output_tokens: int):
         )
 
 
+# GPUs one tensor-parallel group may span: the node's scale-up domain (NVLink / xGMI / PCIe
+# switch), 8 in the HGX/DGX, MI300X and Gaudi boards of the catalog (advisor.cluster's
+# GPUS_PER_NODE); a card whose catalog entry states its scale-up domain (`scale_up.domain_size`:
+# 72 for a GB200/GB300 NVL72 rack) uses that.
+SCALE_UP_GPUS = 8
+
+
+def check_tensor_parallel(spec: ModelSpec, gpu, tensor_parallel) -> int:
+    """`tensor_parallel` if it divides the model's attention heads (and its KV heads, or is a
+    multiple of them: vLLM then replicates each KV head) and fits the scale-up domain; else an
+    AdvisorError naming `tensor_parallel` (issue 40: TP 3 for 32 heads and TP 72 on 8-GPU
+    nodes were accepted)."""
+    tp = check_int("tensor_parallel", tensor_parallel, maximum=72)
+    scale_up = getattr(gpu, "scale_up", None)
+    domain = int(scale_up.domain_size if scale_up else SCALE_UP_GPUS)
+    if tp > domain:
+        raise AdvisorError(
+            "layout.tp_node",
+            f"tensor_parallel: {tp} is more than the {domain} GPUs a {gpu.id} node links "
+            "(tensor parallelism stays inside one node; add replicas with gpus)",
+            field="tensor_parallel",
+            tensor_parallel=tp,
+            gpus_per_node=domain,
+        )
+    kv = spec.num_kv_heads
+    if spec.num_heads % tp or (kv % tp and tp % kv):
+        raise AdvisorError(
+            "layout.heads",
+            f"tensor_parallel: {tp} does not divide the model's {spec.num_heads} attention heads "
+            f"({kv} KV heads)",
+            field="tensor_parallel",
+            tensor_parallel=tp,
+        )
+    return tp
+
+
 def kv_reads(spec: ModelSpec, grouped_kv_kernel: bool = True) -> int:
     """Times a decode step streams each KV head (timing.decode_step_time): 1 for a kernel that
     serves the whole query group from one load, the group size num_heads / num_kv_heads for
@@ -153,7 +189,7 @@ def point(
     _check(spec, input_tokens, output_tokens)
     stack = stack or eff.DEFAULT_STACK
     c = check_int("concurrency", concurrency, maximum=1 << 16)
-    tp = check_int("tensor_parallel", tensor_parallel, maximum=72)
+    tp = check_tensor_parallel(spec, gpu, tensor_parallel)
     check_choice("kv_dtype", kv_dtype, KV_BYTES)
     if weights not in PEAK_KEY:
         check_choice("weights", weights, PEAK_KEY)
@@ -295,7 +331,7 @@ def plan(
     and `max_num_seqs` allow (and that value itself). `speculative` and `prefix_hit_rate` as
     in `point`."""
     _check(spec, input_tokens, output_tokens)
-    tp = check_int("tensor_parallel", tensor_parallel, maximum=72)
+    tp = check_tensor_parallel(spec, gpu, tensor_parallel)
     check_int("max_num_seqs", max_num_seqs, maximum=1 << 16)
     kv_max = max_concurrency(
         spec,

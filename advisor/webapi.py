@@ -32,7 +32,7 @@ from . import serving_fit as sfit
 from .catalog import Catalog, catalog_from_documents, load_catalog
 from .counts import parse_count
 from .errors import AdvisorError, check_choice, check_int, clip, parse_number, shown, yaml_error
-from .files import MAX_FILE_BYTES
+from .files import MAX_FILE_BYTES, check_json_depth
 from .models import from_config_json
 
 TASKS = vocab.TASKS
@@ -213,9 +213,7 @@ class ClusterRequest(_Request):
     seq: int = _f(8192, "int", maximum=1 << 20)
     deadline_days: float | None = _f(30, "optnum", bounds=(0.0, 3650.0), exclusive_low=True)
     budget_usd: float | None = _f("", "optnum", bounds=limits.BUDGET, exclusive_low=True)
-    price_usd_per_gpu_hour: float | None = _f(
-        "", "optnum", bounds=limits.USD_PER_GPU_HOUR, exclusive_low=True
-    )
+    price_usd_per_gpu_hour: float | None = _f("", "optnum", bounds=limits.PRICE_USD_PER_GPU_HOUR)
     network: str = _f("ib-ndr-400", "name")
     precision: str = _f("bf16", "choice", choices=vocab.CLUSTER_PRECISIONS)
     max_gpus: int = _f(16_384, "int", maximum=16_384)
@@ -858,6 +856,7 @@ def serving(params: dict) -> dict:
     req = ServingRequest.from_params(params)
     spec = _model(req)
     g = _gpu(req.gpu)
+    srv.check_tensor_parallel(spec, g, req.tensor_parallel)
     if req.gpus % req.tensor_parallel:
         raise AdvisorError(
             "gpus.tp_divides",
@@ -1075,7 +1074,12 @@ def call(name, params_json) -> str:
             raise TypeError(f"expected JSON text, got {type(params_json).__name__}")
         if len(params_json) > 2 * MAX_CONFIG_CHARS:
             raise ValueError(f"at most {2 * MAX_CONFIG_CHARS} characters")
+        if isinstance(params_json, (bytes, bytearray)):
+            params_json = bytes(params_json).decode("utf-8")
+        check_json_depth(params_json, "params")  # before json.loads: Pyodide's stack is small
         params = json.loads(params_json)
+    except AdvisorError as exc:
+        return dumps({"error": exc.to_dict()})
     except (ValueError, TypeError, RecursionError) as exc:
         detail = clip(str(exc) or exc.__class__.__name__, 120)
         return dumps(

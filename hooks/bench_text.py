@@ -19,7 +19,7 @@ import re
 import markupsafe
 
 from advisor import numfmt
-from hooks.templating import MissingTranslation
+from hooks.templating import MissingTranslation, escape_value
 
 _ID = r"[\w.\-]+"
 _NUM = r"[\d.e+\-]+"
@@ -183,6 +183,13 @@ def _number(value: str, lang: str) -> str:
     return value
 
 
+def _quoted(text: str) -> markupsafe.Markup:
+    """A run's own English text as it is, marked `lang="en"`: HTML-escaped and its Markdown
+    syntax neutralised (templating.escape_value), so a `[x](javascript:...)` in a formula or a
+    note stays text (issue 40: it became a link on the benchmarks pages)."""
+    return markupsafe.Markup('<span lang="en">{}</span>').format(escape_value(text))
+
+
 def known(kind: str, text: str) -> bool:
     """Whether a pattern of `kind` matches the whole `text`."""
     return any(k == kind and rx.fullmatch(text) for k, _, rx in _COMPILED)
@@ -201,11 +208,11 @@ def translator(t, lang: str):
             params = {}
             for name, value in m.groupdict().items():
                 if name in _QUOTED:
-                    params[name] = markupsafe.Markup('<span lang="en">{}</span>').format(value)
+                    params[name] = _quoted(value)
                 else:
                     params[name] = _number(value, lang)
             return t(f"bench.{kind}.{key}", **params)
-        return markupsafe.Markup('<span lang="en">{}</span>').format(text)
+        return _quoted(text)
 
     def tr(kind: str, text: str):
         if kind == "unit":

@@ -43,7 +43,18 @@ from mkdocs.plugins import event_priority  # noqa: E402
 
 from advisor import memory, models, units  # noqa: E402
 from advisor.errors import AdvisorError  # noqa: E402
-from hooks import bench_text, calclinks, charts, facts, generate, markers, sitedata, state  # noqa: E402
+from hooks import (  # noqa: E402
+    bench_text,
+    calclinks,
+    charts,
+    csp,
+    facts,
+    generate,
+    markers,
+    safe_links,
+    sitedata,
+    state,
+)
 from hooks.templating import LANGS, MissingTranslation, make_t  # noqa: E402
 
 log = logging.getLogger("mkdocs.hooks.render")
@@ -88,7 +99,10 @@ def on_config(config):
     """Load the build state once per build (both languages) and write the per-item pages."""
     _pin_build_date(ROOT)
     st = state.load(config)
-    generate.extend(config, st.catalog, st.cache)
+    try:
+        generate.extend(config, st.catalog, st.cache)
+    except generate.UnsafePath as exc:
+        raise PluginError(f"hooks/generate.py: {exc}") from None
     return config
 
 
@@ -217,6 +231,19 @@ def on_page_markdown(markdown, page, config, files):
     return render_page(markdown, page)
 
 
+@event_priority(-100)
+def on_page_content(html, page, config, files):
+    """No link in a page's HTML with a scheme other than http(s) / mailto (hooks/safe_links.py):
+    a `javascript:` address from data stops the build naming the page."""
+    bad = safe_links.unsafe_links(html)
+    if bad:
+        raise PluginError(
+            f"{page.file.src_path}: a link with a scheme other than http(s) or mailto: {bad[0]} "
+            f"(data from catalog/ or bench_results/ must not make links)"
+        )
+    return html
+
+
 @event_priority(-200)  # after mkdocs-static-i18n (-100) built every language
 def on_post_build(config):
     """Material's language switcher under instant navigation reads each language's
@@ -230,6 +257,17 @@ def on_post_build(config):
             for name in ("sitemap.xml", "sitemap.xml.gz"):
                 if (site / name).is_file():
                     shutil.copyfile(site / name, site / lang / name)
+    if _COMMAND.get("name") != "serve":  # `mkdocs serve` injects its live-reload script
+        csp.apply(site)
+
+
+_COMMAND: dict[str, str] = {}
+
+
+def on_startup(command, dirty):
+    """Remember the mkdocs command: the Content-Security-Policy (hooks/csp.py) is written on
+    `build` and `gh-deploy`, not under `serve`, whose live-reload script is injected inline."""
+    _COMMAND["name"] = command
 
 
 _NOT_FOUND: dict[str, str] = {}

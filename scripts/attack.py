@@ -14,6 +14,7 @@ import argparse
 import contextlib
 import io
 import json
+import math
 import random
 import re
 import shutil
@@ -33,6 +34,7 @@ from advisor.models import from_config_json  # noqa: E402
 CATALOG_FILE = re.compile(
     r"(?:(?:models|gpus|clouds|efficiency|networks|systems)/[\w.-]+|currency)\.yaml"
 )
+HORIZON_HOURS = 24 * 365 * 10  # advisor.cluster's, for a version before issue 40 that had none
 BAD_NUMBER = re.compile(r"\b(?:nan|inf)\b|\d{40,}")  # Python's text for NaN / infinity
 
 
@@ -295,6 +297,135 @@ def reproductions(tmp: Path) -> list:
         R.append(("repro-catalog", desc, ("catalog", mutate, word)))
     # one corrupt bench result is skipped with a warning
     R.append(("repro-cli", "corrupt bench_results/*.json skipped", ("bench", None, None)))
+    R.extend(issue40_reproductions(tmp))
+    return R
+
+
+def _no_plan_past_horizon(rc, out, err):
+    from advisor import cluster
+
+    if rc != 0:
+        return f"exit {rc}: {err.strip()[:200]}"
+    plan = json.loads(out)["plan"]
+    chosen = plan["chosen"]
+    if chosen is None:
+        return None
+    if chosen["hours"] > getattr(cluster, "HORIZON_HOURS", HORIZON_HOURS):
+        return f"chose a run of {chosen['days']:.0f} days"
+    return None
+
+
+def _mfu_at_most_one(doc):
+    for o in doc.get("options") or []:
+        if o["step"]["mfu"] > 1.0:
+            return f"MFU {o['step']['mfu']:.3f} at {o['gpus']} GPUs"
+    return None
+
+
+def issue40_reproductions(tmp: Path) -> list:
+    """(kind, description, thunk) for each reproduction in issue 40."""
+    R = []
+
+    def c(argv, expect=None, desc=None):
+        R.append(("repro40-cli", desc or " ".join(argv), ("cli", argv, expect)))
+
+    def a(name, params, expect=None, desc=None):
+        R.append(
+            (
+                "repro40-api",
+                desc or f"{name} {params!r}"[:120],
+                ("api", name, params, expect, False),
+            )
+        )
+
+    m8 = ["--model", "llama-3.1-8b", "--gpu", "h100-sxm"]
+    c(
+        [
+            "time",
+            "train",
+            "--model",
+            "gemma-2-27b",
+            "--gpu",
+            "gaudi2",
+            "--precision",
+            "fp8",
+            "--micro-batch",
+            "16",
+            "--micro-batches",
+            "256",
+            "--seq",
+            "2048",
+        ],
+        _exit2("layout:", "GiB"),
+    )
+    c(
+        ["time", "train", "--model", "llama-3.1-405b", "--gpu", "rtx-4090", "--tokens", "1T"],
+        _exit2("layout:", "GiB"),
+    )
+    c(["time", "train", *m8, "--tokens", "1e18"], _exit2("layout:"))
+    c(
+        ["time", "train", *m8, "--dp", "8", "--sharding", "zero3", "--tokens", "1e18"],
+        _exit2("tokens:", "horizon"),
+    )
+    c(["time", "train", *m8, "--tokens", "1.0e300T"], _exit2("--tokens"))
+    c(
+        ["time", "plan", *m8, "--tokens", "1T", "--global-batch-tokens", "9.0e307K"],
+        _exit2("--global-batch-tokens"),
+    )
+    c(["time", "train", *m8, "--tokens", "\u0661.\u0665T"], _exit2("--tokens", "expected a number"))
+    c(
+        [
+            "time",
+            "plan",
+            "--model",
+            "llama-3.1-70b",
+            "--gpu",
+            "h100-sxm",
+            "--tokens",
+            "15T",
+            "--precision",
+            "fp32",
+            "--json",
+        ],
+        _no_plan_past_horizon,
+    )
+    c(["time", "serve", *m8, "--tp", "3"], _exit2("tensor_parallel"))
+    c(["time", "serve", *m8, "--tp", "72", "--gpus", "72"], _exit2("tensor_parallel"))
+    c(["time", "serve", "--model", "llama-3.1-405b", "--gpu", "rtx-4090"], _exit2("gpu:"))
+    example = str(ROOT / "examples" / "bank-serving-70b.yaml")
+    c(["report", example, "--out", " "], _exit2("out:"))
+    (tmp / "date.yaml").write_text(
+        (ROOT / "examples" / "bank-serving-70b.yaml")
+        .read_text(encoding="utf-8")
+        .replace('date: "2026-12-02"', 'date: "2026-02-31"'),
+        encoding="utf-8",
+    )
+    c(["report", str(tmp / "date.yaml"), "--out", str(tmp / "out")], _exit2("date"))
+    deep = "[" * 3000 + "]" * 3000
+    a(
+        "vram",
+        {"model": "", "config": '{"model_type": "llama", "x": ' + deep + "}"},
+        _api_error("file.too_deep"),
+    )
+    a("serving", {"model": "llama-3.1-8b", "tensor_parallel": 3}, _api_error("layout.heads"))
+    a(
+        "serving",
+        {"model": "llama-3.1-8b", "tensor_parallel": 72, "gpus": 72},
+        _api_error("layout.tp_node"),
+    )
+    a(
+        "cluster",
+        {"model": "gemma-2-27b", "gpu": "gaudi2", "precision": "fp8", "tokens": 10**11},
+        _mfu_at_most_one,
+    )
+    for desc, mutate, word in CATALOG_REPROS_40:
+        R.append(("repro40-catalog", desc, ("catalog", mutate, word)))
+    for desc, text in BENCH_TEXTS_40:
+        R.append(("repro40-bench", desc, ("bench-text", text)))
+    for desc, edit, word in BENCH_FILES_40:
+        R.append(("repro40-bench", desc, ("bench-file", edit, word)))
+    for ident in ("../../../README", "/tmp/gpu-advisor-escape", 'x"\ntitle: injected'):
+        R.append(("repro40-pages", f"page for id {ident!r}", ("page", ident)))
     return R
 
 
@@ -328,6 +459,65 @@ CATALOG_REPROS = [
 ]  # fmt: skip
 
 
+def _model_id(value: str):
+    return _sub("models/gpt2-124m.yaml", r"^id: .*$", "id: " + json.dumps(value))
+
+
+def _dup_offer(root: Path):
+    p = root / "clouds" / "aws.yaml"
+    text = p.read_text()
+    start = text.index("offers:\n") + len("offers:\n")
+    first = re.match(r"(  - (?:.*\n)(?:    .*\n|\s*#.*\n)*)", text[start:]).group(1)
+    p.write_text(text + first)
+
+
+CATALOG_REPROS_40 = [
+    ("model id ../../../README", _model_id("../../../README"), "models/gpt2-124m.yaml: id"),
+    ("absolute model id", _model_id("/tmp/gpu-advisor-escape"), "models/gpt2-124m.yaml: id"),
+    ("model id with a quote and a line break", _model_id('x"\ntitle: injected'), "models/gpt2-124m.yaml: id"),
+    ("gpu id ending in a line break", _sub("gpus/t4.yaml", r"^id: .*$", 'id: "t4\\n"'), "gpus/t4.yaml: id"),
+    ("network 1e-300 GB/s", _sub("networks/eth-100.yaml", r"^gb_per_s_per_gpu: .*$", "gb_per_s_per_gpu: 1e-300"), "gb_per_s_per_gpu"),
+    ("network id ../x", _sub("networks/eth-100.yaml", r"^id: .*$", "id: ../x"), "networks/eth-100.yaml: id"),
+    ("price 1e-300", _sub("clouds/aws.yaml", r"on_demand_usd_per_(?:gpu|instance)_hour: .*$", "on_demand_usd_per_gpu_hour: 1e-300"), "clouds/aws.yaml"),
+    ("provider ../aws", _sub("clouds/aws.yaml", r"^provider: .*$", "provider: ../aws"), "clouds/aws.yaml: provider"),
+    ("duplicate offer", _dup_offer, "clouds/aws.yaml"),
+    ("second efficiency file", _copy("efficiency/h100-sxm.yaml", "efficiency/zz-h100.yaml"), "efficiency/zz-h100.yaml"),
+    ("a *.YAML file", _copy("gpus/t4.yaml", "gpus/t4-copy.YAML"), ".yaml"),
+]  # fmt: skip
+BENCH_TEXTS_40 = [
+    ("formula [x](javascript:...)", ("formula", "[x](javascript:alert(1))")),
+    ("note [x](javascript:...)", ("note", "[x](javascript:alert(1))")),
+    ("note part [x](JaVaScRiPt:...)", ("note", "CPU ranks share this host's cores: scaling here says little about GPUs; [x](JaVaScRiPt:alert(1))")),
+    ("reference-style link", ("note", "[x]: javascript:alert(1)\n\n[x]")),
+]  # fmt: skip
+
+
+def _first_summary(doc):
+    return next(iter(doc["summary"].values()))
+
+
+BENCH_FILES_40 = [
+    ("derived value 1e300", lambda d: d["derived"][0].update(value=1e300), "plausible"),
+    ('median "fast"', lambda d: _first_summary(d).update(median="fast"), "median"),
+    ("summary not an object", lambda d: d["summary"].update(x=[1]), "summary.x"),
+]
+
+
+def _bench_text_problem(kind: str, text: str) -> str | None:
+    import markdown
+
+    from hooks import bench_text, safe_links
+    from hooks.templating import load_strings, make_t
+
+    strings = load_strings(ROOT / "templates" / "i18n")
+    for lang in ("az", "en"):
+        shown = str(bench_text.translator(make_t(lang, strings), lang)(kind, text))
+        page = markdown.markdown(f"| a |\n|---|\n| {shown} |\n\n{shown}", extensions=["tables"])
+        if "<a " in page or safe_links.unsafe_links(page):
+            return f"{lang}: a link from data: {page[:160]}"
+    return None
+
+
 def run_one(thunk, tmp: Path) -> str | None:
     kind = thunk[0]
     if kind == "cli":
@@ -359,6 +549,41 @@ def run_one(thunk, tmp: Path) -> str | None:
         except BaseException as exc:  # noqa: BLE001
             return f"raised {exc.__class__.__name__}: {exc}"
         return "loaded silently"
+    if kind == "bench-text":
+        return _bench_text_problem(*thunk[1])
+    if kind == "bench-file":
+        from advisor.benchresults import load_result
+
+        _, edit, word = thunk
+        src = sorted((ROOT / "bench_results").glob("*_train-step_*.json"))[0]
+        doc = json.loads(src.read_text(encoding="utf-8"))
+        edit(doc)
+        path = tmp / src.name
+        path.write_text(json.dumps(doc))
+        try:
+            load_result(path)
+        except AdvisorError as exc:
+            ok = exc.message.startswith(src.name) and word in exc.message
+            return None if ok else f"error does not name the file and {word}: {exc.message}"
+        except BaseException as exc:  # noqa: BLE001
+            return f"raised {exc.__class__.__name__}: {exc}"
+        return "loaded silently"
+    if kind == "page":
+        from hooks import generate
+
+        docs = tmp / "pages" / "docs"
+        shutil.rmtree(docs.parent, ignore_errors=True)
+        docs.mkdir(parents=True)
+        (docs.parent / "README.md").write_text("keep")
+        try:
+            generate.write_stubs(docs, "model", ["gpt2-124m", thunk[1]])
+        except generate.UnsafePath:
+            pass
+        else:
+            return "page written for a hostile id"
+        if (docs.parent / "README.md").read_text() != "keep" or list(docs.rglob("*.md")):
+            return "a file was written"
+        return None
     if kind == "bench":
         folder = tmp / "bench"
         shutil.rmtree(folder, ignore_errors=True)
@@ -409,6 +634,11 @@ CLI_SHAPES = {
                      "--utilisation", "--electricity", "--tier", "--precision", "--acquire"],
     ("models", "show"): ["--config"],
     ("gpus",): ["--tier"],
+    ("time", "train"): ["--model", "--gpu", "--tp", "--pp", "--dp", "--cp", "--micro-batch",
+                        "--micro-batches", "--seq", "--precision", "--sharding", "--tokens",
+                        "--checkpointing", "--task", "--price"],
+    ("time", "serve"): ["--model", "--gpu", "--tp", "--gpus", "--input", "--output",
+                        "--concurrency", "--weights", "--kv-dtype"],
 }  # fmt: skip
 GOOD = {
     "--model": ["llama-3.1-8b", "llama-3.2-1b", "bert-base-uncased", "mixtral-8x7b"],
@@ -430,6 +660,138 @@ def random_cli(rng: random.Random) -> list[str]:
     if rng.random() < 0.3:
         argv.append("--json")
     return argv
+
+
+PHYSICS_MODELS = ["llama-3.2-1b", "llama-3.1-8b", "gemma-2-27b", "mixtral-8x7b", "qwen2.5-0.5b",
+                  "llama-3.1-70b", "phi-3-mini-4k", "gpt2-124m"]  # fmt: skip
+PHYSICS_GPUS = ["h100-sxm", "gaudi2", "rtx-4090", "a100-80gb-sxm", "mi300x", "l4", "b200", "t4"]
+
+
+def random_train(rng: random.Random) -> list[str]:
+    """A plausible `time train` layout (issue 40's surface: 3,968 layouts were swept)."""
+    argv = [
+        "time",
+        "train",
+        "--model",
+        rng.choice(PHYSICS_MODELS),
+        "--gpu",
+        rng.choice(PHYSICS_GPUS),
+    ]
+    for flag, pool in (("--tp", [1, 2, 4, 8]), ("--pp", [1, 2, 4]), ("--dp", [1, 2, 4, 8]),
+                       ("--cp", [1, 2]), ("--micro-batch", [1, 2, 4, 16]),
+                       ("--micro-batches", [1, 4, 16, 256]), ("--seq", [512, 1024, 2048, 4096]),
+                       ("--precision", ["bf16", "fp8", "fp32", "amp-bf16"]),
+                       ("--sharding", ["ddp", "zero1", "zero3"]),
+                       ("--checkpointing", ["none", "selective", "full"]),
+                       ("--task", ["train", "lora", "qlora"]),
+                       ("--tokens", ["1e9", "1T", "15T", "1e18", "2.5B"])):  # fmt: skip
+        if rng.random() < 0.6:
+            argv += [flag, str(rng.choice(pool))]
+    return argv + ["--json"]
+
+
+def train_physics_problem(argv, rc, out, err) -> str | None:
+    """An accepted layout: MFU at most 1, its stage fits the card by the planner's memory,
+    figures finite, the run within the horizon."""
+    if rc != 0:
+        return None
+    from advisor import cluster
+
+    doc = json.loads(out)
+    st = doc["step"]
+    if not 0 < st["mfu"] <= 1.0:
+        return f"MFU {st['mfu']:.3f}"
+    opts = dict(zip(argv[2::2], argv[3::2], strict=False))
+    cat = load_catalog()
+    spec, gpu = cat.model(opts["--model"]).spec, cat.gpu(opts["--gpu"])
+    from advisor.parallel import Layout
+
+    lay = Layout(**{k: v for k, v in st["layout"].items() if k in Layout.__dataclass_fields__})
+    args = (spec, lay, int(opts.get("--seq", 4096)), opts.get("--precision", "bf16"),
+            opts.get("--checkpointing", "none"))  # fmt: skip
+    try:
+        try:
+            need = cluster.stage_memory_bytes(*args, task=opts.get("--task", "train"))
+        except TypeError:  # a version before issue 40 (no `task`): its full-training figure
+            need = cluster.stage_memory_bytes(*args)
+    except AdvisorError as exc:
+        return f"priced although the memory model refuses it: {exc.message[:120]}"
+    if need > gpu.memory_bytes:
+        return f"priced a layout that needs {need / 2**30:.1f} GiB on a {gpu.id}"
+    run = doc.get("run")
+    if run and not run["hours"] <= getattr(cluster, "HORIZON_HOURS", HORIZON_HOURS):
+        return f"priced a run of {run['days']:.0f} days"
+    return None
+
+
+def random_serve(rng: random.Random) -> list[str]:
+    argv = [
+        "time",
+        "serve",
+        "--model",
+        rng.choice(PHYSICS_MODELS),
+        "--gpu",
+        rng.choice(PHYSICS_GPUS),
+    ]
+    tp = rng.choice([1, 2, 3, 4, 6, 8, 16, 72])
+    argv += ["--tp", str(tp), "--gpus", str(tp * rng.choice([1, 2, 9]))]
+    if rng.random() < 0.5:
+        argv += ["--weights", rng.choice(["bf16", "fp8", "int4"])]
+    return argv + ["--json"]
+
+
+def serve_physics_problem(argv, rc, out, err) -> str | None:
+    """Accepted serving: TP divides the heads and stays in one node; figures finite."""
+    if rc != 0:
+        return None
+    from advisor import serving
+
+    opts = dict(zip(argv[2::2], argv[3::2], strict=False))
+    spec = load_catalog().model(opts["--model"]).spec
+    tp = int(opts["--tp"])
+    if spec.num_heads % tp or tp > getattr(serving, "SCALE_UP_GPUS", 8):
+        return f"accepted TP {tp} for {spec.num_heads} heads"
+    if not json.loads(out)["plan"]["points"]:
+        return "exit 0 with no serving point"
+    return None
+
+
+def plan_physics_problem(rng: random.Random) -> tuple[str, str | None]:
+    """A random cluster plan: every option shown fits by the memory function, MFU at most 1,
+    figures finite; the chosen run within the horizon."""
+    from advisor import cluster
+
+    cat = load_catalog()
+    model, gpu = rng.choice(PHYSICS_MODELS[:6]), rng.choice(PHYSICS_GPUS)
+    precision = rng.choice(["bf16", "fp8", "fp32", "amp-bf16"])
+    tokens = rng.choice([10**9, 10**11, 10**12, 15 * 10**12, 10**16])
+    seq = rng.choice([1024, 2048, 4096])
+    what = f"plan {model} {gpu} {precision} {tokens:.0e} seq {seq}"
+    try:
+        p = cluster.plan(
+            cat.model(model).spec, cat.gpu(gpu), tokens=tokens, seq=seq, precision=precision,
+            network=cat.network("ib-ndr-400"), max_gpus=rng.choice([8, 512, 16384]),
+        )  # fmt: skip
+    except AdvisorError:
+        return what, None
+    except BaseException as exc:  # noqa: BLE001
+        return what, f"raised {exc.__class__.__name__}: {exc}"
+    spec, g = cat.model(model).spec, cat.gpu(gpu)
+    for o in p.options:
+        try:
+            need = cluster.stage_memory_bytes(spec, o.layout, seq, precision, o.checkpointing)
+        except AdvisorError as exc:
+            return what, f"{o.gpus} GPUs shown although the memory model refuses: {exc.message}"
+        if need > g.memory_bytes or need != o.memory_per_gpu_bytes:
+            return what, f"{o.gpus} GPUs shown at {o.memory_per_gpu_bytes} B, needs {need}"
+        if not 0 < o.step.mfu <= 1.0:
+            return what, f"MFU {o.step.mfu:.3f} at {o.gpus} GPUs"
+        for v in (o.hours, o.gpu_hours, o.energy_kwh, o.cost_usd or 0.0):
+            if not math.isfinite(v):
+                return what, "a figure not finite"
+    if p.chosen is not None and p.chosen.hours > getattr(cluster, "HORIZON_HOURS", HORIZON_HOURS):
+        return what, f"chose a run of {p.chosen.hours / 24:.0f} days"
+    return what, json_problem(json.dumps(p.to_dict()))
 
 
 def random_params(rng: random.Random, name: str) -> dict:
@@ -503,6 +865,22 @@ def main_(argv=None) -> int:
         for _ in range(a.random):
             argv = random_cli(rng)
             t.check("random-cli", " ".join(argv), cli_problem(argv, *cli(argv)))
+        for _ in range(a.random):
+            argv = random_train(rng)
+            rc, out, err, exc = cli(argv)
+            problem = cli_problem(argv, rc, out, err, exc) or (
+                None if exc else train_physics_problem(argv, rc, out, err)
+            )
+            t.check("physics-train", " ".join(argv), problem)
+        for _ in range(a.random):
+            argv = random_serve(rng)
+            rc, out, err, exc = cli(argv)
+            problem = cli_problem(argv, rc, out, err, exc) or (
+                None if exc else serve_physics_problem(argv, rc, out, err)
+            )
+            t.check("physics-serve", " ".join(argv), problem)
+        for _ in range(max(1, a.random // 10)):
+            t.check("physics-plan", *plan_physics_problem(rng))
         for _ in range(a.random):
             name = rng.choice(list(webapi.FUNCTIONS))
             params = random_params(rng, name)

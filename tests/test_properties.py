@@ -355,3 +355,71 @@ def test_report_names_of_non_ascii_profiles_do_not_collide():
     a = parse_profile(text.replace("Nümunə Universiteti", "Şəki"), None).slug
     b = parse_profile(text.replace("Nümunə Universiteti", "Səki"), None).slug
     assert a != b
+
+
+# --- issue 40: the physics of training layouts, serving and cluster plans ----------------------
+
+seeds = st.integers(min_value=0, max_value=2**32 - 1)
+
+
+@settings(FAST, max_examples=80)
+@given(seed=seeds)
+def test_accepted_train_layouts_fit_have_mfu_at_most_one_and_finite_runs(seed):
+    """`time train`: a layout is either a named error or fits the card by the planner's stage
+    memory, with MFU <= 1 and a run within the horizon (attack.train_physics_problem)."""
+    import random
+
+    argv = attack.random_train(random.Random(seed))
+    rc, out, err = _cli(argv)
+    assert attack.cli_problem(argv, rc, out, err, None) is None, (argv, err)
+    assert attack.train_physics_problem(argv, rc, out, err) is None, argv
+
+
+@settings(FAST, max_examples=60)
+@given(
+    model=st.sampled_from(attack.PHYSICS_MODELS),
+    gpu=st.sampled_from(attack.PHYSICS_GPUS),
+    precision=st.sampled_from(["bf16", "fp8", "fp32", "amp-bf16", "fp16"]),
+    tp=st.sampled_from([1, 2, 4, 8]),
+    mb=st.sampled_from([1, 4, 16]),
+    m=st.sampled_from([1, 8, 256]),
+    seq=st.sampled_from([256, 1024, 2048]),
+)
+def test_training_step_mfu_at_most_one_and_parts_finite(model, gpu, precision, tp, mb, m, seq):
+    """Whatever the memory, the step's MFU is within (0, 1] and its parts are finite and add
+    up to the step (the fp8 step against the bf16 peak showed 131.5 %)."""
+    from advisor import training
+    from advisor.parallel import Layout
+
+    spec, g = CAT.model(model).spec, CAT.gpu(gpu)
+    try:
+        s = training.train_step(
+            spec, g, Layout(tp=tp, micro_batch=mb, micro_batches=m), seq=seq, precision=precision
+        )
+    except AdvisorError:
+        return
+    assert 0 < s.mfu <= 1.0
+    assert all(math.isfinite(v) and v >= 0 for v in s.parts_s.values())
+    assert sum(s.parts_s.values()) == pytest.approx(s.step_time_s, rel=1e-9)
+
+
+@settings(FAST, max_examples=60)
+@given(seed=seeds)
+def test_accepted_serving_tp_divides_heads_and_fits_the_node(seed):
+    import random
+
+    argv = attack.random_serve(random.Random(seed))
+    rc, out, err = _cli(argv)
+    assert attack.cli_problem(argv, rc, out, err, None) is None, (argv, err)
+    assert attack.serve_physics_problem(argv, rc, out, err) is None, argv
+
+
+@settings(FAST, max_examples=8)
+@given(seed=seeds)
+def test_no_plan_option_shown_that_the_memory_model_rejects(seed):
+    """Every option of a cluster plan fits by cluster.stage_memory_bytes (with the plan's
+    precision), MFU <= 1, times and costs finite; the chosen run within the horizon."""
+    import random
+
+    what, problem = attack.plan_physics_problem(random.Random(seed))
+    assert problem is None, (what, problem)

@@ -20,6 +20,8 @@ IMG = "<img src=x onerror=alert(1)>"
 MD_LINK = "[click](javascript:alert(2))"
 SVG = '<svg onload="alert(3)">'
 FORMULA = '<b onmouseover="alert(4)">t</b>'
+BENCH_LINK = "[run](javascript:alert(5))"  # issue 40: became a link from derived[].formula
+NOTE_LINK = "[note](javascript:alert(6))"  # and from notes[]
 
 
 def _replace_line(path: Path, key: str, value: str) -> None:
@@ -36,8 +38,9 @@ def _poison(project: Path) -> None:
     for path in sorted((project / "bench_results").glob("*.json")):
         doc = json.loads(path.read_text(encoding="utf-8"))
         doc["environment"]["accelerator"] = SVG
-        for d in doc.get("derived", []):
-            d["formula"] = FORMULA
+        for i, d in enumerate(doc.get("derived", [])):
+            d["formula"] = BENCH_LINK if i == 0 else FORMULA
+        doc["notes"] = [NOTE_LINK, f"CPU ranks share this host's cores; {NOTE_LINK}"]
         path.write_text(json.dumps(doc), encoding="utf-8")
 
 
@@ -73,7 +76,7 @@ def test_one_catalog_reaches_every_part_of_the_build(poisoned_site):
 def test_no_raw_markup_from_data_in_any_page(poisoned_site):
     pages = sorted(poisoned_site.rglob("*.html"))
     assert len(pages) > 40
-    shown = {s: 0 for s in ("alert(1)", "alert(2)", "alert(3)", "alert(4)")}
+    shown = {s: 0 for s in ("alert(1)", "alert(2)", "alert(3)", "alert(4)", "alert(5)", "alert(6)")}
     for path in pages:
         text = path.read_text(encoding="utf-8")
         rel = path.relative_to(poisoned_site).as_posix()

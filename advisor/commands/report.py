@@ -31,16 +31,26 @@ def register(subparsers) -> None:
 
 # Letters that Unicode decomposition does not reduce to ASCII (Azerbaijani, Turkish, German).
 def write_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` via a temporary file in the same folder and os.replace."""
+    """Write `text` to `path` via a temporary file in the same folder and os.replace. The file
+    gets the mode an ordinary open() would give it (0666 less the umask): mkstemp's 0600 made
+    every report private whatever the umask (issue 40)."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def _umask() -> int:
+    """The process's umask (read by setting it and setting it back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _publisher_path(args) -> Path:
@@ -82,6 +92,12 @@ def _run(args) -> int:
     publisher = load_publisher_file(_publisher_path(args))
     data = build_report(profile, catalog, lang=args.lang)
     text = render_html(data, publisher)
+    if not args.out.strip() or args.out != args.out.strip():
+        raise AdvisorError(  # `--out ' '` made a folder named with a space
+            "field.not_text",
+            f"out: expected a folder name without leading or trailing spaces, got {args.out!r}",
+            field="out",
+        )
     out = Path(args.out)
     try:
         out.mkdir(parents=True, exist_ok=True)

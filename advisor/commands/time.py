@@ -5,6 +5,7 @@ the error band the published-measurement validation measured (advisor.accuracy).
 
 from __future__ import annotations
 
+import argparse
 import math
 
 from .. import (
@@ -19,10 +20,18 @@ from .. import (
     training,
 )
 from ..catalog import load_catalog
-from ..errors import AdvisorError
+from ..errors import AdvisorError, parse_number, shown
 from ..parallel import Layout
 from ..units import GIB
-from ._common import count, gpu_from_catalog, model_from_args, number, print_json, print_table
+from ._common import (
+    _bare,
+    count,
+    gpu_from_catalog,
+    model_from_args,
+    number,
+    print_json,
+    print_table,
+)
 
 
 def _inputs(args):
@@ -38,10 +47,23 @@ def _tokens(field: str):
 
     def parse(text: str) -> int:
         t = str(text).strip()
-        if t[-1:].upper() in mult and t[:-1]:
-            return plain(
-                str(int(float(plain(t[:-1]) if "." not in t else t[:-1]) * mult[t[-1].upper()]))
-            )
+        suffix = t[-1:].upper()
+        if suffix in mult and t[:-1]:
+            # the figure before the suffix is an ASCII decimal (errors.parse_number: "١.٥T" is
+            # refused, not read as 1.5T); its product is checked before it becomes an int
+            # (issue 40: 1.0e300T and 9.0e307K overflowed into a traceback)
+            try:
+                v = parse_number(field, t[:-1]) * mult[suffix]
+                if not math.isfinite(v) or v > limits.TOKENS[1]:
+                    raise AdvisorError(
+                        "field.too_large",
+                        f"{field}: must be at most {limits.TOKENS[1]:g}, got {shown(t)}",
+                        field=field,
+                        maximum=limits.TOKENS[1],
+                    )
+            except AdvisorError as exc:
+                raise argparse.ArgumentTypeError(_bare(exc, field)) from None
+            return plain(str(round(v)))
         return plain(t)
 
     parse.__name__ = field
@@ -80,7 +102,7 @@ def register(sub) -> None:
         q.add_argument("--gpu", required=True, help="catalog accelerator id")
         q.add_argument("--json", action="store_true", help="print JSON")
 
-    usd_h = number("price", limits.USD_PER_GPU_HOUR, exclusive_low=True)
+    usd_h = number("price", limits.PRICE_USD_PER_GPU_HOUR)
     t = tsub.add_parser("train", help="one layout: step time, tokens/s, MFU, time to train")
     common(t)
     t.add_argument("--tp", type=count("tp", maximum=72), default=1, help="tensor parallel")
@@ -222,10 +244,21 @@ def run_train(args) -> int:
         task=args.task,
         inter=_network(cat, args.network),
     )
+    _check_fits(spec, gpu, st.layout, args)
     out = {"step": st.to_dict(), "accuracy": accuracy.band_dict("training")}
     if args.tokens:
         steps = math.ceil(args.tokens / st.tokens_per_step)
         hours = steps * st.step_time_s / 3600
+        if hours > cluster.HORIZON_HOURS:
+            raise AdvisorError(
+                "run.beyond_horizon",
+                f"tokens: {args.tokens:.3g} tokens take {hours / 24:,.0f} days on this layout, "
+                f"past the {cluster.HORIZON_HOURS / 8760:.0f}-year horizon; use more GPUs "
+                "(time plan) or fewer tokens",
+                field="tokens",
+                days=round(hours / 24),
+                maximum_days=cluster.HORIZON_HOURS // 24,
+            )
         price = _price(cat, gpu.id, args.price)
         out["run"] = {
             "tokens": args.tokens,
@@ -258,6 +291,25 @@ def run_train(args) -> int:
             + (f", {r['energy_kwh']:,.0f} kWh" if r["energy_kwh"] is not None else "")
         )
     return 0
+
+
+def _check_fits(spec, gpu, layout, args) -> None:
+    """A layout whose pipeline stage does not fit the card's memory by the planner's own
+    advisor.cluster.stage_memory_bytes is refused, never priced (issue 40: 2,324 of 3,712
+    accepted layouts did not fit and still got a step time, cost and energy)."""
+    need = cluster.stage_memory_bytes(
+        spec, layout, args.seq, args.precision, args.checkpointing, task=args.task
+    )
+    if need > gpu.memory_bytes:
+        raise AdvisorError(
+            "layout.no_fit",
+            f"layout: {layout.label()} needs {need / GIB:,.1f} GiB per GPU, more than the "
+            f"{gpu.memory_bytes / GIB:,.1f} GiB of a {gpu.id}; use more GPUs (time plan finds "
+            "a layout), activation checkpointing or a smaller micro-batch",
+            field="layout",
+            need_bytes=need,
+            memory_bytes=gpu.memory_bytes,
+        )
 
 
 def run_plan(args) -> int:
@@ -452,6 +504,15 @@ def run_serve(args) -> int:
         prefix_hit_rate=args.prefix_hit,
     )
     plan = serving.plan(spec, gpu, **kw)
+    if not plan.points:
+        raise AdvisorError(  # the web API's error (webapi.serving); was an empty table, exit 0
+            "serving.no_room",
+            f"gpu: the weights of {spec.name} in {args.weights} leave no room for one request's "
+            f"KV cache ({args.input + args.output} tokens) on {args.tp} x {gpu.id}; use a "
+            "higher tensor_parallel, smaller weights or a larger card",
+            field="gpu",
+            gpu=gpu.id,
+        )
     price, price_from = _gpu_hour_price(cat, gpu, args.price)
     curve = interactivity.curve(plan, price) if plan.points else ()
     load = None
