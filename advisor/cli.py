@@ -8,7 +8,7 @@ import json
 import sys
 
 from .commands._common import Parser, error_line
-from .errors import AdvisorError
+from .core.errors import AdvisorError
 
 # One module per sub-command, in help order.
 COMMANDS: list[str] = ["models", "cost", "recommend", "memory", "time", "report", "gpus"]

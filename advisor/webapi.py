@@ -15,7 +15,7 @@ only defaults (`DEFAULTS`, the prerendered first paint): a field left out of a d
 `call(name, params_json)` is the one function the Web Worker calls: JSON text in, JSON text out,
 so that every runtime returns byte-identical results. `run` and `call` never raise.
 
-The formulas live in advisor.memory, advisor.compute, advisor.cost and advisor.recommend (their
+The formulas live in advisor.memory.estimate, advisor.perf.compute, advisor.money.cost and advisor.advice.recommend (their
 docstrings cite the sources); this module only validates, dispatches and shapes the output.
 """
 
@@ -27,13 +27,25 @@ import math
 import re
 from dataclasses import dataclass, field, fields, replace
 
-from . import compute, cost, limits, memory, recommend, shortfall, vocab
-from . import serving_fit as sfit
-from .catalog import Catalog, catalog_from_documents, load_catalog
-from .counts import parse_count
-from .errors import AdvisorError, check_choice, check_int, clip, parse_number, shown, yaml_error
-from .files import MAX_FILE_BYTES, check_json_depth
-from .models import from_config_json
+from .advice import recommend, shortfall
+from .arch.models import from_config_json
+from .core import limits, vocab
+from .core.counts import parse_count
+from .core.errors import (
+    AdvisorError,
+    check_choice,
+    check_int,
+    clip,
+    parse_number,
+    shown,
+    yaml_error,
+)
+from .core.files import MAX_FILE_BYTES, check_json_depth
+from .data.catalog import Catalog, catalog_from_documents, load_catalog
+from .memory import estimate as memory
+from .money import cost
+from .perf import compute
+from .perf import serving_fit as sfit
 
 TASKS = vocab.TASKS
 INFER_WEIGHTS = vocab.WEIGHT_FORMATS
@@ -98,7 +110,7 @@ def _read(name: str, v, meta):
         return None
     if kind in ("int", "tokens"):
         # whole counts as people type them: "8,192", "2 000 000"; token counts also "2T"
-        # (advisor.counts, the CLI's --tokens reading)
+        # (advisor.core.counts, the CLI's --tokens reading)
         if v is None or (isinstance(v, str) and not v.strip()):
             raise AdvisorError("field.required", f"{name}: a value is required", field=name)
         v = parse_count(name, v, suffixes=kind == "tokens")
@@ -126,8 +138,8 @@ class VramRequest(_Request):
     sharding: str = _f("ddp", "choice", choices=memory.SHARDING)
     gpu: str = _f("h100-sxm", "name")
     limits: bool = _f(True, "flag")
-    # inference: "serving" (batch = requests in flight over `gpus`, advisor.serving_fit) or
-    # "static" (one prefill of the whole batch on each GPU, advisor.memory.inference_memory)
+    # inference: "serving" (batch = requests in flight over `gpus`, advisor.perf.serving_fit) or
+    # "static" (one prefill of the whole batch on each GPU, advisor.memory.estimate.inference_memory)
     mode: str = _f("serving", "choice", choices=vocab.INFERENCE_MODES)
 
 
@@ -155,7 +167,7 @@ class BudgetRequest(_Request):
         recommend.DEFAULT_ELECTRICITY_USD_PER_KWH, "num", bounds=limits.USD_PER_KWH
     )
     pue: float = _f(cost.DEFAULT_PUE, "num", bounds=limits.PUE)
-    # empty: the catalog's system for these cards (advisor.systems.purchase_for), as the reports
+    # empty: the catalog's system for these cards (advisor.data.systems.purchase_for), as the reports
     server_usd: float | None = _f("", "optnum", bounds=limits.USD_PER_SERVER)
     resale_fraction: float = _f(cost.DEFAULT_RESALE_FRACTION, "num", bounds=limits.FRACTION)
     currency: str = _f("USD", "choice", choices=cost.CURRENCIES)
@@ -248,7 +260,7 @@ _CATALOG_FILE = re.compile(
 
 
 def load_catalog_documents(docs: dict) -> Catalog:
-    """Build the catalog from `docs` (from advisor.catalog.read_documents, e.g. through JSON) and make it
+    """Build the catalog from `docs` (from advisor.data.catalog.read_documents, e.g. through JSON) and make it
     the one `get_catalog` returns."""
     if not isinstance(docs, dict):
         raise AdvisorError(
@@ -310,7 +322,7 @@ def _gpu(gid: str, name: str = "gpu"):
 
 
 def _model_info(spec) -> dict:
-    from .models import active_param_count, describe, param_count
+    from .arch.models import active_param_count, describe, param_count
 
     return {
         "layers": describe(spec),
@@ -422,10 +434,10 @@ def _serving_layout(spec, g, req: VramRequest):
 
 
 def _vram_serving(req: VramRequest, spec) -> dict:
-    """The VRAM calculator's inference as a continuous-batching server (advisor.serving_fit):
+    """The VRAM calculator's inference as a continuous-batching server (advisor.perf.serving_fit):
     `batch` requests in flight over `gpus` GPUs, weights and KV split over tensor parallelism
     within a node, replicas beyond."""
-    from .models import require_causal
+    from .arch.models import require_causal
 
     require_causal(spec)
     cat = get_catalog()
@@ -508,8 +520,8 @@ def _vram_serving(req: VramRequest, spec) -> dict:
 def vram(params: dict) -> dict:
     """Memory per GPU of a workload, whether it fits on each catalog accelerator, and the largest
     batch and longest context that fit on the chosen one. Inference is sized as a serving
-    engine (advisor.serving_fit) unless `mode` is "static" (one prefill of the whole batch per
-    GPU, advisor.memory.inference_memory, labelled so in the result's `mode`)."""
+    engine (advisor.perf.serving_fit) unless `mode` is "static" (one prefill of the whole batch per
+    GPU, advisor.memory.estimate.inference_memory, labelled so in the result's `mode`)."""
     req = VramRequest.from_params(params)
     spec = _model(req)
     if req.task == "inference" and req.mode == "serving":
@@ -553,8 +565,8 @@ def vram(params: dict) -> dict:
 
 
 def _memory_band() -> dict | None:
-    """The memory model's measured error band (advisor.accuracy.memory_band)."""
-    from . import accuracy
+    """The memory model's measured error band (advisor.perf.accuracy.memory_band)."""
+    from .perf import accuracy
 
     return accuracy.memory_band()
 
@@ -566,7 +578,7 @@ def _memory_band() -> dict | None:
 
 def roofline(params: dict) -> dict:
     """The workload's arithmetic intensity against the chosen accelerator's roofline
-    (Williams, Waterman, Patterson 2009, CACM 52(4)); FLOPs and bytes from advisor.compute."""
+    (Williams, Waterman, Patterson 2009, CACM 52(4)); FLOPs and bytes from advisor.perf.compute."""
     req = RooflineRequest.from_params(params)
     spec = _model(req)
     g = _gpu(req.gpu)
@@ -578,7 +590,7 @@ def roofline(params: dict) -> dict:
         req.precision,
     )
     if phase == "decode":
-        from .models import require_causal
+        from .arch.models import require_causal
 
         require_causal(spec)  # an encoder has no decode step
         flops = compute.decode_flops(spec, seq, batch)
@@ -643,9 +655,9 @@ def _no_fit_reason(need: int, g) -> dict:
 
 
 def budget(params: dict) -> dict:
-    """Rent vs buy over a horizon (advisor.cost.tco) with the break-even series; the cloud cost
-    of a training run (advisor.compute.time_to_train) and per 1M generated tokens
-    (advisor.compute.decode_tokens_per_s, advisor.cost.cost_per_million_tokens). A workload
+    """Rent vs buy over a horizon (advisor.money.cost.tco) with the break-even series; the cloud cost
+    of a training run (advisor.perf.compute.time_to_train) and per 1M generated tokens
+    (advisor.perf.compute.decode_tokens_per_s, advisor.money.cost.cost_per_million_tokens). A workload
     that does not fit gets no price: its `reason` says why."""
     req = BudgetRequest.from_params(params)
     cat = get_catalog()
@@ -673,7 +685,7 @@ def budget(params: dict) -> dict:
                 gpu=g.id,
             )
         hourly = offer.on_demand_usd_per_gpu_hour
-    from . import systems
+    from .data import systems
 
     bought = systems.purchase_for(g, n, cat.systems)
     server_usd = req.server_usd if req.server_usd is not None else (bought.server_usd or 0.0)
@@ -738,7 +750,7 @@ def budget(params: dict) -> dict:
         else:
             training["reason"] = _no_fit_reason(est.total_bytes, g)
         out["training"] = training
-        # Serving (advisor.serving_fit, as everywhere): `batch` requests in flight on the n
+        # Serving (advisor.perf.serving_fit, as everywhere): `batch` requests in flight on the n
         # GPUs, the layout with the most tokens/s; priced rented and owned at that point.
         inference = {
             "tokens_per_s_per_gpu": None,
@@ -748,7 +760,7 @@ def budget(params: dict) -> dict:
             "layout": None,
         }
         if not spec.causal:
-            from .models import require_causal
+            from .arch.models import require_causal
 
             try:
                 require_causal(spec)
@@ -796,7 +808,7 @@ def _finite_or_none(x: float) -> float | None:
 
 def picker(params: dict) -> dict:
     """Ranked accelerators and counts for a workload, with the reason for every rejection
-    (advisor.recommend.recommend)."""
+    (advisor.advice.recommend.recommend)."""
     req = PickerRequest.from_params(params)
     spec = _model(req)
     serving = req.task == "inference"
@@ -825,7 +837,7 @@ def picker(params: dict) -> dict:
         "task": req.task,
         "recommended": [recommend.row_dict(r) for r in ok[:10]],
         # every rejection, the nearest misses first, each with how close it came
-        # (advisor.shortfall; the page filters the list)
+        # (advisor.advice.shortfall; the page filters the list)
         "rejected": [
             {**recommend.row_dict(r), "shortfall": _finite_or_none(shortfall.shortfall(r))}
             for r in shortfall.nearest_first(rejected)
@@ -841,17 +853,17 @@ def picker(params: dict) -> dict:
 
 
 def _bands(*kinds: str) -> dict:
-    """The time model's measured error bands (advisor.accuracy) for the kinds a result shows."""
-    from . import accuracy
+    """The time model's measured error bands (advisor.perf.accuracy) for the kinds a result shows."""
+    from .perf import accuracy
 
     return {k: accuracy.band_dict(k) for k in kinds if accuracy.band(k)}
 
 
 def serving(params: dict) -> dict:
-    """Serving under continuous batching (advisor.serving.plan): the throughput-latency curve
+    """Serving under continuous batching (advisor.perf.serving.plan): the throughput-latency curve
     from concurrency 1 to the largest the KV cache allows, and the best point within the
     optional TTFT / TPOT limits."""
-    from . import serving as srv
+    from .perf import serving as srv
 
     req = ServingRequest.from_params(params)
     spec = _model(req)
@@ -865,7 +877,7 @@ def serving(params: dict) -> dict:
             gpus=req.gpus,
             tensor_parallel=req.tensor_parallel,
         )
-    from . import support
+    from .data import support
 
     for why in support.engine(g, req.engine):
         raise AdvisorError(why.key, why.message, field="engine", **why.params)
@@ -891,7 +903,8 @@ def serving(params: dict) -> dict:
     best = plan.best_under(
         req.ttft_ms / 1e3 if req.ttft_ms else None, req.tpot_ms / 1e3 if req.tpot_ms else None
     )
-    from . import interactivity, queueing
+    from .money import interactivity
+    from .perf import queueing
 
     offer = _cheapest_offer(g.id)
     price = offer.on_demand_usd_per_gpu_hour if offer else None
@@ -917,11 +930,11 @@ def serving(params: dict) -> dict:
         best=best.to_dict() if best else None,
         limits={"ttft_ms": req.ttft_ms, "tpot_ms": req.tpot_ms},
         # tokens/s per GPU against tokens/s per user, USD per million output tokens at the
-        # cheapest on-demand offer (advisor.interactivity)
+        # cheapest on-demand offer (advisor.money.interactivity)
         curve=[c.to_dict() for c in interactivity.curve(plan, price)],
         usd_per_gpu_hour=price,
         price_provider=offer.provider if offer else None,
-        # the largest Poisson request rate within the limits (advisor.queueing)
+        # the largest Poisson request rate within the limits (advisor.perf.queueing)
         max_rate=rate.to_dict() if rate else None,
         accuracy=_bands("serving", "decode", "prefill"),
         weights=req.weights,
@@ -933,10 +946,10 @@ def serving(params: dict) -> dict:
 
 
 def cluster(params: dict) -> dict:
-    """A cluster plan for a training run (advisor.cluster.plan): the best layout at each GPU
+    """A cluster plan for a training run (advisor.perf.cluster.plan): the best layout at each GPU
     count up to the choice, the chosen nodes x GPUs and TP x PP x DP layout, its time, cost and
     energy; the price is the catalog's cheapest on-demand offer unless one is given."""
-    from . import cluster as cl
+    from .perf import cluster as cl
 
     req = ClusterRequest.from_params(params)
     spec = _model(req)
@@ -1020,7 +1033,7 @@ def run(name, params) -> dict:
     ``internal.error`` error object naming the calculator, so the page always gets JSON."""
     try:
         if not isinstance(name, str) or name not in FUNCTIONS:
-            from .errors import unknown_name
+            from .core.errors import unknown_name
 
             raise unknown_name(
                 "calculator", shown(name) if not isinstance(name, str) else name, FUNCTIONS

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from advisor.errors import AdvisorError
+from advisor.core.errors import AdvisorError
 
 WORKLOADS = ("train-step", "matmul", "bandwidth", "dataloader", "max-batch", "allreduce", "ddp")
 

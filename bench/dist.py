@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from advisor.errors import AdvisorError
+from advisor.core.errors import AdvisorError
 
 from .measure import Telemetry, is_cuda, summarize
 from .results import derived, environment, make_result

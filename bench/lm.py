@@ -2,7 +2,7 @@
 optional overrides to shrink it), built by transformers with random weights, and one training
 step (forward, backward, AdamW step) on random tokens.
 
-FLOPs per step are advisor's model FLOPs (`advisor.compute.training_flops`):
+FLOPs per step are advisor's model FLOPs (`advisor.perf.compute.training_flops`):
 ``B*S*(6*N + 12*sum_layers(span*d_attn))`` with N the parameters that multiply (embedding tables
 excluded, a tied head counted), after Kaplan et al. 2020 (arXiv:2001.08361) and PaLM appendix B
 (Chowdhery et al. 2022, arXiv:2204.02311).
@@ -14,7 +14,7 @@ import copy
 import difflib
 import re
 
-from advisor.errors import AdvisorError
+from advisor.core.errors import AdvisorError
 
 DTYPES = ("fp32", "bf16", "fp16", "amp-bf16", "amp-fp16")
 
@@ -51,8 +51,8 @@ def parse_overrides(items: list[str] | None) -> dict:
 def model_config(model_id: str, layers: int | None = None, overrides: dict | None = None):
     """(hf_config dict, ModelSpec, preset) for a catalog model, with `layers` and `overrides`
     applied to the config before the spec is derived (so advisor predicts the model we run)."""
-    from advisor.catalog import load_catalog
-    from advisor.models import from_hf_config
+    from advisor.arch.models import from_hf_config
+    from advisor.data.catalog import load_catalog
 
     preset = load_catalog().model(model_id)
     cfg = copy.deepcopy(preset.doc["config"])
@@ -145,13 +145,13 @@ class TrainStep:
 
 def flops_per_step(spec, batch: int, seq: int) -> tuple[float, str]:
     """advisor's model FLOPs of one step and the formula string."""
-    from advisor.compute import training_flops
+    from advisor.perf.compute import training_flops
 
     tf = training_flops(spec, tokens=batch * seq, seq=seq)
     formula = (
         "B*S*(6*N + 12*L*S*d_attn) with N = matmul parameters (embeddings excluded, tied head "
         f"counted) = {tf.matmul_params}, L = {spec.num_layers}, d_attn = {spec.q_dim} "
-        "(advisor.compute.training_flops; Kaplan 2020, PaLM app. B)"
+        "(advisor.perf.compute.training_flops; Kaplan 2020, PaLM app. B)"
     )
     return tf.model_flops, formula
 
@@ -162,7 +162,7 @@ def detect_gpu(device_name: str, memory_bytes: int | None, catalog=None):
     Candidates share the model token (h100, a100, l40s, ...) with the device name; among them
     the one whose memory is nearest `memory_bytes` wins, then the closest name (difflib)."""
     if catalog is None:
-        from advisor.catalog import load_catalog
+        from advisor.data.catalog import load_catalog
 
         catalog = load_catalog()
     gpus = list(getattr(catalog, "gpus", ()) or ())
@@ -185,11 +185,11 @@ def detect_gpu(device_name: str, memory_bytes: int | None, catalog=None):
 
 
 def predicted_training_memory(spec, batch: int, seq: int, dtype: str) -> dict:
-    """advisor.memory.training_memory for this step (AdamW, SDPA, no checkpointing), or a reason."""
+    """advisor.memory.estimate.training_memory for this step (AdamW, SDPA, no checkpointing), or a reason."""
     try:
-        from advisor import memory
+        from advisor.memory import estimate as memory
     except ImportError as exc:
-        return {"available": False, "reason": f"advisor.memory not importable: {exc}"}
+        return {"available": False, "reason": f"advisor.memory.estimate not importable: {exc}"}
     try:
         setup = memory.TrainingSetup(
             model=spec, batch=batch, seq=seq, precision=dtype, optimizer="adamw", attention="sdpa"
@@ -197,4 +197,4 @@ def predicted_training_memory(spec, batch: int, seq: int, dtype: str) -> dict:
         est = memory.training_memory(setup)
     except Exception as exc:  # noqa: BLE001 - the prediction is reported, never fatal
         return {"available": False, "reason": f"{type(exc).__name__}: {exc}"}
-    return {"available": True, "source": "advisor.memory.training_memory", **est.to_dict()}
+    return {"available": True, "source": "advisor.memory.estimate.training_memory", **est.to_dict()}

@@ -1,4 +1,4 @@
-"""Validation of advisor.memory against real PyTorch allocations (torch 2.13 CPU, transformers 5.24).
+"""Validation of advisor.memory.estimate against real PyTorch allocations (torch 2.13 CPU, transformers 5.24).
 
 A `MemoryTracker` (a TorchDispatchMode) records every new untyped storage an op returns and its
 free (weakref.finalize), so it counts live tensor bytes exactly as the CUDA caching allocator's
@@ -23,13 +23,13 @@ from pathlib import Path
 import torch
 import transformers
 
-from advisor import memory
-from advisor.models import from_hf_config
+from advisor.arch.models import from_hf_config
+from advisor.memory import estimate as memory
 from bench.memlimit import StorageTracker
 
 SCHEMA_VERSION = 1
 OUT = Path(__file__).resolve().parent.parent / "bench_results" / "validation" / "memory.json"
-# the peak's error band, shipped in the wheel (advisor/validation_data/) for advisor.accuracy
+# the peak's error band, shipped in the wheel (advisor/validation_data/) for advisor.perf.accuracy
 SUMMARY_OUT = OUT.with_name("memory-summary.json")
 PEAK_TOLERANCE = 0.03
 COMPONENT_TOLERANCE = 0.01
@@ -210,7 +210,7 @@ LLAMA3_8B = dict(
 )
 
 
-# The layer-list families (advisor/families), small and random-initialised: each keeps what sets
+# The layer-list families (advisor/arch/families), small and random-initialised: each keeps what sets
 # its memory apart (QK-norm; routed experts and dense layers; MLA's latent KV cache with shared
 # experts and a dense first layer; gpt-oss's sinks, biases and 16-token alternate window; Gemma 3's
 # five local to one global layers, 32-token window).
@@ -862,7 +862,7 @@ def summary(results) -> dict:
 
 
 def memory_summary(doc: dict) -> dict:
-    """The peak's measured error band over all cases (advisor.accuracy.memory_band reads it)."""
+    """The peak's measured error band over all cases (advisor.perf.accuracy.memory_band reads it)."""
     errs = [abs(c["components"]["peak_allocated_bytes"]["error"]) for c in doc["cases"]]
     return {
         "schema_version": SCHEMA_VERSION,

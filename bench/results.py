@@ -1,6 +1,6 @@
 """The environment block and the atomic, never-overwriting writer of result files.
 
-A result is one self-describing JSON document (schema: `advisor.benchresults`, which validates
+A result is one self-describing JSON document (schema: `advisor.data.benchresults`, which validates
 it on load). The file is written to a temporary name in the target folder, flushed and fsynced,
 then given its final unique name (`<UTC timestamp>_<workload>_<host>_<random>.json`) with
 `os.link` (fails rather than replace an existing file), falling back to an existence check and

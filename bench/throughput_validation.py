@@ -1,8 +1,8 @@
 """Advisor's time and throughput model against published measurements.
 
 Reads the sourced measurements in `bench/published/*.yaml` (each with its workload, figure,
-URL, verbatim quote and read date), predicts every one with advisor (advisor.serving,
-advisor.training, advisor.timing through the catalog), and writes
+URL, verbatim quote and read date), predicts every one with advisor (advisor.perf.serving,
+advisor.perf.training, advisor.perf.timing through the catalog), and writes
 `bench_results/validation/throughput.json`: per entry the measured and predicted figure, the
 relative error, or why the entry cannot be expressed; per kind the median and worst |error|.
 
@@ -30,11 +30,11 @@ from pathlib import Path
 
 import yaml
 
-from advisor import compute, serving, timing, training
-from advisor import efficiency as eff
-from advisor.catalog import load_catalog
-from advisor.errors import AdvisorError
-from advisor.parallel import Layout
+from advisor.core.errors import AdvisorError
+from advisor.data.catalog import load_catalog
+from advisor.perf import compute, serving, timing, training
+from advisor.perf import efficiency as eff
+from advisor.perf.parallel import Layout
 
 ROOT = Path(__file__).resolve().parent.parent
 PUBLISHED = ROOT / "bench" / "published"
@@ -116,7 +116,7 @@ def _model(cat, w: dict, notes: list[str]):
         if spec.layers and any(layer.mlp.experts for layer in spec.layers):
             # The layer-list MoE families (DeepSeek-V3, gpt-oss, Qwen3-MoE) reach the time model
             # through one representative layer (timing.train_layer) and an expert-parallel
-            # all-to-all with assumed latencies (advisor.expert_parallel): their first predictions
+            # all-to-all with assumed latencies (advisor.perf.expert_parallel): their first predictions
             # ranged from -96 % to +330 %, so they are carried, not counted, until that is itemised.
             raise NotExpressible(
                 f"MoE time model for {mid} not yet validated (issue 35)",
@@ -130,7 +130,7 @@ def _model(cat, w: dict, notes: list[str]):
         return cat.model(SAME_ARCH[hf]).spec
     arch = w.get("model_arch")
     if arch:
-        from advisor.models import from_hf_config
+        from advisor.arch.models import from_hf_config
 
         need = ("layers", "hidden", "heads")
         if not all(arch.get(k) for k in need):
@@ -282,7 +282,7 @@ def predict_prefill(e, cat, notes):
     tp = _tp(w, e["id"], notes)
     inp = int(w["input_tokens"])
     dev = timing.Device.of(gpu, compute.PEAK_KEY[weights])
-    from advisor.network import intra_node_fabric
+    from advisor.perf.network import intra_node_fabric
 
     pf = timing.prefill_time(
         spec,
@@ -444,9 +444,9 @@ def predict_latency(e, cat, notes):
 
 def _predict_expert_parallel(e, cat, notes, spec, gpu) -> float:
     """An MoE run with expert parallelism and data-parallel attention (TensorRT-LLM's DEPn):
-    advisor.expert_parallel on one GPU of the group, offline at the KV-cache limit per GPU
+    advisor.perf.expert_parallel on one GPU of the group, offline at the KV-cache limit per GPU
     (capped at OFFLINE_CONCURRENCY)."""
-    from advisor import expert_parallel as epm
+    from advisor.perf import expert_parallel as epm
 
     w = e["workload"]
     if e["metric"] != "tokens_per_s_per_gpu" or w.get("concurrency"):
@@ -466,7 +466,7 @@ def _predict_expert_parallel(e, cat, notes, spec, gpu) -> float:
     b = min(cap, OFFLINE_CONCURRENCY)
     notes.append(
         f"EP {layout.ep} with attention DP, {b} sequences per GPU (KV-cache limit {cap}), "
-        f"expert load imbalance {layout.load_factor} (advisor.expert_parallel's assumption)"
+        f"expert load imbalance {layout.load_factor} (advisor.perf.expert_parallel's assumption)"
     )
     p = epm.point(
         spec,
@@ -482,9 +482,9 @@ def _predict_expert_parallel(e, cat, notes, spec, gpu) -> float:
 
 
 def _predict_at_rate(e, cat, notes, rate: float) -> float:
-    """An online-serving measurement at `rate` requests/s arriving at random: advisor.queueing
+    """An online-serving measurement at `rate` requests/s arriving at random: advisor.perf.queueing
     (Little's law on the continuous-batching curve, Erlang C over the KV slots)."""
-    from advisor import queueing
+    from advisor.perf import queueing
 
     w = e["workload"]
     spec = _model(cat, w, notes)
@@ -949,9 +949,9 @@ def build(cat=None, holdout: bool = False) -> dict:
             "stack": eff.DEFAULT_STACK.to_dict(),
             "formulas": {
                 "error": "predicted / measured - 1",
-                "serving": "advisor.serving (continuous batching steady state)",
-                "training": "advisor.training.train_step (TP x PP x CP x DP x EP)",
-                "decode": "advisor.timing.decode_step_time",
+                "serving": "advisor.perf.serving (continuous batching steady state)",
+                "training": "advisor.perf.training.train_step (TP x PP x CP x DP x EP)",
+                "decode": "advisor.perf.timing.decode_step_time",
             },
         },
         "summary": summary,
@@ -993,7 +993,7 @@ def main(argv=None) -> int:
                 "schema_version": SCHEMA_VERSION,
                 "what": "summary of bench_results/validation/throughput.json",
                 "generated_utc": doc["generated_utc"],
-                # the bands advisor.accuracy reads; the per-family errors and the hold-out stay
+                # the bands advisor.perf.accuracy reads; the per-family errors and the hold-out stay
                 # in throughput.json (the wheel ships this file)
                 "summary": {
                     k: v

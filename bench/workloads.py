@@ -13,7 +13,7 @@ import re
 import time
 from pathlib import Path
 
-from advisor.errors import AdvisorError
+from advisor.core.errors import AdvisorError
 
 from . import lm
 from .measure import Telemetry, is_cuda, read_status_bytes, summarize, time_fn
@@ -44,7 +44,7 @@ def _check_device(device: str) -> str:
 
 def _catalog_gpu(env: dict, gpu_id: str | None):
     """(GPU or None, note) for the accelerator this run measured."""
-    from advisor.catalog import load_catalog
+    from advisor.data.catalog import load_catalog
 
     if env["device"] != "cuda":
         return None, "no catalog peak: CPU run"
@@ -137,7 +137,7 @@ def run_train_step(a) -> dict:
     gpu, gpu_note = _catalog_gpu(env, a.gpu_id)
     peak = None
     if gpu is not None:
-        from advisor.compute import peak_flops
+        from advisor.perf.compute import peak_flops
 
         try:
             peak = peak_flops(gpu, dtype)
@@ -767,12 +767,12 @@ def run_max_batch(a) -> dict:
     ]
     pred_note = None
     try:
-        from advisor import memory
+        from advisor.memory import estimate as memory
 
         setup = memory.TrainingSetup(
             model=spec, batch=1, seq=seq, precision=dtype, optimizer="adamw", attention="sdpa"
         )
-        # advisor.memory.max_batch provisions total_bytes (peak + CUDA overheads); on CPU the
+        # advisor.memory.estimate.max_batch provisions total_bytes (peak + CUDA overheads); on CPU the
         # overheads do not exist, so compare against the allocated peak there.
         pred = memory.max_batch(setup, capacity) if is_cuda(device) else None
         if pred is None:
@@ -797,7 +797,7 @@ def run_max_batch(a) -> dict:
             pred = lo
             rule = "largest b with advisor peak_allocated_bytes <= budget"
         else:
-            rule = "advisor.memory.max_batch(setup, GPU memory) (uses total_bytes)"
+            rule = "advisor.memory.estimate.max_batch(setup, GPU memory) (uses total_bytes)"
         d.append(derived("predicted_max_batch", float(pred), "sequences", rule))
     except Exception as exc:  # noqa: BLE001
         pred_note = f"no advisor prediction: {type(exc).__name__}: {exc}"

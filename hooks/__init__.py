@@ -7,7 +7,7 @@ ordinary imports that tools can follow:
 
 - `state`: the one `BuildState` of a build (catalog, bench results, translations, publisher,
   Jinja2 environments, caches), loaded once in `on_config`; `page_lang(page)`.
-- `templating`: escaping (autoescape on), the number filters (advisor.numfmt), translations.
+- `templating`: escaping (autoescape on), the number filters (advisor.core.numfmt), translations.
 - `markers`: the one marker syntax `<!-- advisor:NAME -->` / `<!-- advisor:KIND:NAME -->`.
 - `generate`, `sitedata`, `charts`, `facts`: per-item page stubs, data-page rows, inline SVG
   charts, the guide's figures.

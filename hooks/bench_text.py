@@ -4,7 +4,7 @@ bench_results/*.json) in the page's language.
 Each text bench/ writes has a pattern here (`PATTERNS`: a full-match regex with named groups for
 its variable parts) and a translation key in templates/i18n/bench.{az,en}.yaml whose text uses
 those groups as `{name}` parameters. A note made of parts joined by "; " is translated part by
-part. Decimal numbers in a group are shown in the page language's form (advisor.numfmt). A text
+part. Decimal numbers in a group are shown in the page language's form (advisor.core.numfmt). A text
 no pattern knows (an exception's message in a failure note) is shown as it is, marked
 `lang="en"`: the quoted output of a run, not the site's own words.
 
@@ -18,7 +18,7 @@ import re
 
 import markupsafe
 
-from advisor import numfmt
+from advisor.core import numfmt
 from hooks.templating import MissingTranslation, escape_value
 
 _ID = r"[\w.\-]+"

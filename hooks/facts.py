@@ -22,7 +22,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 from types import MappingProxyType
 
-from advisor import units
+from advisor.core import units
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -108,7 +108,7 @@ def catalog():
     """The build's catalog; outside a build (tests of this module) `$ADVISOR_CATALOG` or the
     repository's catalog/, loaded once."""
     if "catalog" not in _SOURCE:
-        from advisor.catalog import load_catalog
+        from advisor.data.catalog import load_catalog
 
         _SOURCE["catalog"] = load_catalog(os.environ.get("ADVISOR_CATALOG") or ROOT / "catalog")
     return _SOURCE["catalog"]
@@ -125,7 +125,7 @@ def gpu(key: str):
 
 
 def _mem():
-    from advisor import memory
+    from advisor.memory import estimate as memory
 
     return memory
 
@@ -137,8 +137,8 @@ def _mem():
 
 @cache
 def params(key: str) -> MappingProxyType:
-    """Total and active parameter counts (advisor.models, exact per transformers)."""
-    from advisor.models import active_param_count, param_count
+    """Total and active parameter counts (advisor.arch.models, exact per transformers)."""
+    from advisor.arch.models import active_param_count, param_count
 
     spec = model(key).spec
     total = param_count(spec)
@@ -157,7 +157,7 @@ def params(key: str) -> MappingProxyType:
 def weights(key: str, fmt: str = "bf16") -> MappingProxyType:
     """Weight bytes (with quantisation scales) of a model in one weight format, and per parameter.
 
-    From `advisor.memory.inference_memory` at batch 1 and a 1-token context, so that only the
+    From `advisor.memory.estimate.inference_memory` at batch 1 and a 1-token context, so that only the
     weights count.
     """
     m = _mem()
@@ -197,7 +197,7 @@ def training(
     lora_rank: int = 0,
     quant: str | None = None,
 ) -> MappingProxyType:
-    """One training setup through `advisor.memory.training_memory` (per GPU)."""
+    """One training setup through `advisor.memory.estimate.training_memory` (per GPU)."""
     m = _mem()
     setup = m.TrainingSetup(
         model=model(key).spec,
@@ -301,7 +301,7 @@ def small_model_logits() -> MappingProxyType:
 
 @cache
 def max_batch_train(key: str, gpu_key: str, seq: int = 2048) -> int:
-    """Largest full-training batch (amp-bf16, AdamW) that fits one card (advisor.memory.max_batch)."""
+    """Largest full-training batch (amp-bf16, AdamW) that fits one card (advisor.memory.estimate.max_batch)."""
     m = _mem()
     setup = m.TrainingSetup(model=model(key).spec, batch=1, seq=seq, precision="amp-bf16")
     return m.max_batch(setup, gpu(gpu_key).memory_bytes)
@@ -350,7 +350,7 @@ def sharding_8gpu() -> MappingProxyType:
 
 @lru_cache(maxsize=1)
 def full_70b_gpus() -> MappingProxyType:
-    """Fewest 80 GB H100 for a full Llama 3.1 70B fine-tune under ZeRO-3 (advisor.memory.min_gpus)."""
+    """Fewest 80 GB H100 for a full Llama 3.1 70B fine-tune under ZeRO-3 (advisor.memory.estimate.min_gpus)."""
     m = _mem()
     setup = m.TrainingSetup(
         model=model("llama70b").spec,
@@ -421,7 +421,7 @@ def inference(
     kv_dtype: str = "bf16",
     tensor_parallel: int = 1,
 ) -> MappingProxyType:
-    """One inference setup through `advisor.memory.inference_memory` (per GPU)."""
+    """One inference setup through `advisor.memory.estimate.inference_memory` (per GPU)."""
     m = _mem()
     est = m.inference_memory(
         m.InferenceSetup(
@@ -448,7 +448,7 @@ def inference(
 
 @cache
 def kv_per_token(key: str, kv_dtype: str = "bf16") -> int:
-    """KV-cache bytes per token of context (advisor.memory.kv_cache_bytes_per_token)."""
+    """KV-cache bytes per token of context (advisor.memory.estimate.kv_cache_bytes_per_token)."""
     return _mem().kv_cache_bytes_per_token(model(key).spec, kv_dtype)
 
 
@@ -486,7 +486,7 @@ def serving(
     tensor_parallel: int = 1,
     utilisation: float = 0.9,
 ) -> MappingProxyType:
-    """vLLM-style serving capacity (advisor.memory.serving_capacity)."""
+    """vLLM-style serving capacity (advisor.memory.estimate.serving_capacity)."""
     g = gpu(gpu_key)
     s = _mem().serving_capacity(
         model(key).spec,
@@ -518,7 +518,7 @@ TP_DEGREES = (1, 2, 4, 8)  # tensor parallelism inside one 8-GPU server
 @cache
 def serving_gpus(key: str, gpu_key: str, users: int, context: int, w: str, kv: str):
     """Fewest GPUs (tensor-parallel degree within one 8-GPU server) whose vLLM memory plan
-    (advisor.memory.serving_capacity) holds `users` concurrent sequences of `context` tokens;
+    (advisor.memory.estimate.serving_capacity) holds `users` concurrent sequences of `context` tokens;
     None if eight are not enough."""
     for t in TP_DEGREES:
         if model(key).spec.num_kv_heads % t:
@@ -533,7 +533,7 @@ def serving_gpus(key: str, gpu_key: str, users: int, context: int, w: str, kv: s
 def serve_70b_users() -> MappingProxyType:
     """Serving Llama 3.1 70B to 100 concurrent users, each with 4k tokens of context.
 
-    Weights and KV bytes from advisor.memory (weights incl. scales; KV = users x context x bytes
+    Weights and KV bytes from advisor.memory.estimate (weights incl. scales; KV = users x context x bytes
     per token); GPU counts from the vLLM plan (`serving_gpus`) on H100 and H200.
     """
     users, ctx = 100, 4096
@@ -622,10 +622,10 @@ def rack(key: str) -> MappingProxyType:
 @lru_cache(maxsize=1)
 def fp4() -> MappingProxyType:
     """What FP4 weights change: bytes per parameter of NVFP4 and MXFP4 against FP8 and BF16 on
-    Llama 3.1 70B, and the serving rate of 70B on one B200 (advisor.serving) in NVFP4 against
+    Llama 3.1 70B, and the serving rate of 70B on one B200 (advisor.perf.serving) in NVFP4 against
     FP8, and on an H100, which dequantises NVFP4."""
-    from advisor import quant
-    from advisor import serving as srv
+    from advisor.arch import quant
+    from advisor.perf import serving as srv
 
     def rate(gpu_key, w, kv="fp8"):
         p = srv.plan(
@@ -650,7 +650,7 @@ def fp4() -> MappingProxyType:
         b200_fp4_x=b_fp4 / b_fp8 if b_fp8 else 0.0,
         b200=card("b200"),
         mi355x=card("mi355x"),
-        # one 1-byte scale per block (advisor.quant): the block is 1 / scale bytes per weight
+        # one 1-byte scale per block (advisor.arch.quant): the block is 1 / scale bytes per weight
         nvfp4_block=round(1 / quant.FORMATS["nvfp4"].scale_bytes_per_param),
         mxfp4_block=round(1 / quant.FORMATS["mxfp4"].scale_bytes_per_param),
     )
@@ -739,7 +739,7 @@ def decode_bound() -> MappingProxyType:
     far under the card's ridge point (peak FLOP/s / bandwidth). The upper bound on tokens/s at
     batch 1 is bandwidth / weight bytes.
     """
-    from advisor import compute
+    from advisor.perf import compute
 
     w = weights("llama8b", "bf16")
     h, r = card("h100"), card("rtx4090")
@@ -783,12 +783,13 @@ CTX_SHORT, CTX_LONG = 32 * 1024, 128 * 1024  # the contexts the MoE/MLA/hybrid p
 @lru_cache(maxsize=1)
 def layered() -> MappingProxyType:
     """The guide page on MoE, MLA and hybrid attention (guide/moe-mla-hybrid.md): total vs
-    active parameters and routed-expert weights (advisor.models.describe), DeepSeek-V3's KV per
+    active parameters and routed-expert weights (advisor.arch.models.describe), DeepSeek-V3's KV per
     token stored as MLA's latent against the per-head K and V it stands for, and the KV of the
     windowed models at 32k and 128k against the same layers all global."""
     from dataclasses import replace
 
-    from advisor import memory, models
+    from advisor.arch import models
+    from advisor.memory import estimate as memory
 
     def moe_row(key):
         spec = model(key).spec
@@ -961,7 +962,7 @@ def rent_vs_buy() -> MappingProxyType:
     """Simple break-even: hours of median on-demand rent that cost what the card costs.
 
     break-even hours = card price / hourly price; years at a utilisation u = hours / (8760 u).
-    The full TCO (power, hosting, resale) is advisor.cost.tco; the budget calculator runs it.
+    The full TCO (power, hosting, resale) is advisor.money.cost.tco; the budget calculator runs it.
     Rows: every guide card with both a catalog price and cloud offers. Data-centre cards have no
     list price (they are sold through quotes): for the H100 SXM the figures are hours of rent per
     10,000 USD of purchase price and for the catalog's dated street estimate.
@@ -992,11 +993,11 @@ def rent_vs_buy() -> MappingProxyType:
 @lru_cache(maxsize=1)
 def training_run() -> MappingProxyType:
     """Llama 3.1 8B trained on 1e12 tokens on 8 H100: FLOPs (6ND, Kaplan et al. 2020) and the
-    time, MFU and tokens/s of advisor's time model (advisor.training.train_step: FSDP over 8
+    time, MFU and tokens/s of advisor's time model (advisor.perf.training.train_step: FSDP over 8
     GPUs, micro-batch 2 of 4,096 tokens, selective recomputation), with the measured error band
-    of training predictions (advisor.accuracy)."""
-    from advisor import accuracy, training
-    from advisor.parallel import Layout
+    of training predictions (advisor.perf.accuracy)."""
+    from advisor.perf import accuracy, training
+    from advisor.perf.parallel import Layout
 
     tokens, n_gpu = 1e12, 8
     n = params("llama8b")["total"]
@@ -1116,7 +1117,7 @@ def validation_summary() -> MappingProxyType:
 
 
 def units_note() -> MappingProxyType:
-    """GB and GiB as the site uses them (advisor.units)."""
+    """GB and GiB as the site uses them (advisor.core.units)."""
     return _frozen(gb=units.GB, gib=units.GIB, ratio=units.GIB / units.GB)
 
 

@@ -772,8 +772,8 @@ def prerender() -> dict:
 def _catalog_lists() -> dict:
     """What the forms' drop-downs list: models, accelerators and the networks between nodes
     (catalog/networks/, kind "inter"), as (id, name), and the choices of every select field
-    (advisor.vocab)."""
-    from advisor import vocab
+    (advisor.core.vocab)."""
+    from advisor.core import vocab
 
     cat = state.current().catalog
     return {
@@ -841,7 +841,7 @@ def on_post_page(output, page, config):
 def on_post_build(config):
     if not PYODIDE.is_dir():
         raise PluginError("node_modules/pyodide is missing: run `npm ci` (make setup)")
-    from advisor.catalog import read_documents
+    from advisor.data.catalog import read_documents
 
     site = Path(config.site_dir)
     assets = site / "assets" / "pyodide"

@@ -8,7 +8,7 @@ its own.
 Context of every page:
 
 - `lang`: "az" | "en"; `page`: the mkdocs page (`page.meta` is its front matter)
-- `catalog`: `advisor.catalog.Catalog` and `bench`: the bench results, from the build state
+- `catalog`: `advisor.data.catalog.Catalog` and `bench`: the bench results, from the build state
   (hooks/state.py, loaded ONCE per build in `on_config`)
 - `facts`: hooks/facts.py, the guide's figures
 - `t(key, **params)`: translation from templates/i18n/{az,en}.yaml; a missing key fails the build
@@ -41,8 +41,10 @@ import jinja2  # noqa: E402
 from mkdocs.exceptions import PluginError  # noqa: E402
 from mkdocs.plugins import event_priority  # noqa: E402
 
-from advisor import memory, models, units  # noqa: E402
-from advisor.errors import AdvisorError  # noqa: E402
+from advisor.arch import models  # noqa: E402
+from advisor.core import units  # noqa: E402
+from advisor.core.errors import AdvisorError  # noqa: E402
+from advisor.memory import estimate as memory  # noqa: E402
 from hooks import (  # noqa: E402
     bench_text,
     calclinks,

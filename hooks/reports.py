@@ -27,13 +27,16 @@ from dataclasses import dataclass  # noqa: E402
 from mkdocs.exceptions import PluginError  # noqa: E402
 from mkdocs.plugins import event_priority  # noqa: E402
 
-from advisor import vocab, yamlsafe  # noqa: E402
-from advisor.errors import AdvisorError  # noqa: E402
-from advisor.profile import TASK_FIELDS, load_profile  # noqa: E402
-from advisor.profile import WEIGHTS as PROFILE_WEIGHTS  # noqa: E402
+from advisor.advice.profile import TASK_FIELDS, load_profile  # noqa: E402
+from advisor.advice.profile import WEIGHTS as PROFILE_WEIGHTS  # noqa: E402
+from advisor.core import (
+    vocab,  # noqa: E402
+    yamlsafe,  # noqa: E402
+)
+from advisor.core.errors import AdvisorError  # noqa: E402
 from advisor.report import build_report, render_fragment, render_html, tr  # noqa: E402
-from advisor.report_i18n import STRINGS  # noqa: E402
-from advisor.report_render import render_template  # noqa: E402
+from advisor.report.i18n import STRINGS  # noqa: E402
+from advisor.report.render import render_template  # noqa: E402
 from hooks import markers, state  # noqa: E402
 
 FORM = "form"
@@ -152,9 +155,9 @@ DEFAULT_MODEL = "llama-3.1-8b"
 
 
 def _form_defaults() -> dict:
-    """The profile's own defaults (advisor.profile.DEFAULTS) plus a suggested number of
+    """The profile's own defaults (advisor.advice.profile.DEFAULTS) plus a suggested number of
     concurrent users for a serving workload (the profile requires one; the form pre-fills 8)."""
-    from advisor.profile import DEFAULTS as PROFILE_DEFAULTS
+    from advisor.advice.profile import DEFAULTS as PROFILE_DEFAULTS
 
     return {**PROFILE_DEFAULTS, "concurrent_users": 8}
 
@@ -202,7 +205,7 @@ def render_form(lang: str, st: state.BuildState) -> str:
     return render_template(
         "form.html.j2",
         lang=lang,
-        # the form's words: templates/i18n (reportform.*.yaml) first, then advisor.report_i18n
+        # the form's words: templates/i18n (reportform.*.yaml) first, then advisor.report.i18n
         t=lambda key: site[key] if key in site else tr(lang, key),
         label=lambda value: _choice_label(lang, value),
         examples=names,

@@ -1,7 +1,7 @@
 """What the data pages show, computed from the catalog by advisor (no number typed into prose).
 
 `SiteData` is handed to every page's template as `data`. Its methods return plain rows; the
-templates (templates/pages/*.md.j2) only format them. Memory figures come from advisor.memory
+templates (templates/pages/*.md.j2) only format them. Memory figures come from advisor.memory.estimate
 (`inference_memory`, `training_memory`, `max_batch`, `max_seq`, `kv_cache_bytes_per_token`);
 the ridge point is `GPU.ridge_point(precision)` = peak FLOP/s / memory bandwidth (Williams,
 Waterman, Patterson, "Roofline", CACM 52(4), 2009, https://doi.org/10.1145/1498765.1498785).
@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from advisor import memory
-from advisor.errors import AdvisorError
-from advisor.hardware import GPU
+from advisor.core.errors import AdvisorError
+from advisor.data.hardware import GPU
+from advisor.memory import estimate as memory
 
 TIERS = ("datacenter", "workstation", "consumer")
 INFER_CONTEXT = 4096  # tokens per sequence for the "fits for inference" tables

@@ -21,9 +21,9 @@ import jinja2
 from mkdocs.exceptions import PluginError
 
 from advisor import webapi
-from advisor.benchresults import BenchResult, load_results
-from advisor.catalog import Catalog, load_catalog
-from advisor.errors import AdvisorError
+from advisor.core.errors import AdvisorError
+from advisor.data.benchresults import BenchResult, load_results
+from advisor.data.catalog import Catalog, load_catalog
 from advisor.report import Publisher, load_publisher
 from hooks import facts
 from hooks.templating import LANGS, load_strings, make_env

@@ -2,12 +2,12 @@
 
 - Autoescape is on and `finalize` is `escape_value`: every `{{ value }}` of data (catalog names,
   bench text) is HTML-escaped and its Markdown syntax neutralised; translations (`t`), the
-  charts' SVG and the filters' output are Markup / advisor.markup.Html and pass as they are.
-- Filters per language, all from advisor.numfmt (az: decimal comma, "1.234,5"):
+  charts' SVG and the filters' output are Markup / advisor.core.markup.Html and pass as they are.
+- Filters per language, all from advisor.core.numfmt (az: decimal comma, "1.234,5"):
   `gib(bytes, digits=1)` "12,5 GiB"; `gb(bytes, digits=1)` "13,4 GB"; `num(x, digits=0)`;
   `pct(fraction, digits=0)` 0.125 -> "12,5 %" (az) / "12.5%" (en);
   `money(amount_usd, currency="USD", digits=2)` (converted with catalog/currency.yaml rates);
-  `url` an http(s) URL (advisor.errors.check_http_url) for Markdown links.
+  `url` an http(s) URL (advisor.core.errors.check_http_url) for Markdown links.
 - Loader rooted at templates/, StrictUndefined, `trim_blocks` and `lstrip_blocks` on (so loops
   can build Markdown tables line by line).
 """
@@ -22,21 +22,22 @@ import jinja2
 import markupsafe
 from mkdocs.exceptions import PluginError
 
-from advisor import numfmt, prices, yamlsafe
-from advisor.errors import AdvisorError
+from advisor.core import numfmt, yamlsafe
+from advisor.core.errors import AdvisorError
+from advisor.data import prices
 
 LANGS = ("az", "en")
 
 
 def format_number(value, digits: int, lang: str) -> str:
-    """advisor.numfmt.number, strict: a template that formats a missing figure is a bug."""
+    """advisor.core.numfmt.number, strict: a template that formats a missing figure is a bug."""
     if not numfmt.is_figure(value):
         raise ValueError(f"not a finite number: {value!r}")
     return numfmt.number(value, digits, lang)
 
 
 def make_filters(lang: str, rates: dict | None):
-    """The pages' number filters: advisor.numfmt in `lang`, failing on a missing figure."""
+    """The pages' number filters: advisor.core.numfmt in `lang`, failing on a missing figure."""
 
     def num(value, digits=0):
         return format_number(value, digits, lang)
@@ -84,9 +85,9 @@ def escape_value(value):
 
 
 def url_filter(value):
-    """`{{ source.url | url }}`: an http(s) URL (advisor.errors.check_http_url) as Markup, for
+    """`{{ source.url | url }}`: an http(s) URL (advisor.core.errors.check_http_url) as Markup, for
     Markdown autolinks `<...>` and link targets `(...)` (escaping would break `&` in queries)."""
-    from advisor.errors import check_http_url
+    from advisor.core.errors import check_http_url
 
     return markupsafe.Markup(check_http_url("url", value))
 

@@ -26,15 +26,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from advisor import webapi  # noqa: E402
-from advisor.catalog import load_catalog  # noqa: E402
+from advisor.arch.models import from_config_json  # noqa: E402
 from advisor.cli import main  # noqa: E402
-from advisor.errors import AdvisorError  # noqa: E402
-from advisor.models import from_config_json  # noqa: E402
+from advisor.core.errors import AdvisorError  # noqa: E402
+from advisor.data.catalog import load_catalog  # noqa: E402
 
 CATALOG_FILE = re.compile(
     r"(?:(?:models|gpus|clouds|efficiency|networks|systems)/[\w.-]+|currency)\.yaml"
 )
-HORIZON_HOURS = 24 * 365 * 10  # advisor.cluster's, for a version before issue 40 that had none
+HORIZON_HOURS = 24 * 365 * 10  # advisor.perf.cluster's, for a version before issue 40 that had none
 BAD_NUMBER = re.compile(r"\b(?:nan|inf)\b|\d{40,}")  # Python's text for NaN / infinity
 
 
@@ -302,7 +302,7 @@ def reproductions(tmp: Path) -> list:
 
 
 def _no_plan_past_horizon(rc, out, err):
-    from advisor import cluster
+    from advisor.perf import cluster
 
     if rc != 0:
         return f"exit {rc}: {err.strip()[:200]}"
@@ -552,7 +552,7 @@ def run_one(thunk, tmp: Path) -> str | None:
     if kind == "bench-text":
         return _bench_text_problem(*thunk[1])
     if kind == "bench-file":
-        from advisor.benchresults import load_result
+        from advisor.data.benchresults import load_result
 
         _, edit, word = thunk
         src = sorted((ROOT / "bench_results").glob("*_train-step_*.json"))[0]
@@ -695,7 +695,7 @@ def train_physics_problem(argv, rc, out, err) -> str | None:
     figures finite, the run within the horizon."""
     if rc != 0:
         return None
-    from advisor import cluster
+    from advisor.perf import cluster
 
     doc = json.loads(out)
     st = doc["step"]
@@ -704,7 +704,7 @@ def train_physics_problem(argv, rc, out, err) -> str | None:
     opts = dict(zip(argv[2::2], argv[3::2], strict=False))
     cat = load_catalog()
     spec, gpu = cat.model(opts["--model"]).spec, cat.gpu(opts["--gpu"])
-    from advisor.parallel import Layout
+    from advisor.perf.parallel import Layout
 
     lay = Layout(**{k: v for k, v in st["layout"].items() if k in Layout.__dataclass_fields__})
     args = (spec, lay, int(opts.get("--seq", 4096)), opts.get("--precision", "bf16"),
@@ -744,7 +744,7 @@ def serve_physics_problem(argv, rc, out, err) -> str | None:
     """Accepted serving: TP divides the heads and stays in one node; figures finite."""
     if rc != 0:
         return None
-    from advisor import serving
+    from advisor.perf import serving
 
     opts = dict(zip(argv[2::2], argv[3::2], strict=False))
     spec = load_catalog().model(opts["--model"]).spec
@@ -759,7 +759,7 @@ def serve_physics_problem(argv, rc, out, err) -> str | None:
 def plan_physics_problem(rng: random.Random) -> tuple[str, str | None]:
     """A random cluster plan: every option shown fits by the memory function, MFU at most 1,
     figures finite; the chosen run within the horizon."""
-    from advisor import cluster
+    from advisor.perf import cluster
 
     cat = load_catalog()
     model, gpu = rng.choice(PHYSICS_MODELS[:6]), rng.choice(PHYSICS_GPUS)

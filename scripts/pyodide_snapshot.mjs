@@ -73,7 +73,7 @@ py.FS.writeFile("/tmp/catalog-docs.json", fs.readFileSync(catalogDocs));
 py.runPython(`
 import json
 import advisor.webapi as _w
-import advisor.accuracy as _acc
+import advisor.perf.accuracy as _acc
 assert _acc.bands(), "advisor/validation_data/throughput-summary.json missing from the wheel"
 with open("/tmp/catalog-docs.json", encoding="utf-8") as _f:
     _w.load_catalog_documents(json.load(_f))
@@ -90,7 +90,7 @@ gc.collect()
 for _m in pkgutil.iter_modules(advisor.__path__, "advisor."):
     if not _m.ispkg and _m.name not in ("advisor.__main__", "advisor.cli"):
         importlib.import_module(_m.name)
-import advisor.report_render as _rr
+import advisor.report.render as _rr
 _rr.compile_all()  # the report templates compiled into the snapshot
 import yaml, jinja2, markupsafe
 assert not yaml.__with_libyaml__ and markupsafe._escape_inner.__module__ == "markupsafe._native"

@@ -67,7 +67,7 @@ import importlib, pkgutil, advisor
 for _m in pkgutil.iter_modules(advisor.__path__, "advisor."):
     if not _m.ispkg and _m.name not in ("advisor.__main__", "advisor.cli"):
         importlib.import_module(_m.name)
-import advisor.report_render as _rr
+import advisor.report.render as _rr
 _rr.compile_all()
 `);
   }

@@ -6,7 +6,7 @@ use them too (names, units, approved loanwords, Azerbaijani homographs).
 
 - The checker itself: inflection, parentheses, code, other-language marks, identifiers.
 - Every Azerbaijani string the site, the calculators and the reports can show (templates/i18n,
-  advisor.report_i18n): no replaced variant.
+  advisor.report.i18n): no replaced variant.
 - The generated text of the built site (data pages, calculator results, reports, the theme's
   footer): 0 variants, 0 English words, 0 "None", 0 decimal points.
 - The whole built site, hand-written pages included (docs/az/**): the same counts, per page.
@@ -36,7 +36,7 @@ from az_lint import (
 )
 from conftest import ROOT
 
-from advisor.report_i18n import STRINGS
+from advisor.report.i18n import STRINGS
 
 # ------------------------------------------------------------------------------ the checker
 
@@ -246,7 +246,7 @@ def test_every_bench_text_has_a_translation():
 
 
 def test_every_network_has_a_name_in_both_languages():
-    from advisor.catalog import load_catalog
+    from advisor.data.catalog import load_catalog
 
     strings = {
         lang: yaml.safe_load((ROOT / "templates" / "i18n" / f"{lang}.yaml").read_text("utf-8"))

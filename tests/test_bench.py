@@ -1,5 +1,5 @@
 """bench/: every workload at tiny sizes on CPU, a two-process gloo all-reduce through torchrun,
-the batch search against an imposed memory limit, and advisor.benchresults' schema checks."""
+the batch search against an imposed memory limit, and advisor.data.benchresults' schema checks."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from advisor.benchresults import SCHEMA_VERSION, load_results  # noqa: E402
-from advisor.errors import AdvisorError  # noqa: E402
+from advisor.core.errors import AdvisorError  # noqa: E402
+from advisor.data.benchresults import SCHEMA_VERSION, load_results  # noqa: E402
 from bench import cli, results  # noqa: E402
 from bench.measure import percentile, summarize  # noqa: E402
 
@@ -244,7 +244,9 @@ def test_schema_roundtrip_atomic_and_no_overwrite(tmp_path):
     assert len(runs) == 5 and runs[0].value("f") == 1.5 and runs[0].samples["x"] == (1.0, 2.0)
     assert runs.by_workload("matmul") == tuple(runs)
     assert runs[0].series("cpu_util_pct") == ((0.0, 0.1), (1.0, 2.0))
-    assert "<svg" in __import__("advisor.benchresults").benchresults.bar_svg([("a", 1.0)], "t", "u")
+    assert "<svg" in __import__("advisor.data.benchresults", fromlist=[""]).bar_svg(
+        [("a", 1.0)], "t", "u"
+    )
     (tmp_path / "validation").mkdir()
     (tmp_path / "validation" / "other.json").write_text("{}")  # its own schema: ignored
     assert len(load_results(tmp_path)) == 5

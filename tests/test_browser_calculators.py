@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from advisor import numfmt, webapi, yamlsafe
+from advisor import webapi
+from advisor.core import numfmt, yamlsafe
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "out" / "screenshots"

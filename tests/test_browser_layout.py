@@ -257,7 +257,7 @@ def test_report_form_errors_in_the_page_language_and_print(contexts, site_server
     from hooks.templating import load_strings
 
     az = load_strings(ROOT / "templates" / "i18n")["az"]
-    from advisor.report_i18n import STRINGS as REPORT
+    from advisor.report.i18n import STRINGS as REPORT
 
     label = REPORT["az"]["form.concurrent_users"]
     text = az["err.field.too_small"].replace("{minimum}", "1")

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from advisor import webapi, yamlsafe
+from advisor import webapi
+from advisor.core import yamlsafe
 
 pytestmark = pytest.mark.browser
 

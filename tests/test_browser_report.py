@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from advisor import report
-from advisor.catalog import load_catalog
-from advisor.profile import load_profile
+from advisor.advice.profile import load_profile
+from advisor.data.catalog import load_catalog
 
 pytestmark = pytest.mark.browser
 

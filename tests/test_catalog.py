@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from advisor import yamlsafe
-from advisor.catalog import load_catalog
 from advisor.cli import main
-from advisor.errors import AdvisorError
-from advisor.hardware import FIGURE_FIELDS, TIERS, gpu_from_dict
-from advisor.prices import convert, offers_from_dict
-from advisor.units import GIB
+from advisor.core import yamlsafe
+from advisor.core.errors import AdvisorError
+from advisor.core.units import GIB
+from advisor.data.catalog import load_catalog
+from advisor.data.hardware import FIGURE_FIELDS, TIERS, gpu_from_dict
+from advisor.data.prices import convert, offers_from_dict
 
 ROOT = Path(__file__).resolve().parent.parent / "catalog"
 CAT = load_catalog(ROOT)

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from advisor import yamlsafe
-from advisor.catalog import load_catalog
-from advisor.errors import AdvisorError
-from advisor.ids import MAX_ID_LENGTH, check_id, is_catalog_id
+from advisor.core import yamlsafe
+from advisor.core.errors import AdvisorError
+from advisor.core.ids import MAX_ID_LENGTH, check_id, is_catalog_id
+from advisor.data.catalog import load_catalog
 from hooks import generate
 
 ROOT = Path(__file__).resolve().parent.parent / "catalog"

@@ -1,4 +1,4 @@
-"""advisor.compute: FLOPs, bytes, roofline and times; hand-computed cases and published figures."""
+"""advisor.perf.compute: FLOPs, bytes, roofline and times; hand-computed cases and published figures."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from advisor import compute
-from advisor.catalog import load_catalog
-from advisor.errors import AdvisorError
-from advisor.models import active_param_count, from_hf_config, param_count
+from advisor.arch.models import active_param_count, from_hf_config, param_count
+from advisor.core.errors import AdvisorError
+from advisor.data.catalog import load_catalog
+from advisor.perf import compute
 
 
 def fake_gpu(**kw):
@@ -90,7 +90,7 @@ def test_decode_rate_by_hand():
     assert r.step_time_s == pytest.approx(step)
     assert r.tokens_per_s == pytest.approx(3 / step)
     assert r.roofline.bound == "memory_bandwidth"
-    # int4 (bitsandbytes, advisor.quant): block linear weights 73,728 at 0.5 B + 4/64 B of
+    # int4 (bitsandbytes, advisor.arch.quant): block linear weights 73,728 at 0.5 B + 4/64 B of
     # absmax; head, norms (6,720 params) stay 16-bit
     assert compute.decode_weight_bytes(TINY, "int4") == pytest.approx(
         73_728 * (0.5 + 4 / 64) + 6_720 * 2
@@ -278,7 +278,7 @@ def test_catalog_peaks_against_measured_matmul_ceilings():
 
 
 def test_training_step_time_by_hand():
-    from advisor import memory as mem
+    from advisor.memory import estimate as mem
 
     spec = load_catalog().model("llama-3.2-1b").spec
     gpu = fake_gpu(memory_bytes=10**15)
@@ -345,7 +345,7 @@ def test_fp4_formats_bytes_and_peaks(capsys):
     """Issue 34. NVFP4: 4-bit E2M1 + one E4M3 byte per 16 weights = 4.5 bits; MXFP4: + one
     E8M0 byte per 32 = 4.25 bits (OCP MX v1.0; NVIDIA's NVFP4 description). FP4 weights run at
     the FP4 peak only where the card's tensor cores take the block format."""
-    from advisor import quant
+    from advisor.arch import quant
     from advisor.cli import main
 
     for name, bits in (("nvfp4", 4.5), ("mxfp4", 4.25)):

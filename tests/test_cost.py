@@ -1,4 +1,4 @@
-"""advisor.cost: cloud run cost, cost per 1M tokens, TCO with break-even (hand-computed cases)."""
+"""advisor.money.cost: cloud run cost, cost per 1M tokens, TCO with break-even (hand-computed cases)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from advisor import cost
-from advisor.errors import AdvisorError
+from advisor.core.errors import AdvisorError
+from advisor.money import cost
 
 
 def offer(provider, price, gpi=8, spot=None, gpu_id="h100-sxm", instance="x", region="us"):
@@ -73,7 +73,7 @@ def test_currency_conversion_uses_prices_convert(monkeypatch):
     import sys
 
     fake = SimpleNamespace(convert=lambda amount, currency, rates: amount * rates[currency])
-    monkeypatch.setitem(sys.modules, "advisor.prices", fake)
+    monkeypatch.setitem(sys.modules, "advisor.data.prices", fake)
     c = cost.cloud_training_cost(10, 1, "h100-sxm", OFFERS, currency="AZN", rates={"AZN": 1.7})
     assert c.cheapest.total == pytest.approx(35.0 * 1.7)
     with pytest.raises(AdvisorError) as e:

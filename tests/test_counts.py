@@ -1,4 +1,4 @@
-"""Counts as people type them (advisor.counts, issue 39): thousands separators everywhere a
+"""Counts as people type them (advisor.core.counts, issue 39): thousands separators everywhere a
 calculator takes a whole number, K/M/B/T suffixes in its token counts as the CLI's --tokens;
 the cluster planner's GPU counts in steps of the node size."""
 
@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from advisor import cluster, webapi
-from advisor.counts import parse_count
-from advisor.errors import AdvisorError
+from advisor import webapi
+from advisor.core.counts import parse_count
+from advisor.core.errors import AdvisorError
+from advisor.perf import cluster
 
 # (text, value): SI multipliers (K 10^3, M 10^6, B 10^9, T 10^12), exact decimal products
 GOLDEN = [

@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from advisor import memory, webapi
-from advisor.catalog import load_catalog
+from advisor import webapi
+from advisor.arch.models import from_hf_config
 from advisor.cli import main
-from advisor.files import check_json_depth
-from advisor.models import from_hf_config
+from advisor.core.files import check_json_depth
+from advisor.data.catalog import load_catalog
+from advisor.memory import estimate as memory
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "bank-serving-70b.yaml"

@@ -1,4 +1,4 @@
-"""advisor.memory: hand-computed cases, golden figures from publications, bad input."""
+"""advisor.memory.estimate: hand-computed cases, golden figures from publications, bad input."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import math
 
 import pytest
 
-from advisor import memory
-from advisor.errors import AdvisorError
-from advisor.models import from_hf_config, param_count
-from advisor.units import GB, KIB
+from advisor.arch.models import from_hf_config, param_count
+from advisor.core.errors import AdvisorError
+from advisor.core.units import GB, KIB
+from advisor.memory import estimate as memory
 
 LLAMA3_8B = dict(
     model_type="llama",
@@ -220,7 +220,7 @@ QWEN2_SWA = dict(
 
 
 def test_qwen2_max_window_layers_one_rule_in_spec_memory_and_compute():
-    from advisor import compute
+    from advisor.perf import compute
 
     spec = from_hf_config(QWEN2_SWA, name="qwen2-swa")
     assert spec.num_sliding_layers == 14

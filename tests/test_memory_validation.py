@@ -1,4 +1,4 @@
-"""advisor.memory against real PyTorch allocations (bench/memory_validation.py): each case's
+"""advisor.memory.estimate against real PyTorch allocations (bench/memory_validation.py): each case's
 peak_allocated_bytes within 3 % of the measured peak, weights / gradients / optimizer states /
 KV cache within 1 %."""
 
@@ -11,8 +11,8 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from advisor import memory  # noqa: E402
-from advisor.models import from_hf_config, param_count  # noqa: E402
+from advisor.arch.models import from_hf_config, param_count  # noqa: E402
+from advisor.memory import estimate as memory  # noqa: E402
 from bench import memory_validation as mv  # noqa: E402
 
 pytestmark = pytest.mark.torch
@@ -69,7 +69,7 @@ def test_committed_validation_meets_the_target():
 
 
 def test_fused_lora_targets_need_their_family():
-    from advisor.errors import AdvisorError
+    from advisor.core.errors import AdvisorError
 
     spec = from_hf_config(mv.TINY["llama"], name="llama")
     with pytest.raises(AdvisorError) as e:

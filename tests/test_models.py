@@ -1,4 +1,4 @@
-"""advisor.models: ModelSpec from Hugging Face configs, bad input, catalog presets, golden sizes."""
+"""advisor.arch.models: ModelSpec from Hugging Face configs, bad input, catalog presets, golden sizes."""
 
 import json
 import math
@@ -6,15 +6,15 @@ import math
 import pytest
 
 from advisor import cli
-from advisor.catalog import load_catalog
-from advisor.errors import AdvisorError
-from advisor.models import (
+from advisor.arch.models import (
     active_param_count,
     from_config_file,
     from_config_json,
     from_hf_config,
     param_count,
 )
+from advisor.core.errors import AdvisorError
+from advisor.data.catalog import load_catalog
 
 PRESETS = load_catalog().models
 BY_ID = {p.id: p for p in PRESETS}
@@ -223,7 +223,7 @@ def test_cli_show_and_errors(capsys, tmp_path):
     assert err.startswith(f"error: {bad}: not valid JSON") and "Traceback" not in err
 
 
-# -- the layer-list families (advisor/families): bad configs name their field -------------------
+# -- the layer-list families (advisor/arch/families): bad configs name their field -------------------
 
 QWEN3_MOE = {
     "model_type": "qwen3_moe",
@@ -307,7 +307,7 @@ def test_multimodal_config_reads_its_text_model():
 
 
 def test_deepseek_layers_dense_first_then_moe_with_shared_experts():
-    from advisor.models import describe
+    from advisor.arch.models import describe
 
     cfg = {**QWEN3_MOE, "model_type": "deepseek_v3", "num_hidden_layers": 4}
     cfg.update(n_routed_experts=8, first_k_dense_replace=1, kv_lora_rank=16, q_lora_rank=24)

@@ -1,4 +1,4 @@
-"""The layer-list families (advisor/families) against transformers 5.x, exactly: total
+"""The layer-list families (advisor/arch/families) against transformers 5.x, exactly: total
 parameters and active parameters from the model transformers builds on the meta device from
 the same config, and KV-cache elements per token from a tiny random-initialised model's real
 cache after a prefill and one decode step (CPU)."""
@@ -8,14 +8,9 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from advisor import layers as L  # noqa: E402
-from advisor import memory  # noqa: E402
-from advisor.models import (  # noqa: E402
-    active_param_count,
-    expert_param_count,
-    from_hf_config,
-    param_count,
-)
+from advisor.arch import layers as L  # noqa: E402
+from advisor.arch.models import active_param_count, expert_param_count, from_hf_config, param_count
+from advisor.memory import estimate as memory  # noqa: E402
 
 pytestmark = pytest.mark.torch
 

@@ -1,14 +1,14 @@
 """Exact parameter counts: for every catalog preset (and a few synthetic configs) build the real
 transformers model from the same config on the meta device (no weights, no download) and compare
-`sum(p.numel())` with `advisor.models.param_count`."""
+`sum(p.numel())` with `advisor.arch.models.param_count`."""
 
 import pytest
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from advisor.catalog import load_catalog  # noqa: E402
-from advisor.models import active_param_count, from_hf_config, param_count  # noqa: E402
+from advisor.arch.models import active_param_count, from_hf_config, param_count  # noqa: E402
+from advisor.data.catalog import load_catalog  # noqa: E402
 
 pytestmark = pytest.mark.torch
 
@@ -18,7 +18,7 @@ PRESETS = load_catalog().models
 def _torch_count(cfg: dict) -> int:
     cfg = dict(cfg)
     if isinstance(cfg.get("text_config"), dict):  # multimodal: the text model (vision not counted)
-        from advisor.families import WRAPPERS
+        from advisor.arch.families import WRAPPERS
 
         cfg = {"model_type": WRAPPERS[cfg["model_type"]], **cfg["text_config"]}
     model_type = cfg.pop("model_type")

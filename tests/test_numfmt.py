@@ -1,4 +1,4 @@
-"""One number formatter (advisor.numfmt): the site's filters, the reports, the bench pages and the
+"""One number formatter (advisor.core.numfmt): the site's filters, the reports, the bench pages and the
 calculators' render.mjs give the same text, halfway values included, in both languages.
 
 The golden table is generated here from the Python formatter and replayed under Node through
@@ -14,7 +14,9 @@ import subprocess
 import pytest
 from conftest import ROOT
 
-from advisor import benchresults, numfmt, report
+from advisor import report
+from advisor.core import numfmt
+from advisor.data import benchresults
 
 HALFWAY = [0.5, 1.5, 2.5, 3.5, -0.5, -2.5, 1234.5, -1234.5, 999.5, 9999.5, 0.125, 0.375]
 HALFWAY += [1.005, 2.675, 0.045, 1.255, 1500.5, 1500.505, 123456789.125, 0.0005, 9.995]

@@ -21,10 +21,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from advisor import compute, cost, memory, webapi
-from advisor.catalog import load_catalog
+from advisor import webapi
 from advisor.cli import main
-from advisor.errors import AdvisorError
+from advisor.core.errors import AdvisorError
+from advisor.data.catalog import load_catalog
+from advisor.memory import estimate as memory
+from advisor.money import cost
+from advisor.perf import compute
 
 ROOT = Path(__file__).resolve().parent.parent
 CAT = load_catalog()
@@ -101,7 +104,7 @@ def _plausible_value(f):
         return st.sampled_from(list(meta["choices"]))
     if kind == "flag":
         return st.booleans()
-    if kind in ("int", "tokens"):  # tokens: a count that also takes "2T" (advisor.counts)
+    if kind in ("int", "tokens"):  # tokens: a count that also takes "2T" (advisor.core.counts)
         top = min(meta.get("maximum") or 10**6, {"seq": 131072, "batch": 64}.get(f.name, 10**6))
         return st.integers(1, max(1, top))
     lo, hi = meta["bounds"]
@@ -341,7 +344,7 @@ def test_bench_writer_sanitises_the_workload_and_keeps_the_file_in_its_folder(tm
 
 
 def test_report_names_of_non_ascii_profiles_do_not_collide():
-    from advisor.files import file_slug as slug
+    from advisor.core.files import file_slug as slug
 
     names = ["Şəki", "Səki", "Ağdam", "Ağdаm", "Гянджа", "Баку", "acme-bank"]
     slugs = [slug(n) for n in names]
@@ -349,7 +352,7 @@ def test_report_names_of_non_ascii_profiles_do_not_collide():
     assert slug("acme-bank") == "acme-bank"
     assert all(re.fullmatch(r"[a-z0-9-]+", s) for s in slugs)
     # the browser's download name (Profile.slug) follows the same rule
-    from advisor.profile import parse_profile
+    from advisor.advice.profile import parse_profile
 
     text = (ROOT / "examples" / "university-lab.yaml").read_text(encoding="utf-8")
     a = parse_profile(text.replace("Nümunə Universiteti", "Şəki"), None).slug
@@ -388,8 +391,8 @@ def test_accepted_train_layouts_fit_have_mfu_at_most_one_and_finite_runs(seed):
 def test_training_step_mfu_at_most_one_and_parts_finite(model, gpu, precision, tp, mb, m, seq):
     """Whatever the memory, the step's MFU is within (0, 1] and its parts are finite and add
     up to the step (the fp8 step against the bf16 peak showed 131.5 %)."""
-    from advisor import training
-    from advisor.parallel import Layout
+    from advisor.perf import training
+    from advisor.perf.parallel import Layout
 
     spec, g = CAT.model(model).spec, CAT.gpu(gpu)
     try:

@@ -16,7 +16,7 @@ from node_helpers import load_hook, node_module
 from test_webapi import BAD, CAT, GOLDEN
 
 from advisor import webapi
-from advisor.catalog import read_documents
+from advisor.data.catalog import read_documents
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = [

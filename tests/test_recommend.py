@@ -1,4 +1,4 @@
-"""advisor.recommend: ranking accelerator x count by fit, time and cost, with rejection reasons."""
+"""advisor.advice.recommend: ranking accelerator x count by fit, time and cost, with rejection reasons."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from advisor import memory as mem
-from advisor import recommend as rec
-from advisor import serving_fit as sfit
-from advisor import systems
-from advisor.catalog import load_catalog
-from advisor.errors import AdvisorError
-from advisor.units import GIB
+from advisor.advice import recommend as rec
+from advisor.core.errors import AdvisorError
+from advisor.core.units import GIB
+from advisor.data import systems
+from advisor.data.catalog import load_catalog
+from advisor.memory import estimate as mem
+from advisor.perf import serving_fit as sfit
 
 MODELS = load_catalog()
 
@@ -76,7 +76,7 @@ def test_inference_fit_and_vram_reason():
     w = rec.Workload(model=LLAMA8, task="inference", batch=1, seq=2048)
     recs = rec.recommend(w, CATALOG)
     assert len(recs) == 4 * 4
-    # sized as a continuous-batching server (advisor.serving_fit), not a static prefill
+    # sized as a continuous-batching server (advisor.perf.serving_fit), not a static prefill
     i, o = sfit.split_context(2048)
     need = sfit.fit(
         LLAMA8,
@@ -270,8 +270,9 @@ def test_cli_on_the_real_catalog(capsys):
 def test_shared_work_gives_the_per_candidate_figures(task, batch, acquire):
     """recommend() computes memory plans, decode rates and priced offers once per call and
     caches the owning cost; every candidate's figures must equal those computed for it alone
-    with the public functions (advisor.memory, advisor.compute, advisor.cost)."""
-    from advisor import compute, cost
+    with the public functions (advisor.memory.estimate, advisor.perf.compute, advisor.money.cost)."""
+    from advisor.money import cost
+    from advisor.perf import compute
 
     spec = MODELS.model("llama-3.1-8b").spec
     w = rec.Workload(model=spec, task=task, batch=batch, seq=2048, acquire=acquire)
@@ -295,7 +296,7 @@ def test_shared_work_gives_the_per_candidate_figures(task, batch, acquire):
             st = compute.training_step_time(plan[1], g)
             assert r.tokens_per_s == st.tokens_per_s
         if r.own_cost is not None:
-            # the cards in whole systems (advisor.systems), their server and its power
+            # the cards in whole systems (advisor.data.systems), their server and its power
             bought = systems.purchase_for(g, r.count, MODELS.systems)
             own = cost.OwnHardware(
                 gpu_price_usd=float(g.price_usd),
@@ -320,7 +321,7 @@ def test_shared_work_gives_the_per_candidate_figures(task, batch, acquire):
 
 
 def test_sxm_and_oam_are_owned_only_as_whole_boards():
-    """Issue 38: an SXM / OAM accelerator is bought on its 4- or 8-GPU board (advisor.systems),
+    """Issue 38: an SXM / OAM accelerator is bought on its 4- or 8-GPU board (advisor.data.systems),
     never as 2 loose cards; renting 2 stays possible."""
     cat = load_catalog()
     spec = cat.model("llama-3.1-8b").spec
@@ -376,7 +377,8 @@ def test_serving_any_concurrency_and_replicas_beyond_a_node():
 def test_engines_and_flash_attention_are_checked():
     """Issue 38: TensorRT-LLM only on NVIDIA (the serving calculator refuses it on an AMD card
     with the reason); a CUDA card without FlashAttention 2 is flagged on a training row."""
-    from advisor import support, webapi
+    from advisor import webapi
+    from advisor.data import support
 
     cat = load_catalog()
     webapi.set_catalog(cat)
@@ -395,8 +397,8 @@ def test_engines_and_flash_attention_are_checked():
 def test_a_model_larger_than_a_node_is_split_over_nodes():
     """Issue 38: multi-node where the model needs it: Llama 3.1 405B in BF16 does not fit on
     one 8 x H100 node; on 16 it runs with tensor parallelism over two nodes (across
-    InfiniBand, advisor.serving_fit.INTER_NODE), slower per token than inside one node."""
-    from advisor import serving_fit as sf
+    InfiniBand, advisor.perf.serving_fit.INTER_NODE), slower per token than inside one node."""
+    from advisor.perf import serving_fit as sf
 
     cat = load_catalog()
     spec = cat.model("llama-3.1-405b").spec

@@ -1,4 +1,4 @@
-"""advisor.profile + advisor.report + `python -m advisor report`: golden reports of the three
+"""advisor.advice.profile + advisor.report + `python -m advisor report`: golden reports of the three
 examples in both languages (structure, and numbers equal to advisor's own computed here),
 escaping, invalid profiles, the publisher from configuration, atomic writing, the site hook."""
 
@@ -13,15 +13,17 @@ from types import SimpleNamespace
 
 import pytest
 
-from advisor import cost, report, systems
-from advisor import memory as mem
-from advisor import recommend as rec
-from advisor import serving_fit as sfit
-from advisor.catalog import load_catalog
+from advisor import report
+from advisor.advice import recommend as rec
+from advisor.advice.profile import load_profile, parse_profile
 from advisor.cli import main
-from advisor.errors import AdvisorError
-from advisor.profile import load_profile, parse_profile
-from advisor.report_i18n import STRINGS
+from advisor.core.errors import AdvisorError
+from advisor.data import systems
+from advisor.data.catalog import load_catalog
+from advisor.memory import estimate as mem
+from advisor.money import cost
+from advisor.perf import serving_fit as sfit
+from advisor.report.i18n import STRINGS
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ("startup-finetune-8b", "bank-serving-70b", "university-lab")
@@ -115,7 +117,7 @@ def test_number_formats_follow_the_site():
 
 def _expected_setup(w, aw, r):
     """The per-GPU memory setup of recommendation r, built here from the profile by hand."""
-    if w.task == "serving":  # a continuous-batching server: advisor.serving_fit.fit's kwargs
+    if w.task == "serving":  # a continuous-batching server: advisor.perf.serving_fit.fit's kwargs
         i, o = sfit.split_context(w.seq)
         return dict(
             gpus=r.count,
@@ -160,7 +162,7 @@ def test_golden_report(example, lang):
     for i, (w, wd) in enumerate(zip(profile.workloads, data["workloads"], strict=True)):
         assert w.name in o.joined
         assert f"memory-{i}" in o.tables and f"inputs-{i}" in o.tables
-        # recommendation: advisor.recommend's first passing candidate (with the power limit)
+        # recommendation: advisor.advice.recommend's first passing candidate (with the power limit)
         spec = CATALOG.model(w.model.preset).spec
         aw = report.advisor_workload(w, profile, spec)
         runs = 1
@@ -199,7 +201,7 @@ def test_golden_report(example, lang):
         if runner is not None:
             assert wd["runner_up"]["gpu_id"] == runner.gpu_id
             assert wd["runner_up"]["count"] == runner.count
-        # memory: advisor.memory (training) or advisor.serving_fit (serving) built here
+        # memory: advisor.memory.estimate (training) or advisor.perf.serving_fit (serving) built here
         setup = _expected_setup(w, aw, best)
         if isinstance(setup, mem.TrainingSetup):
             total = mem.training_memory(setup).total_bytes
@@ -207,11 +209,11 @@ def test_golden_report(example, lang):
             total = sfit.fit(aw.model, CATALOG.gpu(best.gpu_id), **setup).total_bytes
         assert wd["memory"]["total_bytes"] == total == best.memory_per_gpu_bytes
         assert report.fmt_gib(total, lang) in o.joined
-        # diagnosis: the bound advisor.recommend found, shown in words
+        # diagnosis: the bound advisor.advice.recommend found, shown in words
         assert wd["diagnosis"]["bound"] == best.bound
         assert t("bound." + best.bound) in o.joined
         # rent vs buy: the best configuration to own against the best to rent (each through
-        # advisor.recommend with the same filters), priced with advisor.cost.tco here
+        # advisor.advice.recommend with the same filters), priced with advisor.money.cost.tco here
         c = wd["cost"]
 
         def first(acquire, aw=aw, allowed=allowed, best=best):
@@ -620,7 +622,7 @@ def test_installed_wheel_renders_with_its_own_templates(tmp_path):
         zf.extractall(tmp_path)
     code = (
         "import sys; from advisor import report_render as rr, report; "
-        "from advisor.catalog import load_catalog; "
+        "from advisor.data.catalog import load_catalog; "
         f"cat = load_catalog({str(ROOT / 'catalog')!r}); "
         f"pub = report.load_publisher({str(ROOT / 'publisher.yaml')!r}); "
         f"text = open({str(ROOT / 'examples' / 'bank-serving-70b.yaml')!r}).read(); "
@@ -700,7 +702,7 @@ def test_serving_sections_agree():
 def test_budget_calculator_and_report_agree_to_the_cent(name):
     """Issue 38: the budget calculator (advisor.webapi.budget) given the report's owned
     configuration and its inputs gives the report's owning total to the cent (one function:
-    advisor.cost.owning, resale included in both)."""
+    advisor.money.cost.owning, resale included in both)."""
     from advisor import webapi
 
     webapi.set_catalog(CATALOG)
@@ -737,7 +739,7 @@ def test_budget_calculator_and_report_agree_to_the_cent(name):
 def test_report_has_a_date_and_no_placeholder_publisher(tmp_path):
     """Issue 38: a report without a date in its profile carries the day it was made; the
     configured publisher (publisher.yaml) shows no example address and no local URL."""
-    from advisor.report_publisher import default_publisher_path, load_publisher
+    from advisor.report.publisher import default_publisher_path, load_publisher
 
     pub = load_publisher(default_publisher_path())
     assert "example." not in pub.contact and "127.0.0.1" not in pub.url
@@ -772,7 +774,7 @@ def test_constraints_checked_and_the_nearest_plan_when_none_meets_them():
 def test_sources_carry_their_kind_and_secondary_ones_are_marked():
     """Issue 38: a report lists each source's kind; analysts', press and third-party pages are
     marked secondary, vendor documents and official statistics are not."""
-    from advisor.source_kind import source_kind
+    from advisor.data.source_kind import source_kind
 
     assert source_kind("https://www.nvidia.com/en-us/data-center/h100/") == "vendor"
     assert source_kind("https://huggingface.co/meta-llama/Llama-3.1-8B/raw/main/config.json") == (
@@ -793,7 +795,7 @@ def test_sources_carry_their_kind_and_secondary_ones_are_marked():
 
 
 def report_kinds():
-    from advisor.source_kind import KINDS
+    from advisor.data.source_kind import KINDS
 
     return KINDS
 
@@ -819,14 +821,14 @@ def test_consumer_cards_and_community_clouds_are_flagged_in_the_body():
 
 
 def report_data_flags_for(wd):
-    from advisor.report_data import regulated_flags
+    from advisor.report.data import regulated_flags
 
     return regulated_flags(wd)
 
 
 def test_serving_formats_are_searched_when_the_profile_says_auto():
     """Issue 38: `weights: auto` searches BF16, FP8 and AWQ weights with BF16 or FP8 KV caches
-    (advisor.serving_fit.SEARCH_FORMATS / SEARCH_KV); the chosen formats are named."""
+    (advisor.perf.serving_fit.SEARCH_FORMATS / SEARCH_KV); the chosen formats are named."""
     text = (ROOT / "examples" / "bank-serving-70b.yaml").read_text(encoding="utf-8")
     text = text.replace("weights: bf16", "weights: auto")
     data = report.build_report(parse_profile(text, CATALOG), CATALOG, lang="en")

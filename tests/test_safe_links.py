@@ -10,8 +10,8 @@ from pathlib import Path
 import markdown
 import pytest
 
-from advisor.benchresults import load_result
-from advisor.errors import AdvisorError
+from advisor.core.errors import AdvisorError
+from advisor.data.benchresults import load_result
 from hooks import bench_text, safe_links
 from hooks.templating import load_strings, make_t
 

@@ -1,6 +1,6 @@
-"""Serving under load (advisor.queueing), speculative decoding and MTP (advisor.speculative),
-prefix caching (advisor.prefix_cache), the interactivity curve with its cost
-(advisor.interactivity), and the validation set's 2025-26 part and source hold-out."""
+"""Serving under load (advisor.perf.queueing), speculative decoding and MTP (advisor.perf.speculative),
+prefix caching (advisor.perf.prefix_cache), the interactivity curve with its cost
+(advisor.money.interactivity), and the validation set's 2025-26 part and source hold-out."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ import sys
 
 import pytest
 
-from advisor import interactivity, queueing, serving, speculative
-from advisor.catalog import load_catalog
-from advisor.errors import AdvisorError
-from advisor.prefix_cache import uncached_tokens
+from advisor.core.errors import AdvisorError
+from advisor.data.catalog import load_catalog
+from advisor.money import interactivity
+from advisor.perf import queueing, serving, speculative
+from advisor.perf.prefix_cache import uncached_tokens
 
 CAT = load_catalog()
 SPEC = CAT.model("llama-3.1-8b").spec
@@ -220,7 +221,7 @@ MOE = CAT.model("mixtral-8x7b").spec
 
 
 def test_expert_parallel_spreads_the_experts_and_pays_all_to_all():
-    from advisor import expert_parallel as ep
+    from advisor.perf import expert_parallel as ep
 
     kw = dict(input_tokens=1024, output_tokens=1024, weights="fp8", kv_dtype="fp8")
     lone = ep.point(MOE, GPU, batch_per_gpu=64, layout=ep.EPLayout(ep=1), **kw)
@@ -244,7 +245,7 @@ def test_expert_parallel_spreads_the_experts_and_pays_all_to_all():
 
 
 def test_expert_parallel_refuses_by_name():
-    from advisor import expert_parallel as ep
+    from advisor.perf import expert_parallel as ep
 
     with pytest.raises(AdvisorError) as e:
         ep.decode_step(
@@ -291,7 +292,7 @@ def test_validator_predicts_dep_runs_through_expert_parallel():
 
 
 def test_disaggregated_split_meets_both_targets():
-    from advisor import disaggregated as dg
+    from advisor.perf import disaggregated as dg
 
     spec70 = CAT.model("llama-3.1-70b").spec
     kw = dict(input_tokens=2048, output_tokens=256, weights="fp8", kv_dtype="fp8")

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, build_project, build_site
 
-from advisor import models
-from advisor.catalog import load_catalog
+from advisor.arch import models
+from advisor.data.catalog import load_catalog
 
 NON_PAGES = {"assets", "search", "en"}
 
@@ -285,8 +285,8 @@ def _shown(n: int, lang: str) -> str:
 
 
 def test_fit_tables_equal_advisor(built_site, catalog):
-    """Every accelerator page's "which models fit" row equals advisor.memory.max_batch."""
-    memory = pytest.importorskip("advisor.memory")
+    """Every accelerator page's "which models fit" row equals advisor.memory.estimate.max_batch."""
+    memory = pytest.importorskip("advisor.memory.estimate")
     if not catalog.gpus:
         pytest.skip("no accelerators in the catalog yet")
     for gpu in catalog.gpus:

@@ -7,9 +7,9 @@ import copy
 
 import pytest
 
-from advisor import systems
-from advisor.catalog import catalog_from_documents, default_root, load_catalog, read_documents
-from advisor.errors import AdvisorError
+from advisor.core.errors import AdvisorError
+from advisor.data import systems
+from advisor.data.catalog import catalog_from_documents, default_root, load_catalog, read_documents
 
 CAT = load_catalog()
 

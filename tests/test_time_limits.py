@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from advisor import cluster, training
-from advisor.catalog import load_catalog
 from advisor.cli import main
-from advisor.parallel import Layout
+from advisor.data.catalog import load_catalog
+from advisor.perf import cluster, training
+from advisor.perf.parallel import Layout
 
 CAT = load_catalog()
 

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from advisor import cluster, network, serving, timing, training
-from advisor import efficiency as eff
-from advisor.catalog import load_catalog
-from advisor.errors import AdvisorError
-from advisor.parallel import Layout
+from advisor.core.errors import AdvisorError
+from advisor.data.catalog import load_catalog
+from advisor.perf import cluster, network, serving, timing, training
+from advisor.perf import efficiency as eff
+from advisor.perf.parallel import Layout
 
 ROOT = Path(__file__).resolve().parent.parent
 CAT = load_catalog()
@@ -337,7 +337,7 @@ def test_published_validation_is_current_and_meets_the_targets():
 
 
 def test_a_cuda_bench_run_calibrates_its_accelerator():
-    from advisor.benchresults import result_from_dict
+    from advisor.data.benchresults import result_from_dict
 
     doc = json.loads((ROOT / "bench_results/20261202T155651Z_matmul_vm_965885.json").read_text())
     doc["environment"]["device"] = "cuda"
@@ -420,7 +420,7 @@ def test_cli_time_commands_json_and_errors():
 
 
 def test_recommend_cluster_plans_cheapest_first():
-    from advisor import recommend
+    from advisor.advice import recommend
 
     w = recommend.Workload(
         model=L70B, task="train", seq=8192, dataset_tokens=int(2e12), deadline_hours=24 * 60
@@ -488,7 +488,7 @@ constraints:
 @pytest.mark.parametrize("lang", ["az", "en"])
 def test_reports_show_the_serving_curve_and_cluster_plans_with_bands(lang):
     from advisor import report
-    from advisor.profile import parse_profile
+    from advisor.advice.profile import parse_profile
 
     bank = parse_profile((ROOT / "examples/bank-serving-70b.yaml").read_text(), CAT)
     data = report.build_report(bank, CAT, lang=lang)
@@ -511,7 +511,7 @@ def test_median_is_statistics_median():
     import random
     import statistics
 
-    from advisor.efficiency import _median
+    from advisor.perf.efficiency import _median
 
     rng = random.Random(12)
     for n in range(1, 12):
@@ -525,9 +525,9 @@ def test_qlora_pays_for_dequantising_its_base():
     """Issue 38: QLoRA is not as fast as LoRA: bitsandbytes dequantises every NF4 weight to bf16
     before each forward and backward matmul (and the recomputed forward): the difference is
     those passes' bytes at the memory bandwidth."""
-    from advisor import memory as mem
-    from advisor import recommend as rec
-    from advisor.catalog import load_catalog
+    from advisor.advice import recommend as rec
+    from advisor.data.catalog import load_catalog
+    from advisor.memory import estimate as mem
 
     cat = load_catalog()
     spec = cat.model("llama-3.1-8b").spec

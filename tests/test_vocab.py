@@ -1,4 +1,4 @@
-"""advisor.vocab: one definition of every choice list, used by the modules and shipped to the page
+"""advisor.core.vocab: one definition of every choice list, used by the modules and shipped to the page
 (no list copied into render.mjs or hooks/reports.py); `task` mapped explicitly where a layer
 speaks other words; `weights` (inference) and `quant` (QLoRA base) as two names."""
 
@@ -9,8 +9,14 @@ import re
 import pytest
 from conftest import ROOT
 
-from advisor import compute, cost, memory, profile, quant, recommend, vocab, webapi
-from advisor.catalog import load_catalog
+from advisor import webapi
+from advisor.advice import profile, recommend
+from advisor.arch import quant
+from advisor.core import vocab
+from advisor.data.catalog import load_catalog
+from advisor.memory import estimate as memory
+from advisor.money import cost
+from advisor.perf import compute
 
 CAT = load_catalog(ROOT / "catalog")
 
@@ -78,7 +84,7 @@ def test_the_prerendered_forms_list_the_vocabulary(built_site):
 def test_every_string_the_calculators_name_is_translated():
     """render.mjs falls back to English for a missing key: every key it names literally, every
     form field's label, every engine and every error-band kind must be in both languages."""
-    from advisor import accuracy
+    from advisor.perf import accuracy
     from hooks.templating import load_strings
 
     strings = load_strings(ROOT / "templates" / "i18n")

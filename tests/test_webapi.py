@@ -11,8 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from advisor import compute, cost, memory, webapi
-from advisor.catalog import load_catalog, read_documents
+from advisor import webapi
+from advisor.data.catalog import load_catalog, read_documents
+from advisor.memory import estimate as memory
+from advisor.money import cost
+from advisor.perf import compute
 
 CAT = load_catalog()
 webapi.set_catalog(CAT)
@@ -118,7 +121,7 @@ def test_budget_equals_tco():
     )
     g = CAT.gpu("h100-sxm")
     # 8 x H100 SXM are bought as one 8-GPU HGX server (catalog/systems/hgx-8.yaml): its price
-    # beside the cards and its own power count (advisor.systems, issue 38)
+    # beside the cards and its own power count (advisor.data.systems, issue 38)
     server = next(s for s in CAT.systems if s.id == "hgx-8")
     assert r["system"]["system"]["id"] == "hgx-8" and r["server_usd"] == server.server_usd
     own = cost.OwnHardware(
@@ -204,7 +207,7 @@ def test_results_are_strict_json():
 def test_catalog_documents_through_json_give_the_same_catalog():
     """What the site ships (the parsed documents as JSON) builds the very catalog the CLI reads
     from the YAML files: every model, GPU, offer, fabric and rate, equal field by field."""
-    from advisor.catalog import load_catalog
+    from advisor.data.catalog import load_catalog
 
     root = Path(__file__).resolve().parent.parent / "catalog"
     docs = json.loads(json.dumps(read_documents(root), ensure_ascii=False))
@@ -218,7 +221,7 @@ def test_catalog_documents_through_json_give_the_same_catalog():
 
 
 def test_catalog_documents_are_validated_like_the_files():
-    from advisor.errors import AdvisorError
+    from advisor.core.errors import AdvisorError
 
     root = Path(__file__).resolve().parent.parent / "catalog"
     docs = read_documents(root)
@@ -231,7 +234,7 @@ def test_catalog_documents_are_validated_like_the_files():
 
 
 def test_catalog_documents_refuse_names_outside_the_catalog():
-    from advisor.errors import AdvisorError
+    from advisor.core.errors import AdvisorError
 
     for rel in ("../../x.yaml", "/etc/x.yaml", "gpus/../../x.yaml", "gpus/x.yml"):
         with pytest.raises(AdvisorError) as info:
@@ -284,9 +287,9 @@ def test_vram_checkpointing_defaults_to_what_the_tools_apply(task, rank, expecte
 
 
 def test_recommend_and_cli_follow_the_same_checkpointing_rule():
-    from advisor import recommend
+    from advisor.advice import recommend
     from advisor.cli import main
-    from advisor.errors import AdvisorError
+    from advisor.core.errors import AdvisorError
 
     spec = CAT.model("llama-3.1-8b").spec
     w = recommend.Workload(model=spec, task="qlora", batch=1, seq=2048).validated()
@@ -315,7 +318,7 @@ def test_calculators_do_not_import_the_report_renderer():
     import subprocess
     import sys
 
-    from advisor.catalog import read_documents
+    from advisor.data.catalog import read_documents
 
     docs = json.dumps(read_documents(Path(__file__).resolve().parent.parent / "catalog"))
     code = (
@@ -377,9 +380,9 @@ def test_mxfp8_training_needs_mx_tensor_cores():
 
 def test_vram_inference_is_a_serving_engine_by_default():
     """Issue 38: the VRAM calculator's inference sizes a continuous-batching server the way the
-    picker, recommend and the reports do (advisor.serving_fit): 200 requests in flight at 4k on
+    picker, recommend and the reports do (advisor.perf.serving_fit): 200 requests in flight at 4k on
     8 x H100 fit (the static prefill of all 200 on each GPU, 591.7 GiB, does not)."""
-    from advisor import serving_fit as sfit
+    from advisor.perf import serving_fit as sfit
 
     p = {"model": "llama-3.1-70b", "batch": 200, "seq": 4096, "gpus": 8, "gpu": "h100-sxm"}
     r = webapi.run("vram", p)

@@ -1,4 +1,4 @@
-"""advisor.yamlsafe: PyYAML's safe loading with advisor's limits. Every catalog, example and
+"""advisor.core.yamlsafe: PyYAML's safe loading with advisor's limits. Every catalog, example and
 translation file reads the same on both event sources (libyaml and pure-Python PyYAML, which
 Pyodide has); hostile or broken input ends in one AdvisorError naming the file, line and column."""
 
@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from advisor import yamlsafe
-from advisor.errors import AdvisorError
+from advisor.core import yamlsafe
+from advisor.core.errors import AdvisorError
 
 ROOT = Path(__file__).resolve().parent.parent
 YAML_FILES = sorted(
@@ -156,7 +156,7 @@ def test_files_latin1_folder_missing_and_endless(tmp_path):
 
 
 def test_catalog_names_a_folder_called_yaml(tmp_path):
-    from advisor.catalog import load_catalog
+    from advisor.data.catalog import load_catalog
 
     (tmp_path / "gpus" / "h100.yaml").mkdir(parents=True)
     with pytest.raises(AdvisorError) as info:

@@ -1,5 +1,5 @@
 """What the sub-commands share: a parser whose errors are one line (exit 2), number and count
-argument types with plausible ranges (advisor.limits), the model / accelerator / measured-results
+argument types with plausible ranges (advisor.core.limits), the model / accelerator / measured-results
 arguments, options that apply to one task only, and the plain-text table."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import re
 import sys
 from pathlib import Path
 
-from .. import limits
-from ..errors import AdvisorError, check_int, echo, parse_number, unknown_name
-from ..files import read_text, require_folder
+from ..core import limits
+from ..core.errors import AdvisorError, check_int, echo, parse_number, unknown_name
+from ..core.files import read_text, require_folder
 
 ERROR_LINE_CHARS = 300  # an error is one line on stderr, never a 100 kB echo
 
@@ -41,7 +41,7 @@ def _bare(exc: AdvisorError, field: str) -> str:
 
 
 def number(field: str, bounds: tuple, *, exclusive_low: bool = False):
-    """An argparse type: an ASCII decimal number within `bounds` (advisor.limits)."""
+    """An argparse type: an ASCII decimal number within `bounds` (advisor.core.limits)."""
 
     def parse(text: str) -> float:
         try:
@@ -103,7 +103,7 @@ def fill_defaults(args, defaults: dict) -> None:
 
 def read_config(path) -> object:
     """A `ModelSpec` from a config.json file: at most 1 MB, UTF-8, nested at most 64 deep."""
-    from ..models import from_config_json
+    from ..arch.models import from_config_json
 
     text = read_text(path, "config")
     try:
@@ -156,7 +156,7 @@ def measured_from_args(args):
         folder = Path(__file__).resolve().parents[2] / "bench_results"
         if not folder.is_dir():
             return None
-    from ..benchresults import load_results, measured_efficiencies
+    from ..data.benchresults import load_results, measured_efficiencies
 
     def warn(exc: AdvisorError) -> None:
         print("warning: skipped: " + error_line(exc.message)[7:], file=sys.stderr)

@@ -3,11 +3,13 @@ own-vs-rent total cost of ownership with break-even."""
 
 from __future__ import annotations
 
-from .. import compute, cost, limits
-from .. import memory as mem
-from ..catalog import load_catalog
-from ..errors import AdvisorError
-from ..units import GIB
+from ..core import limits
+from ..core.errors import AdvisorError
+from ..core.units import GIB
+from ..data.catalog import load_catalog
+from ..memory import estimate as mem
+from ..money import cost
+from ..perf import compute
 from ._common import (
     MODEL_DEFAULTS,
     add_bench_args,
@@ -256,7 +258,7 @@ def _tokens(args) -> int:
         reject_inapplicable(args, options, "a measured --tokens-per-s")
     fill_defaults(args, TOKENS_DEFAULTS)
     if tps is None:
-        from ..models import require_causal
+        from ..arch.models import require_causal
 
         spec = require_causal(model_from_args(args, catalog))
         est = mem.inference_memory(
@@ -300,7 +302,7 @@ def _tokens(args) -> int:
     obj = {"tokens": t.to_dict(), "decode": rate.to_dict() if rate else None}
     lines = []
     if rate:
-        from .. import accuracy
+        from ..perf import accuracy
 
         eff = rate.efficiency
         how = (

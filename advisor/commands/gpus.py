@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..catalog import load_catalog
-from ..errors import check_choice
-from ..hardware import TIERS
+from ..core.errors import check_choice
+from ..data.catalog import load_catalog
+from ..data.hardware import TIERS
 from ._common import print_json, print_table
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from .. import memory
-from ..units import fmt_bytes
+from ..core.units import fmt_bytes
+from ..memory import estimate as memory
 from ._common import (
     add_model_args,
     count,
@@ -17,7 +17,7 @@ from ._common import (
 DEFAULTS_NOTE = (
     "Defaults are what the rest of advisor assumes: amp-bf16 mixed precision (fp32 master "
     "weights), AdamW (foreach, states in the parameter dtype), activation checkpointing as the "
-    "tools apply it (full for LoRA/QLoRA, none for full training; advisor.memory.default_checkpointing), SDPA "
+    "tools apply it (full for LoRA/QLoRA, none for full training; advisor.memory.estimate.default_checkpointing), SDPA "
     "attention, one GPU; inference: bf16 weights and bf16 KV cache."
 )
 # Defaults of the options that apply to one task only (None on the parser: given or not).
@@ -47,7 +47,7 @@ def register(sub) -> None:
         "--task",
         choices=("train", "inference", "infer"),
         required=True,
-        help="train | inference (advisor.vocab; 'infer' is the older name)",
+        help="train | inference (advisor.core.vocab; 'infer' is the older name)",
     )
     t = "training only, default "
     p.add_argument("--precision", choices=memory.PRECISIONS, help=t + "amp-bf16")
@@ -83,14 +83,14 @@ def _options(args, defaults: dict) -> dict:
 
 
 def run(args) -> int:
-    from ..catalog import load_catalog
+    from ..data.catalog import load_catalog
 
     catalog = None if args.config else load_catalog(args.catalog)
     spec = model_from_args(args, catalog)
     train_only = tuple(k.replace("_", "-") for k in TRAIN_DEFAULTS)
     infer_only = tuple(k.replace("_", "-") for k in INFER_DEFAULTS)
     if args.task == "inference":
-        args.task = "infer"  # one vocabulary (advisor.vocab.TASKS); the code below says infer
+        args.task = "infer"  # one vocabulary (advisor.core.vocab.TASKS); the code below says infer
     if args.task == "train":
         reject_inapplicable(args, infer_only, "--task train")
         o = _options(args, TRAIN_DEFAULTS)
@@ -130,7 +130,7 @@ def run(args) -> int:
     print(f"{spec.display_name or spec.name}: {args.task}, batch {args.batch}, seq {args.seq}")
     if args.task == "infer":
         # issue 38: this command's inference is a static prefill; say so, and where the
-        # serving engine's sizing is (advisor.serving_fit)
+        # serving engine's sizing is (advisor.perf.serving_fit)
         print(
             "  static prefill: all the batch's sequences prefilled at once on each GPU; a "
             "serving engine needs far less (python -m advisor recommend --batch N: N requests "

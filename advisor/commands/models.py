@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from ..catalog import load_catalog
-from ..models import ModelSpec, active_param_count, describe, embedding_params, param_count
+from ..arch.models import ModelSpec, active_param_count, describe, embedding_params, param_count
+from ..data.catalog import load_catalog
 from ._common import print_json, print_table, read_config
 
 
@@ -83,7 +83,7 @@ def _show(args) -> int:
         source = {"config_file": args.config}
     else:
         if not args.name:
-            from ..errors import AdvisorError
+            from ..core.errors import AdvisorError
 
             raise AdvisorError(
                 "cli.models.show", "models show: give a preset NAME or --config FILE", field="name"

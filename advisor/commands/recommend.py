@@ -3,12 +3,14 @@ reason for each rejection."""
 
 from __future__ import annotations
 
-from .. import cost, limits, recommend, vocab
-from .. import memory as mem
-from .. import serving_fit as sfit
-from ..catalog import load_catalog
-from ..hardware import TIERS
-from ..units import GIB
+from ..advice import recommend
+from ..core import limits, vocab
+from ..core.units import GIB
+from ..data.catalog import load_catalog
+from ..data.hardware import TIERS
+from ..memory import estimate as mem
+from ..money import cost
+from ..perf import serving_fit as sfit
 from ._common import (
     MODEL_DEFAULTS,
     add_bench_args,
@@ -154,7 +156,7 @@ def _check_options(args) -> None:
 
 def _formats(text: str | None) -> tuple[str, ...]:
     """--formats: 'auto' or a comma-separated list of weight formats."""
-    from ..errors import check_choice
+    from ..core.errors import check_choice
 
     if not text:
         return ()
@@ -255,7 +257,7 @@ def _run(args) -> int:
 
 
 def _print_plans(plans) -> None:
-    from .. import accuracy
+    from ..perf import accuracy
 
     b = accuracy.band("training")
     band = (

@@ -12,9 +12,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..catalog import load_catalog
-from ..errors import AdvisorError, yaml_error
-from ..files import file_slug, read_text
+from ..core.errors import AdvisorError, yaml_error
+from ..core.files import file_slug, read_text
+from ..data.catalog import load_catalog
 from ._common import error_line
 
 
@@ -64,7 +64,7 @@ def _publisher_path(args) -> Path:
 
 def load_publisher_file(path: Path):
     """The publisher file (at most 1 MB, UTF-8); its logo resolves inside its folder."""
-    from .. import yamlsafe
+    from ..core import yamlsafe
     from ..report import publisher_from_dict
 
     text = read_text(path, "publisher")
@@ -72,7 +72,7 @@ def load_publisher_file(path: Path):
 
 
 def _run(args) -> int:
-    from ..profile import parse_profile
+    from ..advice.profile import parse_profile
     from ..report import build_report, render_html
 
     catalog = load_catalog(args.catalog)

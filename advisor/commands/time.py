@@ -1,28 +1,20 @@
 """`python -m advisor time train|plan|serve`: training step time, tokens per second and time to
 train a token budget on a parallel layout; the cluster plan that meets a deadline or a budget;
 serving TTFT, TPOT and throughput at a concurrency (or the whole curve). Every figure carries
-the error band the published-measurement validation measured (advisor.accuracy)."""
+the error band the published-measurement validation measured (advisor.perf.accuracy)."""
 
 from __future__ import annotations
 
 import argparse
 import math
 
-from .. import (
-    accuracy,
-    cluster,
-    compute,
-    interactivity,
-    limits,
-    queueing,
-    serving,
-    speculative,
-    training,
-)
-from ..catalog import load_catalog
-from ..errors import AdvisorError, parse_number, shown
-from ..parallel import Layout
-from ..units import GIB
+from ..core import limits
+from ..core.errors import AdvisorError, parse_number, shown
+from ..core.units import GIB
+from ..data.catalog import load_catalog
+from ..money import interactivity
+from ..perf import accuracy, cluster, compute, queueing, serving, speculative, training
+from ..perf.parallel import Layout
 from ._common import (
     _bare,
     count,
@@ -295,7 +287,7 @@ def run_train(args) -> int:
 
 def _check_fits(spec, gpu, layout, args) -> None:
     """A layout whose pipeline stage does not fit the card's memory by the planner's own
-    advisor.cluster.stage_memory_bytes is refused, never priced (issue 40: 2,324 of 3,712
+    advisor.perf.cluster.stage_memory_bytes is refused, never priced (issue 40: 2,324 of 3,712
     accepted layouts did not fit and still got a step time, cost and energy)."""
     need = cluster.stage_memory_bytes(
         spec, layout, args.seq, args.precision, args.checkpointing, task=args.task
@@ -385,7 +377,7 @@ def _gpu_hour_price(cat, gpu, given):
 
 
 def _run_ep(args, spec, gpu) -> int:
-    from .. import expert_parallel as epm
+    from ..perf import expert_parallel as epm
 
     for name in ("request_rate", "draft_tokens", "ttft_ms", "tpot_ms", "concurrency"):
         if getattr(args, name) is not None:
@@ -446,7 +438,7 @@ def _run_ep(args, spec, gpu) -> int:
 
 
 def _run_disagg(args, spec, gpu) -> int:
-    from .. import disaggregated
+    from ..perf import disaggregated
 
     if args.ttft_ms is None or args.tpot_ms is None or not args.gpus:
         raise AdvisorError(

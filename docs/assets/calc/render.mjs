@@ -1,15 +1,15 @@
 // The calculators' HTML: one renderer for the browser (calc.mjs) and for the build-time
 // prerender (scripts/calc_prerender.mjs under Node). Pure functions of (kind, state, result,
 // strings S, lists L: catalog models and gpus, and `options`, the select fields' choices as
-// [value, label key] from advisor.vocab.form_choices()); no DOM access, every value escaped.
+// [value, label key] from advisor.core.vocab.form_choices()); no DOM access, every value escaped.
 const GIB = 2 ** 30;
 const esc = (v) =>
   String(v ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
 
 // Fields per calculator: [name, kind] with kind "model" | "gpu" | "network" | "select" | "number" |
-// "tokens" (a token count: "2T", "2,000,000,000,000" as the CLI's --tokens, read by advisor.counts
+// "tokens" (a token count: "2T", "2,000,000,000,000" as the CLI's --tokens, read by advisor.core.counts
 // in the worker; a keyboard with letters) | "text" | "config"; a select's third element names its choice list when that differs from the
-// field's name (advisor.vocab.FORM_FIELDS).
+// field's name (advisor.core.vocab.FORM_FIELDS).
 export const FORMS = {
   vram: [["model", "model"], ["config", "config"], ["task", "select"], ["precision", "select"], ["weights", "select"], ["kv_dtype", "select"], ["batch", "number"], ["seq", "number"], ["optimizer", "select"], ["checkpointing", "select"], ["lora_rank", "number"], ["gpus", "number"], ["sharding", "select"], ["gpu", "gpu"], ["mode", "select"]],
   roofline: [["model", "model"], ["phase", "select"], ["gpu", "gpu"], ["batch", "number"], ["seq", "number"], ["weights", "select"]],
@@ -19,7 +19,7 @@ export const FORMS = {
   cluster: [["model", "model"], ["config", "config"], ["gpu", "gpu"], ["tokens", "tokens"], ["seq", "number"], ["deadline_days", "text"], ["budget_usd", "text"], ["price_usd_per_gpu_hour", "text"], ["network", "network"], ["precision", "select", "cluster_precision"], ["max_gpus", "number"]],
 };
 
-// advisor.numfmt in JavaScript (tests/test_numfmt.py checks both against one golden table):
+// advisor.core.numfmt in JavaScript (tests/test_numfmt.py checks both against one golden table):
 // half up on the shortest decimal text (String(x), as Python's repr), az "1.234,5", en "1,234.5".
 // Own code, not Intl: identical in Node (prerender) and every browser.
 const SEPARATORS = { en: [".", ","], az: [",", "."] };
@@ -86,7 +86,7 @@ export const gib = (b, S) => `${fmt(b / GIB, S, 2)} GiB`;
 const money = (v, cur, S) => formatMoney(v, cur, S.lang === "az" ? "az" : "en", 0);
 const tr = (S, key, fallback) => S[key] ?? fallback ?? key;
 
-// advisor.recommend's plan labels in words: single, replicasN, tpN, tpAxB, ddp, zero3.
+// advisor.advice.recommend's plan labels in words: single, replicasN, tpN, tpAxB, ddp, zero3.
 export function shardingText(label, S) {
   let m;
   if (label === "single") return tr(S, "calc.sh.single", "single GPU");
@@ -286,7 +286,7 @@ function clusterLink(r, S) {
 function renderPicker(r, S) {
   const serving = r.task === "inference";
   const rows = r.recommended.map((x) => [x.rank, x.gpu_name, x.count, shardingText(x.sharding, S), x.cost == null ? MISSING : money(x.cost, x.currency, S), x.mode ? tr(S, "calc.o." + x.mode, x.mode) : MISSING, x.tokens_per_s == null ? MISSING : fmt(x.tokens_per_s, S, 0), ...(serving ? [x.tokens_per_s_per_user == null ? MISSING : fmt(x.tokens_per_s_per_user, S, 1), x.weights ? tr(S, "calc.o." + x.weights, x.weights) : MISSING] : [])]);
-  // every rejection, the nearest misses first (advisor.shortfall): how far each came short
+  // every rejection, the nearest misses first (advisor.advice.shortfall): how far each came short
   const short = (x) => (x.shortfall == null ? MISSING : `×${fmt(x.shortfall, S, 2)}`);
   const rej = r.rejected.map((x) => [x.gpu_name, x.count, short(x), x.reasons.map((y) => reasonText(y, S)).join("; ")]);
   return `<p class="calc-headline">${esc(r.model.display_name)} · ${esc(tr(S, "calc.o." + r.task, r.task))} · <strong data-out="best">${esc(r.recommended[0] ? `${r.recommended[0].count} × ${r.recommended[0].gpu_name}` : tr(S, "calc.none", "none fits"))}</strong></p>${table(["#", tr(S, "calc.gpu", "Accelerator"), tr(S, "calc.count", "Count"), tr(S, "calc.sharding", "Sharding"), tr(S, "calc.cost", "Cost"), tr(S, "calc.mode", "Rent/own"), withPm(tr(S, "calc.tokens_s", "tokens/s"), r, firstBand(r), S), ...(serving ? [tr(S, "calc.per_user", "tokens/s per user"), tr(S, "calc.format", "Weights")] : [])], rows, "calc-main calc-key2")}${bandLine(r, S)}${clusterLink(r, S)}<details class="calc-rejected"><summary>${esc(tr(S, "calc.rejected", "Rejected"))} (${r.counts.rejected})</summary><p class="calc-note">${esc(tr(S, "calc.rej_order", "Nearest misses first."))} <input type="search" class="calc-filter" aria-label="${esc(tr(S, "calc.rej_filter", "Filter"))}" placeholder="${esc(tr(S, "calc.rej_filter", "Filter"))}"></p>${table([tr(S, "calc.gpu", "Accelerator"), tr(S, "calc.count", "Count"), tr(S, "calc.rej_short", "Needs × what it has"), tr(S, "calc.reason", "Reason")], rej, "calc-rej")}</details>`;
@@ -294,7 +294,7 @@ function renderPicker(r, S) {
 
 // ---------------------------------------------------------------- error bands of the time model
 // Every time or throughput figure carries the error band that the validation set measured
-// (result.accuracy: {kind: {n, median_abs_error, worst_abs_error}}, advisor.accuracy): "±x" next
+// (result.accuracy: {kind: {n, median_abs_error, worst_abs_error}}, advisor.perf.accuracy): "±x" next
 // to the figure, the full band as a line under the result, linked to the methodology page.
 const lang2 = (S) => (S.lang === "az" ? "az" : "en");
 const pct = (f, S) => formatPercent(f, lang2(S), 0);
@@ -388,7 +388,7 @@ function renderServing(r, S) {
 }
 
 // ---------------------------------------------------------------- cluster
-// advisor.cluster's reason in the page's language: its key (calc.cl.r.<reason_key>) with its
+// advisor.perf.cluster's reason in the page's language: its key (calc.cl.r.<reason_key>) with its
 // params; the English text only if a key has no translation.
 export function clusterReason(r, S) {
   const key = r.reason_key ? `calc.cl.r.${r.reason_key}` : "";

@@ -199,8 +199,8 @@ function chooseStart() {
 //   then arrive while Python starts. (The page used to fetch them once its own early fetch of
 //   the wasm had ended, boot.js; on the phone profile its throttled main thread learnt of that
 //   0-0.4 s late, and Python then waited for the wheels.)
-// - REPORT_ONLY (Jinja2 and its MarkupSafe: the report renderer, advisor.report_render; PyYAML:
-//   the profile's reader, advisor.yamlsafe, since the catalog comes as JSON documents) are
+// - REPORT_ONLY (Jinja2 and its MarkupSafe: the report renderer, advisor.report.render; PyYAML:
+//   the profile's reader, advisor.core.yamlsafe, since the catalog comes as JSON documents) are
 //   fetched only when the page first asks for a report (reports/new), 204 kB less for a
 //   calculator. The calculators do not import them (tests/test_webapi.py checks it).
 const REPORT_ONLY = ["jinja2", "markupsafe", "pyyaml"];

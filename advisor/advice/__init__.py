@@ -1,0 +1,1 @@
+"""What to choose: accelerator ranking, client workload profiles."""

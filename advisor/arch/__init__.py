@@ -1,0 +1,1 @@
+"""What a model is: its description from a config.json, parameter counts, weight formats."""

@@ -1,0 +1,147 @@
+"""Bytes per parameter of stored weights, by number format, with the scale overhead of each
+quantisation scheme.
+
+Only the weight matrices of the transformer blocks' linear layers are quantised; embeddings, the
+output head, norms and biases stay in 16 bits. This is what bitsandbytes (`Linear4bit`,
+`Linear8bitLt` replace `nn.Linear` inside the blocks; `lm_head` is skipped by default in
+transformers' `BitsAndBytesConfig`), AutoGPTQ/AutoAWQ (`modules_to_not_convert` defaults to the
+head) and vLLM's fp8 do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core.errors import check_choice
+
+WEIGHT_FORMATS = (
+    "fp32",
+    "bf16",
+    "fp16",
+    "fp8",
+    "int8",
+    "int4",
+    "nf4",
+    "gptq",
+    "awq",
+    "nvfp4",
+    "mxfp4",
+)
+
+
+@dataclass(frozen=True)
+class WeightFormat:
+    """A stored weight format: data bits per parameter, scale bytes per parameter and how it is
+    applied (`quantised`: only block linear weights; else every parameter)."""
+
+    name: str
+    data_bits: float
+    scale_bytes_per_param: float
+    quantised: bool
+    source: str
+
+
+# Sources are per format; numbers below are derived in each `source` string.
+FORMATS: dict[str, WeightFormat] = {
+    "fp32": WeightFormat("fp32", 32, 0.0, False, "IEEE 754 binary32"),
+    "bf16": WeightFormat("bf16", 16, 0.0, False, "bfloat16 (16 bits)"),
+    "fp16": WeightFormat("fp16", 16, 0.0, False, "IEEE 754 binary16"),
+    # fp8 e4m3 with one fp32 scale per tensor (vLLM fp8, per-tensor scaling): negligible scales.
+    "fp8": WeightFormat(
+        "fp8",
+        8,
+        0.0,
+        True,
+        "FP8 E4M3 weights with a per-tensor fp32 scale (Micikevicius et al. 2022, arXiv:2209.05433; "
+        "vLLM docs 'FP8 W8A8')",
+    ),
+    # LLM.int8(): int8 weights with one fp32 absmax scale per output row (vector-wise), modelled
+    # here as per-parameter 4 / in_features; we use the block-size-free bound 4 bytes per row of a
+    # 4096-wide layer = 1/1024 byte/param.
+    "int8": WeightFormat(
+        "int8",
+        8,
+        4 / 4096,
+        True,
+        "LLM.int8(): int8 weights, one fp32 scale per row (Dettmers et al. 2022, arXiv:2208.07339); "
+        "4 bytes per 4096-wide row",
+    ),
+    # bitsandbytes 4-bit without double quantisation: one fp32 absmax per 64-weight block.
+    "int4": WeightFormat(
+        "int4",
+        4,
+        4 / 64,
+        True,
+        "bitsandbytes 4-bit (fp4/int4), block size 64, one fp32 absmax per block = 0.5 bit/param "
+        "(Dettmers et al. 2023, arXiv:2305.14314 §2)",
+    ),
+    # NF4 with double quantisation: 8-bit absmax per 64 weights + fp32 per 256 absmax:
+    # 8/64 + 32/(64*256) = 0.127 bits/param (QLoRA §3, 'Double Quantization').
+    "nf4": WeightFormat(
+        "nf4",
+        4,
+        (8 / 64 + 32 / (64 * 256)) / 8,
+        True,
+        "QLoRA NF4 with double quantisation: 4 bits + 8/64 + 32/(64*256) = 0.127 bits/param of "
+        "scales (Dettmers et al. 2023, arXiv:2305.14314 §3)",
+    ),
+    # GPTQ / AWQ, group size 128: one fp16 scale and one 4-bit zero point (packed in int32
+    # qzeros) per group of 128 weights: (16 + 4) / 128 bits... in bytes: (2 + 0.5) / 128.
+    "gptq": WeightFormat(
+        "gptq",
+        4,
+        (2 + 0.5) / 128,
+        True,
+        "GPTQ 4-bit, group size 128: fp16 scale + packed 4-bit zero per group (Frantar et al. "
+        "2022, arXiv:2210.17323; AutoGPTQ qweight/qzeros/scales layout)",
+    ),
+    "awq": WeightFormat(
+        "awq",
+        4,
+        (2 + 0.5) / 128,
+        True,
+        "AWQ 4-bit, group size 128: fp16 scale + packed 4-bit zero per group (Lin et al. 2023, "
+        "arXiv:2306.00978; AutoAWQ GEMM layout)",
+    ),
+    # Microscaling FP4 (issue 34). Both store E2M1 elements (4 bits) with one scale per block.
+    # NVFP4: 16-element blocks, one FP8 E4M3 scale each (8/16 = 0.5 bit/param), plus one FP32
+    # scale per tensor (negligible): NVIDIA, "Introducing NVFP4 for efficient and accurate
+    # low-precision inference", developer.nvidia.com/blog, 2025-06-24.
+    "nvfp4": WeightFormat(
+        "nvfp4",
+        4,
+        1 / 16,
+        True,
+        "NVFP4: E2M1 elements, one FP8 E4M3 scale per 16 elements + one FP32 per tensor = "
+        "4.5 bits/param (NVIDIA, 'Introducing NVFP4 for efficient and accurate low-precision "
+        "inference', 2025)",
+    ),
+    # MXFP4: 32-element blocks with one E8M0 (8-bit power-of-two) scale: 8/32 = 0.25 bit/param
+    # (OCP Microscaling Formats (MX) Specification v1.0, 2023, §5 Table 1).
+    "mxfp4": WeightFormat(
+        "mxfp4",
+        4,
+        1 / 32,
+        True,
+        "MXFP4: E2M1 elements, one E8M0 scale per 32 elements = 4.25 bits/param (OCP "
+        "Microscaling Formats (MX) Specification v1.0, 2023, Table 1)",
+    ),
+}
+
+# Formats whose elements are FP4 (E2M1): they run at a card's FP4 peak where its tensor cores
+# take the block format natively (GPU.runs_fp4), and are dequantised elsewhere.
+FP4_WEIGHT_FORMATS = ("nvfp4", "mxfp4")
+
+
+def weight_format(name: str) -> WeightFormat:
+    """The `WeightFormat` called `name` (AdvisorError with suggestions otherwise)."""
+    return FORMATS[check_choice("weights", name, WEIGHT_FORMATS)]
+
+
+def stored_bytes(fmt: WeightFormat, quantisable_params: int, other_params: int) -> tuple[int, int]:
+    """(weight bytes, scale bytes) for `quantisable_params` block linear weights and
+    `other_params` parameters kept in 16 bits (or in fp32 for the fp32 format)."""
+    if not fmt.quantised:
+        return round((quantisable_params + other_params) * fmt.data_bits / 8), 0
+    data = round(quantisable_params * fmt.data_bits / 8) + other_params * 2
+    return data, round(quantisable_params * fmt.scale_bytes_per_param)

@@ -1,0 +1,1 @@
+"""What fits: training and inference memory, activations, serving capacity."""

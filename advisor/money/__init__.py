@@ -1,0 +1,1 @@
+"""What it costs: cloud cost, TCO, rent vs buy."""

@@ -1,0 +1,538 @@
+"""Cost: cloud cost of a training run and per 1M generated tokens from the price catalog, and the
+total cost of owning hardware over a horizon against renting the same hours.
+
+All arithmetic is in USD; results convert at the end with the catalog's dated rate
+(`advisor.data.prices.convert`, catalog/currency.yaml). A month is 8760 / 12 = 730 hours.
+
+Formulas
+- Cloud run: GPUs are rented in whole instances: ceil(gpus / gpus_per_instance) instances, each
+  billed `gpus_per_instance * usd_per_gpu_hour` for the run's hours.
+- Per 1M tokens: usd_per_hour / (tokens_per_s * 3600) * 10^6.
+- Power: (TDP * cards + host W) * utilisation * PUE / 1000 kW, times hours and the electricity
+  price (PUE: The Green Grid, "PUE: a comprehensive examination of the metric", WP#49, 2012;
+  the 2023 industry average 1.58: Uptime Institute Global Data Center Survey 2023).
+- Depreciation: straight line from the purchase price to the resale value over the horizon
+  (IRS Publication 946 §4 describes straight-line depreciation); resale is credited at the end.
+- Financing: level monthly annuity payment P * r / (1 - (1 + r)^-n), r = annual rate / 12
+  (the standard amortisation formula; e.g. Brealey, Myers & Allen, Principles of Corporate
+  Finance, ch. 2); a loan longer than the horizon counts its outstanding balance at the end.
+- Break-even utilisation: the utilisation at which owning (net of resale) and renting cost the
+  same over the horizon; owning's power grows with utilisation, its other costs do not.
+- Break-even month: the first month in which cumulative rent reaches cumulative cash spent on
+  owning (purchase or down payment, loan payments, power, hosting, maintenance; resale not
+  counted), the usual pay-back chart.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+from ..core import limits, vocab
+from ..core.errors import AdvisorError, check_choice, check_int, check_non_negative, check_positive
+
+HOURS_PER_MONTH = 8760 / 12
+PRICINGS = vocab.PRICINGS
+CURRENCIES = vocab.CURRENCIES
+DEFAULT_PUE = 1.58  # Uptime Institute Global Data Center Survey 2023: industry average
+# The share of the purchase price the hardware fetches when sold at the end of the horizon: an
+# assumption (stated on every answer that uses it), the budget calculator's default since
+# issue 5; the budget calculator, `recommend` and the reports take it from here (`owning`).
+DEFAULT_RESALE_FRACTION = 0.2
+
+
+def _rate(currency: str, rates) -> float:
+    """USD -> `currency` factor via advisor.data.prices.convert (1.0 for USD)."""
+    check_choice("currency", currency, CURRENCIES)
+    if currency == "USD":
+        return 1.0
+    if rates is None:
+        raise AdvisorError(
+            "currency.no_rate",
+            f"currency: no exchange rate for {currency} (catalog/currency.yaml)",
+            field="currency",
+            currency=currency,
+        )
+    from ..data.prices import convert
+
+    return float(convert(1.0, currency, rates))
+
+
+def offer_price(offer, pricing: str = "on_demand") -> float | None:
+    """USD per GPU-hour of an offer for a pricing kind, or None where the provider publishes none."""
+    check_choice("pricing", pricing, PRICINGS)
+    v = getattr(offer, f"{pricing}_usd_per_gpu_hour", None)
+    return None if v is None else float(v)
+
+
+# ---------------------------------------------------------------------------------------------
+# Cloud
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OfferCost:
+    provider: str
+    instance: str
+    region: str
+    gpus_per_instance: int
+    instances: int
+    billed_gpus: int
+    usd_per_gpu_hour: float
+    hours: float
+    total: float  # in `currency`
+    read: str  # date the price was read
+    source_url: str
+
+
+@dataclass(frozen=True)
+class CloudCost:
+    """Cost of renting `gpus` GPUs of one kind for `hours`: the cheapest offer and the cheapest
+    per provider (sorted by total, then provider)."""
+
+    gpu_id: str
+    gpus: int
+    hours: float
+    pricing: str
+    currency: str
+    cheapest: OfferCost
+    per_provider: tuple[OfferCost, ...]
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _offers(offers, gpu_id: str, provider: str | None):
+    mine = [o for o in offers if o.gpu_id == gpu_id]
+    if provider is not None:
+        providers = sorted({o.provider for o in offers})
+        if provider not in providers:
+            from ..core.errors import unknown_name
+
+            raise unknown_name("provider", provider, providers)
+        mine = [o for o in mine if o.provider == provider]
+    return mine
+
+
+def cloud_training_cost(
+    hours: float,
+    gpus: int,
+    gpu_id: str,
+    offers,
+    *,
+    provider: str | None = None,
+    pricing: str = "on_demand",
+    currency: str = "USD",
+    rates=None,
+    whole_instances: bool = True,
+) -> CloudCost:
+    """Cost of a run of `hours` wall-clock hours on `gpus` GPUs of `gpu_id`, from every catalog
+    offer (instances rounded up: a 2-GPU job on an 8-GPU instance pays for 8, unless
+    `whole_instances` is False, when only the GPUs used are paid for)."""
+    hours = limits.check_range("hours", hours, limits.HOURS, exclusive_low=True)
+    gpus = check_int("gpus", gpus, maximum=limits.GPUS[1])
+    check_choice("pricing", pricing, PRICINGS)
+    factor = _rate(currency, rates)
+    rows = []
+    for o in _offers(offers, gpu_id, provider):
+        price = offer_price(o, pricing)
+        if price is None:
+            continue
+        gpi = max(1, int(o.gpus_per_instance))
+        instances = math.ceil(gpus / gpi)
+        billed = instances * gpi if whole_instances else gpus
+        rows.append(
+            OfferCost(
+                provider=o.provider,
+                instance=o.instance,
+                region=o.region,
+                gpus_per_instance=gpi,
+                instances=instances,
+                billed_gpus=billed,
+                usd_per_gpu_hour=price,
+                hours=hours,
+                total=billed * price * hours * factor,
+                read=str(o.read),
+                source_url=o.source_url,
+            )
+        )
+    if not rows:
+        raise AdvisorError(
+            "cost.no_offer",
+            f"gpu: no {pricing.replace('_', '-')} cloud offer for {gpu_id}"
+            + (f" from {provider}" if provider else ""),
+            field="gpu",
+            gpu=gpu_id,
+            pricing=pricing,
+            provider=provider,
+        )
+    rows.sort(key=lambda r: (r.total, r.provider, r.instance, r.region))
+    best: dict[str, OfferCost] = {}
+    for r in rows:
+        best.setdefault(r.provider, r)
+    per_provider = tuple(sorted(best.values(), key=lambda r: (r.total, r.provider)))
+    return CloudCost(gpu_id, gpus, hours, pricing, currency, rows[0], per_provider)
+
+
+def cost_per_million_tokens(tokens_per_s: float, usd_per_hour: float) -> float:
+    """USD per 10^6 generated tokens at `tokens_per_s` (all sequences together) on hardware that
+    costs `usd_per_hour` in total: usd_per_hour / (tokens_per_s * 3600) * 10^6."""
+    tokens_per_s = limits.check_range("tokens_per_s", tokens_per_s, limits.TOKENS_PER_S)
+    usd_per_hour = limits.check_range(
+        "usd_per_hour", usd_per_hour, (0.0, limits.USD_PER_GPU_HOUR[1] * limits.GPUS[1])
+    )
+    return usd_per_hour / (tokens_per_s * 3600) * 1e6
+
+
+@dataclass(frozen=True)
+class TokenCost:
+    gpu_id: str
+    gpus: int
+    tokens_per_s: float
+    currency: str
+    cheapest: OfferCost  # its `total` is the cost of one hour
+    per_million_tokens: float
+    per_provider: tuple[tuple[str, float], ...]  # (provider, cost per 1M tokens)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def cloud_cost_per_million_tokens(
+    tokens_per_s: float,
+    gpus: int,
+    gpu_id: str,
+    offers,
+    *,
+    provider: str | None = None,
+    pricing: str = "on_demand",
+    currency: str = "USD",
+    rates=None,
+) -> TokenCost:
+    """Cost of 1M generated tokens at `tokens_per_s` on `gpus` rented GPUs: one hour of those GPUs
+    (per GPU-hour, not rounded to whole instances: a serving fleet fills the rest of an instance
+    with more replicas at the same rate) divided by the tokens of that hour."""
+    tokens_per_s = limits.check_range("tokens_per_s", tokens_per_s, limits.TOKENS_PER_S)
+    hour = cloud_training_cost(
+        1.0,
+        gpus,
+        gpu_id,
+        offers,
+        provider=provider,
+        pricing=pricing,
+        currency=currency,
+        rates=rates,
+        whole_instances=False,
+    )
+    per_m = [
+        (r.provider, cost_per_million_tokens(tokens_per_s, r.total)) for r in hour.per_provider
+    ]
+    return TokenCost(
+        gpu_id=gpu_id,
+        gpus=gpus,
+        tokens_per_s=tokens_per_s,
+        currency=currency,
+        cheapest=hour.cheapest,
+        per_million_tokens=cost_per_million_tokens(tokens_per_s, hour.cheapest.total),
+        per_provider=tuple(per_m),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Own hardware: total cost of ownership
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OwnHardware:
+    """What owning costs. Money in USD; power in W; fractions in 0..1."""
+
+    gpu_price_usd: float  # per card
+    gpus: int
+    tdp_w: float  # per card
+    electricity_usd_per_kwh: float
+    server_usd: float = 0.0  # share of chassis, CPUs, memory, network, storage
+    host_power_w: float = 0.0  # the server's own draw at load, beside the cards
+    pue: float = DEFAULT_PUE
+    hosting_usd_per_month: float = 0.0  # rack space, cooling, colocation
+    maintenance_fraction_per_year: float = 0.0  # of the purchase price
+    resale_fraction: float = 0.0  # of the purchase price, at the end of the horizon
+    financing_rate_per_year: float = 0.0  # annual interest rate; 0 = none
+    financing_months: int = 0  # loan term; 0 = paid in cash
+    down_payment_fraction: float = 0.0  # of the purchase price, when financed
+
+    def validated(self) -> OwnHardware:
+        # Plausible ranges (advisor.core.limits): a 1e308 price would give "nan" totals.
+        limits.check_range("gpu_price_usd", self.gpu_price_usd, limits.USD_PER_CARD)
+        check_int("gpus", self.gpus, maximum=limits.GPUS[1])
+        limits.check_range("tdp_w", self.tdp_w, (0.0, 10_000.0))
+        limits.check_range(
+            "electricity_usd_per_kwh", self.electricity_usd_per_kwh, limits.USD_PER_KWH
+        )
+        limits.check_range("server_usd", self.server_usd, limits.USD_PER_SERVER)
+        limits.check_range("host_power_w", self.host_power_w, limits.POWER_W)
+        check_positive("pue", self.pue, maximum=5.0)
+        if self.pue < 1.0:
+            raise AdvisorError(
+                "field.too_small",
+                f"pue: must be at least 1, got {self.pue}",
+                field="pue",
+                value=self.pue,
+                minimum=1.0,
+            )
+        limits.check_range(
+            "hosting_usd_per_month", self.hosting_usd_per_month, limits.USD_PER_MONTH
+        )
+        check_non_negative(
+            "maintenance_fraction_per_year", self.maintenance_fraction_per_year, maximum=1.0
+        )
+        check_non_negative("resale_fraction", self.resale_fraction, maximum=1.0)
+        check_non_negative("financing_rate_per_year", self.financing_rate_per_year, maximum=1.0)
+        check_int("financing_months", self.financing_months, minimum=0, maximum=600)
+        check_non_negative("down_payment_fraction", self.down_payment_fraction, maximum=1.0)
+        return self
+
+    @property
+    def purchase_usd(self) -> float:
+        return self.gpu_price_usd * self.gpus + self.server_usd
+
+
+def owning(
+    gpu_price_usd: float,
+    gpus: int,
+    tdp_w: float,
+    *,
+    electricity_usd_per_kwh: float,
+    pue: float = DEFAULT_PUE,
+    server_usd: float = 0.0,
+    host_power_w: float = 0.0,
+    support_usd_per_year: float = 0.0,
+    resale_fraction: float = DEFAULT_RESALE_FRACTION,
+) -> OwnHardware:
+    """THE owning inputs of a configuration: the one function the budget calculator
+    (advisor.webapi.budget), advisor.advice.recommend and the reports build `OwnHardware` with, so that
+    the same inputs give the same totals to the cent (tests/test_report.py). The server (its
+    price beside the cards and its own power: advisor.data.systems.purchase_for), power and cooling
+    (electricity x PUE), support (a yearly sum, as maintenance: its share of the purchase) and
+    resale are each an input."""
+    purchase = float(gpu_price_usd) * gpus + server_usd
+    return OwnHardware(
+        gpu_price_usd=float(gpu_price_usd),
+        gpus=gpus,
+        tdp_w=float(tdp_w or 0),
+        electricity_usd_per_kwh=electricity_usd_per_kwh,
+        server_usd=server_usd,
+        host_power_w=host_power_w,
+        pue=max(1.0, pue),
+        maintenance_fraction_per_year=(
+            min(1.0, support_usd_per_year / purchase) if purchase > 0 else 0.0
+        ),
+        resale_fraction=resale_fraction,
+    ).validated()
+
+
+def annuity_payment(principal: float, rate_per_year: float, months: int) -> float:
+    """Level monthly payment of a loan: P * r / (1 - (1 + r)^-n), r = rate / 12; P / n at 0 %."""
+    check_non_negative("principal", principal)
+    check_non_negative("financing_rate_per_year", rate_per_year, maximum=1.0)
+    months = check_int("financing_months", months)
+    r = rate_per_year / 12
+    if r == 0:
+        return principal / months
+    return principal * r / (1 - (1 + r) ** -months)
+
+
+def _loan_balance(principal: float, rate_per_year: float, months: int, paid: int) -> float:
+    """Outstanding balance after `paid` level payments."""
+    if paid >= months:
+        return 0.0
+    r = rate_per_year / 12
+    if r == 0:
+        return principal * (months - paid) / months
+    pay = annuity_payment(principal, rate_per_year, months)
+    return principal * (1 + r) ** paid - pay * ((1 + r) ** paid - 1) / r
+
+
+@dataclass(frozen=True)
+class YearTotal:
+    year: int
+    months: int
+    own: float  # cash spent on owning in that year (resale credited in the last)
+    cloud: float
+
+
+@dataclass(frozen=True)
+class TCOResult:
+    """Own vs rent over a horizon, in `currency` (USD amounts times `rate`)."""
+
+    currency: str
+    rate: float  # 1 USD in `currency`
+    horizon_months: int
+    utilisation: float
+    purchase: float
+    power_per_month: float
+    opex_per_month: float  # power + hosting + maintenance
+    loan_payment_per_month: float
+    resale_value: float
+    depreciation_per_year: float  # straight line: (purchase - resale) / horizon years
+    own_total: float  # cash over the horizon plus loan balance left, minus resale
+    cloud_total: float
+    cloud_per_month: float
+    savings: float  # cloud_total - own_total (positive: owning is cheaper)
+    break_even_utilisation: float | None  # None: renting is cheaper even at 100 %
+    break_even_month: int | None  # None: not within the horizon
+    yearly: tuple[YearTotal, ...]
+    months: tuple[int, ...]  # 0..horizon
+    cumulative_own: tuple[float, ...]  # cash basis, for the chart
+    cumulative_cloud: tuple[float, ...]
+    assumptions: tuple[str, ...]
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class OwnTotals:
+    """The owning side of `tco` alone, in USD (what the picker needs for every candidate)."""
+
+    own: OwnHardware
+    utilisation: float
+    horizon_months: int
+    purchase: float
+    upfront: float  # purchase, or the down payment when financed
+    payment_per_month: float  # loan payment (0 in cash)
+    power_per_util_month: float  # power per month at 100 % utilisation
+    power_per_month: float
+    opex_per_month: float  # power, hosting, maintenance
+    resale: float
+    balance: float  # loan left at the end of the horizon
+    own_total: float  # cash over the horizon plus the balance, minus resale
+
+    def own_cash(self, m: int) -> float:
+        """Cash spent on owning by the end of month `m` (resale not counted)."""
+        o = self.own
+        loan = self.payment_per_month * min(m, o.financing_months) if o.financing_months else 0.0
+        return self.upfront + loan + self.opex_per_month * m
+
+
+def own_totals(own: OwnHardware, *, utilisation: float, horizon_months: int) -> OwnTotals:
+    """Total cost of owning `own` for `horizon_months` at `utilisation` (formulas in the module
+    docstring: power, maintenance, hosting, financing, resale): the owning side of `tco`, alone,
+    for the picker's every candidate (advisor.advice.recommend caches it)."""
+    own = own.validated()
+    u = check_positive("utilisation", utilisation, maximum=1.0)
+    horizon = check_int("horizon_months", horizon_months, minimum=1, maximum=600)
+    purchase = own.purchase_usd
+    kw_at_full = (own.tdp_w * own.gpus + own.host_power_w) * own.pue / 1000
+    power_per_util = kw_at_full * HOURS_PER_MONTH * own.electricity_usd_per_kwh  # per month
+    power = power_per_util * u
+    maintenance = purchase * own.maintenance_fraction_per_year / 12
+    opex = power + own.hosting_usd_per_month + maintenance
+    financed = own.financing_months > 0
+    if financed:
+        upfront = purchase * own.down_payment_fraction
+        principal = purchase - upfront
+        payment = annuity_payment(principal, own.financing_rate_per_year, own.financing_months)
+        balance = _loan_balance(
+            principal, own.financing_rate_per_year, own.financing_months, horizon
+        )
+    else:
+        upfront, payment, balance = purchase, 0.0, 0.0
+    resale = purchase * own.resale_fraction
+    loan = payment * min(horizon, own.financing_months) if financed else 0.0
+    own_total = upfront + loan + opex * horizon + balance - resale
+    return OwnTotals(
+        own=own,
+        utilisation=u,
+        horizon_months=horizon,
+        purchase=purchase,
+        upfront=upfront,
+        payment_per_month=payment,
+        power_per_util_month=power_per_util,
+        power_per_month=power,
+        opex_per_month=opex,
+        resale=resale,
+        balance=balance,
+        own_total=own_total,
+    )
+
+
+def tco(
+    own: OwnHardware,
+    cloud_usd_per_gpu_hour: float,
+    *,
+    utilisation: float,
+    horizon_months: int,
+    currency: str = "USD",
+    rates=None,
+) -> TCOResult:
+    """Total cost of owning `own` for `horizon_months` at `utilisation` (busy fraction of the
+    hours) against renting the same GPU-hours at `cloud_usd_per_gpu_hour` (formulas in the module
+    docstring)."""
+    o = own_totals(own.validated(), utilisation=utilisation, horizon_months=horizon_months)
+    price = limits.check_range(
+        "cloud_usd_per_gpu_hour", cloud_usd_per_gpu_hour, limits.USD_PER_GPU_HOUR
+    )
+    own = o.own
+    u, horizon = o.utilisation, o.horizon_months
+    factor = _rate(currency, rates)
+    purchase, power, power_per_util = o.purchase, o.power_per_month, o.power_per_util_month
+    opex, resale, payment, balance = o.opex_per_month, o.resale, o.payment_per_month, o.balance
+    own_cash = o.own_cash
+    own_total = o.own_total
+
+    cloud_full = price * own.gpus * HOURS_PER_MONTH  # per month at 100 %
+    cloud_month = cloud_full * u
+    cum_own = tuple(own_cash(m) * factor for m in range(horizon + 1))
+    cum_cloud = tuple(cloud_month * m * factor for m in range(horizon + 1))
+    cloud_total = cloud_month * horizon
+
+    break_even_month = next(
+        (m for m in range(1, horizon + 1) if cum_cloud[m] >= cum_own[m] and cum_cloud[m] > 0),
+        None,
+    )
+    # own(u) = A + B*u, cloud(u) = C*u over the horizon; equal at u* = A / (C - B)
+    fixed = own_total - power * horizon
+    slope = (cloud_full - power_per_util) * horizon
+    if slope <= 0:
+        be_util = None
+    else:
+        u_star = fixed / slope
+        be_util = u_star if 0 < u_star <= 1 else (0.0 if u_star <= 0 else None)
+
+    yearly = []
+    for y in range(math.ceil(horizon / 12)):
+        m0, m1 = 12 * y, min(12 * (y + 1), horizon)
+        own_y = own_cash(m1) - (own_cash(m0) if y else 0.0)
+        if m1 == horizon:
+            own_y += balance - resale
+        yearly.append(YearTotal(y + 1, m1 - m0, own_y * factor, cloud_month * (m1 - m0) * factor))
+    assumptions = (
+        f"{HOURS_PER_MONTH:g} hours a month; the cards busy {u:.0%} of them",
+        f"power = (TDP x cards + host) x utilisation x PUE {own.pue:g}",
+        "straight-line depreciation to the resale value, credited at the end",
+        "cloud billed only for the busy hours at the same utilisation",
+    )
+    return TCOResult(
+        currency=currency,
+        rate=factor,
+        horizon_months=horizon,
+        utilisation=u,
+        purchase=purchase * factor,
+        power_per_month=power * factor,
+        opex_per_month=opex * factor,
+        loan_payment_per_month=payment * factor,
+        resale_value=resale * factor,
+        depreciation_per_year=(purchase - resale) / (horizon / 12) * factor,
+        own_total=own_total * factor,
+        cloud_total=cloud_total * factor,
+        cloud_per_month=cloud_month * factor,
+        savings=(cloud_total - own_total) * factor,
+        break_even_utilisation=be_util,
+        break_even_month=break_even_month,
+        yearly=tuple(yearly),
+        months=tuple(range(horizon + 1)),
+        cumulative_own=cum_own,
+        cumulative_cloud=cum_cloud,
+        assumptions=assumptions,
+    )

@@ -1,0 +1,268 @@
+"""Serving a mixture-of-experts model with expert parallelism (EP) and data-parallel attention
+over a scale-up domain (8 GPUs in an HGX node, 72 in an NVL72 rack) or across nodes.
+
+Layout (DeepSeek-V3 Technical Report, arXiv:2412.19437 §3.4: decoding with "EP320" and
+attention in DP; SGLang's "DP attention" and DeepEP; TensorRT-LLM's "DEP" =
+`enable_attention_dp` with EP): each of the `ep` GPUs of a group keeps its own requests and
+their whole KV cache, runs attention and the dense weights for them alone (no tensor
+parallelism: the non-expert weights are replicated), and holds `num_experts / ep` of each
+layer's routed experts. In every MoE layer each token is dispatched to the GPUs of its top-k
+experts and the results are combined back: two all-to-alls.
+
+Per decode step of a GPU with `b` sequences (`decode_step`):
+- attention, dense weights, KV read, element-wise, output head: timing.decode_step_time at
+  batch `b`, tp 1, without its experts;
+- experts: the group's b * ep tokens choose k experts each, uniformly (compute.
+  expected_experts_touched); the busiest GPU receives `imbalance` x the mean b * k
+  assignments over the experts it touches, each a GEMM at M = its tokens;
+- all-to-all: dispatch in FP8 (1 byte per element plus a 4-byte scale per 128, DeepEP's FP8
+  dispatch) and combine in BF16 (2 bytes) of b * k * hidden elements, (ep - 1) / ep of them
+  leaving the GPU, at the scale-up fabric's bandwidth when the group fits the domain, else at
+  the scale-out NIC's (`scale_out_gb_per_s`, 400 Gb/s = 50 GB/s by default), each all-to-all
+  with a fixed latency `a2a_latency_us`.
+
+Stated assumptions: `imbalance` (the busiest GPU's expert load over the mean) is 1.2 by
+default: an assumption, not a measurement (DeepSeek's EPLB replicates hot experts to bring it
+down, DeepSeek-V3 §3.4; Megatron-Bridge's MoE benchmarks "force-balance the token distribution
+among experts", i.e. 1.0). `a2a_latency_us` is 10 us in a scale-up domain and 30 us across
+nodes (assumed; DeepEP's README reports 65-92 us for low-latency dispatch and combine at EP 8
+over RDMA with 128 tokens, bandwidth included). The all-to-alls are not overlapped with compute
+(two-batch overlap would hide part of them). The MoE layers are all `num_layers` (a model's
+dense first layers count as MoE here).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from ..arch.models import ModelSpec
+from ..core.errors import AdvisorError, check_int, check_positive
+from . import efficiency as eff
+from . import network as net
+from . import timing
+from .compute import KV_BYTES, PEAK_KEY, decode_weight_bytes, expected_experts_touched
+
+DEFAULT_IMBALANCE = 1.2
+SCALE_OUT_GB_PER_S = 50.0  # one 400 Gb/s NIC per GPU
+LATENCY_IN_DOMAIN_US = 10.0
+LATENCY_ACROSS_US = 30.0
+DISPATCH_BYTES = 1.0 + 4.0 / 128  # FP8 plus one fp32 scale per 128 elements
+COMBINE_BYTES = 2.0
+
+
+@dataclass(frozen=True)
+class EPLayout:
+    ep: int  # GPUs in the expert-parallel group (attention data-parallel ranks)
+    domain: int = 8  # GPUs in one scale-up (NVLink) domain
+    imbalance: float = DEFAULT_IMBALANCE
+    scale_out_gb_per_s: float = SCALE_OUT_GB_PER_S
+
+    def __post_init__(self):
+        check_int("ep", self.ep, maximum=4096)
+        check_int("domain", self.domain, maximum=4096)
+        check_positive("imbalance", self.imbalance, maximum=16.0)
+        if self.imbalance < 1.0:
+            raise AdvisorError(
+                "ep.imbalance",
+                f"imbalance: {self.imbalance} is below 1 (the busiest GPU's load over the mean)",
+                field="imbalance",
+            )
+        check_positive("scale_out_gb_per_s", self.scale_out_gb_per_s, maximum=10_000.0)
+
+    @property
+    def in_domain(self) -> bool:
+        return self.ep <= self.domain
+
+    @property
+    def load_factor(self) -> float:
+        """The busiest GPU's expert load over the mean: `imbalance`, 1 for a lone GPU."""
+        return self.imbalance if self.ep > 1 else 1.0
+
+
+def _check_moe(spec: ModelSpec, layout: EPLayout):
+    if not spec.is_moe:
+        raise AdvisorError(
+            "ep.dense_model",
+            f"model: {spec.name} has no experts; expert parallelism needs an MoE model",
+            field="model",
+        )
+    if layout.ep > spec.num_experts:
+        raise AdvisorError(
+            "ep.too_wide",
+            f"ep: {layout.ep} GPUs for {spec.num_experts} experts per layer leaves some idle",
+            field="ep",
+            maximum=spec.num_experts,
+        )
+
+
+def _expert_time(spec: ModelSpec, dev, m_tokens: float, touched: float, wb, dq) -> float:
+    if touched <= 0 or m_tokens <= 0:
+        return 0.0
+    per = m_tokens / touched
+    return touched * sum(
+        timing.gemm_time(per, k, n, dev, weight_bytes=wb, dequant=dq)
+        for k, n in timing.expert_linears(spec)
+    )
+
+
+def all_to_all_s(spec: ModelSpec, gpu, tokens: float, layout: EPLayout) -> float:
+    """One MoE layer's dispatch + combine for `tokens` tokens on one GPU (module docstring)."""
+    if layout.ep <= 1:
+        return 0.0
+    elems = tokens * spec.experts_per_token * spec.hidden_size * (layout.ep - 1) / layout.ep
+    elems *= layout.load_factor
+    if layout.in_domain:
+        fab = net.intra_node_fabric(gpu)
+        bw = fab.bytes_per_s
+        lat = LATENCY_IN_DOMAIN_US
+    else:
+        bw = layout.scale_out_gb_per_s * 1e9 * net.DEFAULT_BUS_EFFICIENCY
+        lat = LATENCY_ACROSS_US
+    return 2 * lat * 1e-6 + elems * (DISPATCH_BYTES + COMBINE_BYTES) / bw
+
+
+def decode_step(
+    spec: ModelSpec,
+    gpu,
+    *,
+    batch: int,
+    context: int,
+    weights: str,
+    kv_dtype: str,
+    layout: EPLayout,
+    stack: eff.Stack | None = None,
+) -> MappingProxyType:
+    """One decode step of one GPU of the EP group with `batch` sequences (module docstring):
+    seconds by part."""
+    _check_moe(spec, layout)
+    stack = stack or eff.DEFAULT_STACK
+    b = check_int("batch", batch, maximum=1 << 16)
+    dev = timing.Device.of(gpu, PEAK_KEY[weights], stack)
+    whole = timing.decode_step_time(
+        spec,
+        dev,
+        stack,
+        batch=b,
+        context=context,
+        weights=weights,
+        kv_bytes=KV_BYTES[kv_dtype],
+        tp=1,
+        tp_fabric=None,
+    )
+    wb = timing._weight_bytes(weights)
+    dq = stack.dequant_factor(weights)
+    e, k = spec.num_experts, spec.experts_per_token
+    # the experts as decode_step_time counted them (all on one GPU) ...
+    own = _expert_time(spec, dev, b * k, expected_experts_touched(e, k, b), wb, dq)
+    # ... and as the busiest GPU of the group runs them
+    touched = expected_experts_touched(e, k, b * layout.ep) / layout.ep
+    experts = _expert_time(spec, dev, b * k * layout.load_factor, touched, wb, dq)
+    a2a = all_to_all_s(spec, gpu, b, layout)
+    rest = whole["seconds"] - own * spec.num_layers
+    total = rest + (experts + a2a) * spec.num_layers
+    return MappingProxyType(
+        {
+            "seconds": total,
+            "attention_dense_s": rest,
+            "experts_s": experts * spec.num_layers,
+            "all_to_all_s": a2a * spec.num_layers,
+        }
+    )
+
+
+def weight_bytes_per_gpu(spec: ModelSpec, weights: str, layout: EPLayout) -> float:
+    """Non-expert weights in full (replicated) plus 1/ep of the routed experts."""
+    _check_moe(spec, layout)
+    total = decode_weight_bytes(spec, weights, batch=1 << 30)
+    one = decode_weight_bytes(spec, weights, batch=1)
+    # experts' share: total minus what one token touches, scaled up to all experts
+    k, e = spec.experts_per_token, spec.num_experts
+    expert_all = (total - one) * e / (e - k) if e > k else 0.0
+    return total - expert_all + expert_all / layout.ep
+
+
+def max_batch_per_gpu(
+    spec: ModelSpec,
+    gpu,
+    *,
+    context: int,
+    weights: str,
+    kv_dtype: str,
+    layout: EPLayout,
+    gpu_memory_utilization: float = 0.9,
+) -> int:
+    """Sequences of `context` tokens whose KV cache fits beside this GPU's weights (each GPU
+    keeps the whole cache of its own sequences: DP attention)."""
+    free = gpu.memory_bytes * gpu_memory_utilization - weight_bytes_per_gpu(spec, weights, layout)
+    per_seq = 2 * spec.kv_dim * KV_BYTES[kv_dtype] * timing.span_sum(spec, context)
+    return max(0, int(free // per_seq))
+
+
+@dataclass(frozen=True)
+class EPPoint:
+    batch_per_gpu: int
+    ep: int
+    tpot_s: float
+    ttft_s: float
+    tokens_per_s_per_user: float
+    tokens_per_s_per_gpu: float
+    all_to_all_share: float  # of a decode step
+
+    def to_dict(self) -> dict:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+def point(
+    spec: ModelSpec,
+    gpu,
+    *,
+    batch_per_gpu: int,
+    input_tokens: int,
+    output_tokens: int,
+    weights: str = "fp8",
+    kv_dtype: str = "fp8",
+    layout: EPLayout,
+    stack: eff.Stack | None = None,
+) -> EPPoint:
+    """The steady state of advisor.perf.serving (prefills between the decode steps, TPOT = cycle /
+    output) on one GPU of the EP group, with `batch_per_gpu` requests in flight on each GPU."""
+    stack = stack or eff.DEFAULT_STACK
+    b = check_int("batch_per_gpu", batch_per_gpu, maximum=1 << 16)
+    ctx = input_tokens + output_tokens // 2
+    cap = max_batch_per_gpu(
+        spec,
+        gpu,
+        context=input_tokens + output_tokens,
+        weights=weights,
+        kv_dtype=kv_dtype,
+        layout=layout,
+    )
+    if b > cap:
+        raise AdvisorError(
+            "serving.kv_full",
+            f"batch_per_gpu: {b} requests of {input_tokens + output_tokens} tokens do not fit "
+            f"one GPU's KV cache beside its weights ({cap} do)",
+            field="batch_per_gpu",
+            value=b,
+            maximum=cap,
+        )
+    step = decode_step(
+        spec, gpu, batch=b, context=ctx, weights=weights, kv_dtype=kv_dtype, layout=layout
+    )
+    dev = timing.Device.of(gpu, PEAK_KEY[weights], stack)
+    pf = timing.prefill_time(
+        spec, dev, stack, batch=1, prompt=input_tokens, weights=weights, tp=1, tp_fabric=None
+    )["seconds"]
+    pf += all_to_all_s(spec, gpu, input_tokens, layout) * spec.num_layers
+    cycle = b * pf + output_tokens * step["seconds"]
+    tpot = cycle / output_tokens
+    return EPPoint(
+        batch_per_gpu=b,
+        ep=layout.ep,
+        tpot_s=tpot,
+        ttft_s=pf + step["seconds"] + stack.request_ms * 1e-3,
+        tokens_per_s_per_user=1 / tpot,
+        tokens_per_s_per_gpu=b * output_tokens / cycle,
+        all_to_all_share=step["all_to_all_s"] / step["seconds"],
+    )

@@ -1,0 +1,393 @@
+"""Serving under continuous batching: for a model on `tp` GPUs per replica, prompts of
+`input_tokens`, answers of `output_tokens` and `concurrency` requests in flight per replica:
+time to first token (TTFT), time per output token (TPOT), tokens/s per user and in total, and
+the largest concurrency the KV cache allows.
+
+The steady state (Yu et al. 2022, Orca, OSDI §3: iteration-level scheduling; Kwon et al. 2023,
+vLLM/PagedAttention, arXiv:2309.06180 §4; Agrawal et al. 2024, Sarathi-Serve,
+arXiv:2403.02310 §3: prefills and decodes share the iterations): while `c` requests decode
+together, each of them was once prefilled. One "generation" of `c` requests costs the GPU
+    T = c * t_prefill(input) + output * t_decode(batch c, context input + output/2)
+so TPOT = T / output (decode steps slowed by the prefills between them), total output
+tokens/s = c * output / T per replica, tokens/s per user = 1 / TPOT, and TTFT = the prefill
+of one prompt plus one decode step of waiting (an idle-free queue; a saturated queue adds
+queueing that this model does not predict). Prefills of short prompts are batched up to
+`max_num_batched_tokens` tokens per iteration (vLLM's default 8192 for chunked prefill,
+docs.vllm.ai "Engine arguments").
+
+The concurrency is capped by the KV-cache blocks vLLM can allocate (advisor.memory.estimate.
+serving_capacity) and by `max_num_seqs` (vLLM's default 256, same page).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..arch.models import ModelSpec
+from ..core import vocab
+from ..core.errors import AdvisorError, check_choice, check_int, check_positive
+from ..memory import estimate as mem
+from . import efficiency as eff
+from . import network as net
+from . import timing
+from .compute import KV_BYTES, PEAK_KEY, weight_peak_key
+from .prefix_cache import uncached_tokens
+from .speculative import Speculation, time_per_token
+
+MAX_NUM_SEQS = 256
+ENGINES = vocab.SERVING_ENGINES
+MAX_NUM_BATCHED_TOKENS = 8192
+
+
+@dataclass(frozen=True)
+class ServingPoint:
+    concurrency: int  # requests in flight per replica
+    ttft_s: float
+    tpot_s: float
+    tokens_per_s_per_user: float
+    tokens_per_s: float  # output tokens, all replicas
+    tokens_per_s_per_gpu: float
+    requests_per_s: float
+    decode_step_s: float
+    prefill_s: float
+
+    def to_dict(self) -> dict:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+@dataclass(frozen=True)
+class ServingPlan:
+    model: str
+    gpu: str
+    tensor_parallel: int
+    replicas: int
+    input_tokens: int
+    output_tokens: int
+    weights: str
+    kv_dtype: str
+    max_concurrency: int  # per replica, by KV cache and max_num_seqs
+    kv_limited_concurrency: int
+    points: tuple[ServingPoint, ...]
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "points"}
+        d["points"] = [p.to_dict() for p in self.points]
+        d["notes"] = list(self.notes)
+        return d
+
+    def at(self, concurrency: int) -> ServingPoint | None:
+        for p in self.points:
+            if p.concurrency == concurrency:
+                return p
+        return None
+
+    def best_under(self, ttft_s: float | None = None, tpot_s: float | None = None):
+        """The highest-throughput point that meets both latency limits, or None."""
+        ok = [
+            p
+            for p in self.points
+            if (ttft_s is None or p.ttft_s <= ttft_s) and (tpot_s is None or p.tpot_s <= tpot_s)
+        ]
+        return max(ok, key=lambda p: p.tokens_per_s) if ok else None
+
+
+def _check(spec: ModelSpec, input_tokens: int, output_tokens: int):
+    if not spec.causal:
+        raise AdvisorError(
+            "serving.encoder",
+            f"model: {spec.name} is an encoder; it generates no tokens (no decode, no TPOT)",
+            field="model",
+        )
+    check_int("input_tokens", input_tokens, maximum=spec.max_position_embeddings)
+    check_int("output_tokens", output_tokens, maximum=spec.max_position_embeddings)
+    if input_tokens + output_tokens > spec.max_position_embeddings:
+        raise AdvisorError(
+            "seq.too_long",
+            f"input_tokens + output_tokens: {input_tokens + output_tokens} is more than the "
+            f"model's context ({spec.max_position_embeddings})",
+            field="output_tokens",
+            maximum=spec.max_position_embeddings,
+        )
+
+
+# GPUs one tensor-parallel group may span: the node's scale-up domain (NVLink / xGMI / PCIe
+# switch), 8 in the HGX/DGX, MI300X and Gaudi boards of the catalog (advisor.perf.cluster's
+# GPUS_PER_NODE); a card whose catalog entry states its scale-up domain (`scale_up.domain_size`:
+# 72 for a GB200/GB300 NVL72 rack) uses that.
+SCALE_UP_GPUS = 8
+
+
+def check_tensor_parallel(spec: ModelSpec, gpu, tensor_parallel) -> int:
+    """`tensor_parallel` if it divides the model's attention heads (and its KV heads, or is a
+    multiple of them: vLLM then replicates each KV head) and fits the scale-up domain; else an
+    AdvisorError naming `tensor_parallel` (issue 40: TP 3 for 32 heads and TP 72 on 8-GPU
+    nodes were accepted)."""
+    tp = check_int("tensor_parallel", tensor_parallel, maximum=72)
+    scale_up = getattr(gpu, "scale_up", None)
+    domain = int(scale_up.domain_size if scale_up else SCALE_UP_GPUS)
+    if tp > domain:
+        raise AdvisorError(
+            "layout.tp_node",
+            f"tensor_parallel: {tp} is more than the {domain} GPUs a {gpu.id} node links "
+            "(tensor parallelism stays inside one node; add replicas with gpus)",
+            field="tensor_parallel",
+            tensor_parallel=tp,
+            gpus_per_node=domain,
+        )
+    kv = spec.num_kv_heads
+    if spec.num_heads % tp or (kv % tp and tp % kv):
+        raise AdvisorError(
+            "layout.heads",
+            f"tensor_parallel: {tp} does not divide the model's {spec.num_heads} attention heads "
+            f"({kv} KV heads)",
+            field="tensor_parallel",
+            tensor_parallel=tp,
+        )
+    return tp
+
+
+def kv_reads(spec: ModelSpec, grouped_kv_kernel: bool = True) -> int:
+    """Times a decode step streams each KV head (timing.decode_step_time): 1 for a kernel that
+    serves the whole query group from one load, the group size num_heads / num_kv_heads for
+    one that runs per query head. TensorRT-LLM's XQA blog reports 2.4x the Llama-70B
+    throughput (group of 8) on an H200 at 128/2048 once XQA serves the group
+    (docs/source/blogs/XQA-kernel.md; at an unstated latency budget and batch, so not a
+    validation entry). The validation set's TensorRT-LLM v0.5/v0.6 rows on GQA models are
+    reproduced with the per-head reads (+192 % -> +5 % on 70B TP2 128/2048)."""
+    if grouped_kv_kernel:
+        return 1
+    return max(1, spec.num_heads // spec.num_kv_heads)
+
+
+def point(
+    spec: ModelSpec,
+    gpu,
+    *,
+    concurrency: int,
+    input_tokens: int,
+    output_tokens: int,
+    weights: str = "bf16",
+    kv_dtype: str = "bf16",
+    tensor_parallel: int = 1,
+    gpus: int | None = None,
+    stack: eff.Stack | None = None,
+    achievable=None,
+    engine: str = "vllm",
+    grouped_kv_kernel: bool = True,
+    speculative: Speculation | None = None,
+    prefix_hit_rate: float = 0.0,
+    tp_fabric: net.Fabric | None = None,
+) -> ServingPoint:
+    """One steady-state operating point (module docstring). `engine` ("vllm" | "trtllm")
+    selects the engine's per-sequence step overhead (efficiency.Stack.seq_step_us).
+    `grouped_kv_kernel=False` models a decode attention kernel that streams the KV cache once
+    per query head (TensorRT-LLM before v0.8's XQA kernel; `kv_reads`).
+    `speculative`: multi-token prediction or a draft model (advisor.perf.speculative): a decode
+    step yields `tokens_per_step` tokens per sequence and costs the verification and the draft.
+    `prefix_hit_rate`: the fraction of prompt tokens found in the prefix cache
+    (advisor.perf.prefix_cache): prefills compute only the rest."""
+    _check(spec, input_tokens, output_tokens)
+    stack = stack or eff.DEFAULT_STACK
+    c = check_int("concurrency", concurrency, maximum=1 << 16)
+    tp = check_tensor_parallel(spec, gpu, tensor_parallel)
+    check_choice("kv_dtype", kv_dtype, KV_BYTES)
+    if weights not in PEAK_KEY:
+        check_choice("weights", weights, PEAK_KEY)
+    gpus = gpus or tp
+    if gpus % tp:
+        raise AdvisorError(
+            "gpus.tp_divides",
+            f"gpus: {gpus} is not a multiple of tensor_parallel {tp}",
+            field="tensor_parallel",
+        )
+    dev = timing.Device.of(gpu, weight_peak_key(gpu, weights), stack, achievable)
+    # tensor parallelism past one node crosses `tp_fabric` (advisor.perf.serving_fit)
+    fabric = tp_fabric or (net.intra_node_fabric(gpu) if tp > 1 else None)
+    prompt = uncached_tokens(input_tokens, prefix_hit_rate) if prefix_hit_rate else input_tokens
+    per_batch = max(1, min(c, MAX_NUM_BATCHED_TOKENS // prompt))
+    pf = timing.prefill_time(
+        spec,
+        dev,
+        stack,
+        batch=per_batch,
+        prompt=prompt,
+        weights=weights,
+        tp=tp,
+        tp_fabric=fabric,
+    )["seconds"]
+    t_pf_one = timing.prefill_time(
+        spec, dev, stack, batch=1, prompt=prompt, weights=weights, tp=tp, tp_fabric=fabric
+    )["seconds"]
+    t_pf = pf / per_batch
+    ctx = input_tokens + output_tokens // 2
+
+    def step(b: int):
+        return timing.decode_step_time(
+            spec,
+            dev,
+            stack,
+            batch=b,
+            context=ctx,
+            weights=weights,
+            kv_bytes=KV_BYTES[kv_dtype],
+            tp=tp,
+            tp_fabric=fabric,
+            kv_reads=kv_reads(spec, grouped_kv_kernel),
+        )
+
+    if speculative is None:
+        t_d = step(c)["seconds"]
+    else:
+        t_d = time_per_token(step, c, speculative, spec.num_layers)
+    check_choice("engine", engine, ENGINES)
+    t_d += (
+        c
+        * stack.seq_step_us.get(engine, 0.0)
+        * 1e-6
+        / (speculative.tokens_per_step if speculative else 1.0)
+    )
+    cycle = c * t_pf + output_tokens * t_d
+    tpot = cycle / output_tokens
+    replicas = gpus // tp
+    total = replicas * c * output_tokens / cycle
+    return ServingPoint(
+        concurrency=c,
+        ttft_s=t_pf_one + t_d + stack.request_ms * 1e-3,
+        tpot_s=tpot,
+        tokens_per_s_per_user=1 / tpot,
+        tokens_per_s=total,
+        tokens_per_s_per_gpu=total / gpus,
+        requests_per_s=replicas * c / cycle,
+        decode_step_s=t_d,
+        prefill_s=t_pf_one,
+    )
+
+
+def max_concurrency(
+    spec: ModelSpec,
+    gpu,
+    *,
+    input_tokens: int,
+    output_tokens: int,
+    weights: str = "bf16",
+    kv_dtype: str = "bf16",
+    tensor_parallel: int = 1,
+    gpu_memory_utilization: float = 0.9,
+    engine: str = "vllm",
+) -> int:
+    """Requests per replica whose whole context (input + output) fits in the KV-cache blocks
+    (advisor.memory.estimate.serving_capacity); 0 if the weights do not fit.
+
+    `engine`: "vllm" reserves `gpu_memory_utilization` of the whole memory (docs.vllm.ai
+    "Engine arguments"); "trtllm" gives the KV cache that fraction of the memory left after
+    the weights and activations (TensorRT-LLM `KvCacheConfig.free_gpu_memory_fraction`,
+    default 0.9), expressed here as the equivalent whole-memory fraction."""
+    check_positive("gpu_memory_utilization", gpu_memory_utilization, maximum=1.0)
+    check_choice("engine", engine, ENGINES)
+    if engine == "trtllm":
+        probe = mem.serving_capacity(
+            spec,
+            gpu.memory_bytes,
+            context=input_tokens + output_tokens,
+            weights=weights,
+            kv_dtype=kv_dtype,
+            gpu_memory_utilization=1.0,
+            tensor_parallel=tensor_parallel,
+        )
+        used = probe.weights_bytes + probe.activation_profile_bytes
+        free = max(0, gpu.memory_bytes - used)
+        gpu_memory_utilization = min(1.0, (used + gpu_memory_utilization * free) / gpu.memory_bytes)
+    cap = mem.serving_capacity(
+        spec,
+        gpu.memory_bytes,
+        context=input_tokens + output_tokens,
+        weights=weights,
+        kv_dtype=kv_dtype,
+        gpu_memory_utilization=gpu_memory_utilization,
+        tensor_parallel=tensor_parallel,
+    )
+    return int(cap.max_concurrent_sequences)
+
+
+def plan(
+    spec: ModelSpec,
+    gpu,
+    *,
+    input_tokens: int,
+    output_tokens: int,
+    weights: str = "bf16",
+    kv_dtype: str = "bf16",
+    tensor_parallel: int = 1,
+    gpus: int | None = None,
+    max_num_seqs: int = MAX_NUM_SEQS,
+    stack: eff.Stack | None = None,
+    achievable=None,
+    engine: str = "vllm",
+    speculative: Speculation | None = None,
+    prefix_hit_rate: float = 0.0,
+    tp_fabric: net.Fabric | None = None,
+) -> ServingPlan:
+    """The throughput-latency curve at concurrency 1, 2, 4, ... up to the largest the KV cache
+    and `max_num_seqs` allow (and that value itself). `speculative` and `prefix_hit_rate` as
+    in `point`."""
+    _check(spec, input_tokens, output_tokens)
+    tp = check_tensor_parallel(spec, gpu, tensor_parallel)
+    check_int("max_num_seqs", max_num_seqs, maximum=1 << 16)
+    kv_max = max_concurrency(
+        spec,
+        gpu,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        weights=weights,
+        kv_dtype=kv_dtype,
+        tensor_parallel=tp,
+        engine=engine,
+    )
+    top = min(kv_max, max_num_seqs)
+    notes = []
+    if kv_max < max_num_seqs:
+        notes.append(f"concurrency limited by the KV cache to {kv_max} per replica")
+    levels = []
+    c = 1
+    while c < top:
+        levels.append(c)
+        c *= 2
+    if top >= 1:
+        levels.append(top)
+    pts = tuple(
+        point(
+            spec,
+            gpu,
+            concurrency=c,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            weights=weights,
+            kv_dtype=kv_dtype,
+            tensor_parallel=tp,
+            gpus=gpus,
+            stack=stack,
+            achievable=achievable,
+            engine=engine,
+            speculative=speculative,
+            prefix_hit_rate=prefix_hit_rate,
+            tp_fabric=tp_fabric,
+        )
+        for c in levels
+    )
+    if not pts:
+        notes.append("the weights leave no room for a single request's KV cache")
+    return ServingPlan(
+        model=spec.name,
+        gpu=gpu.id,
+        tensor_parallel=tp,
+        replicas=(gpus or tp) // tp,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        weights=weights,
+        kv_dtype=kv_dtype,
+        max_concurrency=top,
+        kv_limited_concurrency=kv_max,
+        points=pts,
+        notes=tuple(notes),
+    )

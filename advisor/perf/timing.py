@@ -1,0 +1,454 @@
+"""Kernel-level time model of a transformer on one accelerator: each matrix multiply, attention
+core, element-wise pass and collective of a layer, timed against the accelerator's achievable
+ceilings (advisor.perf.efficiency) and the links it crosses (advisor.perf.network), then summed into a
+training step, a prefill and a decode step.
+
+Sources
+- A GEMM of (m x k) by (k x n) does 2mkn FLOPs and moves (mk + kn + mn) elements at least;
+  its time is the larger of the two over the achievable rates, plus a fixed kernel cost
+  (the roofline of Williams et al. 2009 applied per kernel, as in Yuan et al. 2024, "LLM
+  Inference Unveiled: Survey and Roofline Model Insights", arXiv:2402.16363 §3).
+- Backward of a linear layer: two GEMMs of the forward's size (input and weight gradients;
+  Narayanan et al. 2021, arXiv:2104.04473 §5.1: backward = 2x forward FLOPs).
+- Flash attention executes the causal half of the score matrix (Dao 2023, arXiv:2307.08691
+  §3.1.1 "causal masking ... skip about half the blocks"); backward does 2.5x the forward's
+  matrix FLOPs (5 GEMMs against 2, ibid. §2.2).
+- Megatron tensor parallelism: 2 all-reduces of the layer's b*s*h activations in forward and 2
+  in backward (Shoeybi et al. 2019, arXiv:1909.08053 §3; with sequence parallelism the same
+  bytes as reduce-scatter + all-gather, Korthikanti et al. 2022, arXiv:2205.05198 §4.2.2);
+  decode: 2 all-reduces of b*h per layer (Pope et al. 2022, arXiv:2211.05102 §3.1).
+- Element-wise traffic per token and layer, forward, in activation elements: two norms (read
+  + write h each), two residual adds (2 reads + 1 write of h each), rotary embedding on q and
+  k (read + write), the MLP activation (gated: read 2*ffn, write ffn; else read + write ffn):
+  10h + 2(q + kv) + 3 ffn (2 ffn ungated); backward about twice that (counted from the
+  Llama / GPT-2 layer definitions in transformers; fused kernels only lower it).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from ..arch import layers as L
+from ..arch.models import ModelSpec
+from ..core.errors import check_int
+from . import efficiency as eff
+from . import network as net
+
+ACT_BYTES = 2  # 16-bit activations (bf16/fp16 autocast and fp8 recipes keep them in 16 bits)
+
+
+@dataclass(frozen=True)
+class Device:
+    """The ceilings one kernel sees: matmul FLOP/s at the workload's dtype, 16-bit peak (for
+    attention), achievable bandwidth (bytes/s), per-kernel cost."""
+
+    matmul_flops: float
+    peak16_flops: float
+    bandwidth: float
+    kernel_s: float
+    attention_fwd: float
+    attention_bwd: float
+    decode_bandwidth: float
+    elementwise_factor: float = 1.0
+    allreduce_s: float = 0.0  # software cost of one inference TP all-reduce (Stack.allreduce_us)
+    fused_attention: bool = True  # Stack.fused_attention
+
+    @classmethod
+    def of(cls, gpu, peak_key: str, stack: eff.Stack | None = None, achievable=None):
+        stack = stack or eff.DEFAULT_STACK
+        achievable = achievable or eff.achievable_of(gpu)  # in the key: a calibrated card differs
+        try:
+            return _device(gpu, peak_key, stack, achievable)
+        except TypeError:  # an unhashable stand-in for a catalog GPU (tests): not cached
+            return cls.build(gpu, peak_key, stack, achievable)
+
+    @classmethod
+    def build(cls, gpu, peak_key: str, stack: eff.Stack, achievable=None):
+        a = achievable or eff.achievable_of(gpu)
+        peaks = gpu.peak_tflops or {}
+        peak = float(peaks.get(peak_key) or peaks.get("fp16") or peaks.get("bf16") or 0) * 1e12
+        p16 = float(peaks.get("bf16") or peaks.get("fp16") or peak / 1e12) * 1e12
+        if peak <= 0:
+            from ..core.errors import AdvisorError
+
+            raise AdvisorError(
+                "gpu.precision_unsupported",
+                f"{gpu.id}: no dense {peak_key} throughput in the catalog",
+                field="precision",
+                gpu=gpu.id,
+                precision=peak_key,
+            )
+        return cls(
+            matmul_flops=peak * a.matmul(peak_key) * stack.gemm_efficiency,
+            peak16_flops=p16,
+            bandwidth=float(gpu.memory_bandwidth_gb_per_s) * 1e9 * a.bandwidth_fraction,
+            kernel_s=stack.kernel_us * 1e-6,
+            attention_fwd=stack.attention_fwd,
+            attention_bwd=stack.attention_bwd,
+            decode_bandwidth=stack.decode_bandwidth,
+            elementwise_factor=stack.elementwise_factor,
+            allreduce_s=stack.allreduce_us * 1e-6,
+            fused_attention=stack.fused_attention,
+        )
+
+
+@functools.lru_cache(maxsize=1024)
+def _device(gpu, peak_key: str, stack: eff.Stack, achievable) -> Device:
+    """Device.of, cached (the ceilings of one accelerator at one dtype never change)."""
+    return Device.build(gpu, peak_key, stack, achievable)
+
+
+def gemm_time(
+    m: float, k: float, n: float, dev: Device, *, weight_bytes: float = 2.0, dequant: float = 1.0
+) -> float:
+    """max(2mkn / matmul rate, bytes / streaming bandwidth) + one kernel's fixed cost; the
+    (k x n) operand is the weight, stored at `weight_bytes` per element and streamed at
+    `dequant` x the bandwidth (weight-only formats)."""
+    if m <= 0 or k <= 0 or n <= 0:
+        return 0.0
+    flops = 2.0 * m * k * n
+    bw = dev.bandwidth * dev.decode_bandwidth
+    t_mem = (m * k + m * n) * ACT_BYTES / bw + k * n * weight_bytes / (bw * dequant)
+    return max(flops / dev.matmul_flops, t_mem) + dev.kernel_s
+
+
+# ---------------------------------------------------------------------------------------------
+# Layer inventory
+# ---------------------------------------------------------------------------------------------
+
+
+def layer_linears(layer: L.Layer, h: int, tp: int) -> tuple[tuple[int, int], ...]:
+    """(k, n) of each attention and dense-MLP weight one TP rank multiplies by in `layer`
+    (column-parallel QKV and up/gate, row-parallel O and down: Shoeybi et al. 2019 §3). MLA:
+    q_a and kv_a (h -> ranks) whole on each rank, q_b and kv_b column-parallel, o row-parallel
+    (vLLM's DeepseekV2MLAAttention: ReplicatedLinear for the down projections). A MoE layer's
+    shared experts are a dense MLP here; its routed experts are `expert_linears`."""
+    a = layer.attention
+    if a.kind == "mla":
+        nope = a.head_dim - a.qk_rope_head_dim
+        out = []
+        if a.q_lora_rank:
+            out += [(h, a.q_lora_rank), (a.q_lora_rank, a.q_dim / tp)]
+        else:
+            out.append((h, a.q_dim / tp))
+        out += [
+            (h, a.kv_lora_rank + a.qk_rope_head_dim),
+            (a.kv_lora_rank, a.num_heads * (nope + a.v_head_dim) / tp),
+            (a.o_dim / tp, h),
+        ]
+    else:
+        out = [(h, (a.q_dim + 2 * a.kv_dim) / tp), (a.q_dim / tp, h)]
+    m = layer.mlp
+    width = m.shared_width if m.is_moe else m.width
+    if width:
+        gated = m.gated or m.is_moe
+        out += [(h, (2 * width if gated else width) / tp), (width / tp, h)]
+    return tuple(out)
+
+
+def dense_linears(spec: ModelSpec, tp: int) -> tuple[tuple[int, int], ...]:
+    """`layer_linears` of the first layer (the layers of the uniform families are all alike)."""
+    return layer_linears(spec.stack[0], spec.hidden_size, tp)
+
+
+def expert_linears(spec: ModelSpec, mlp: L.Mlp | None = None) -> tuple[tuple[int, int], ...]:
+    """(k, n) of one routed expert's weights (gated: gate+up fused, then down); `mlp` a layer's
+    MoE MLP (default: the model's uniform fields)."""
+    h = spec.hidden_size
+    f = mlp.width if mlp is not None else spec.intermediate_size
+    gated = mlp.gated if mlp is not None else spec.gated_mlp
+    up = 2 * f if gated else f
+    return ((h, up), (f, h))
+
+
+def layer_groups(spec: ModelSpec) -> tuple[tuple[L.Layer, int], ...]:
+    """The distinct layers of the stack and how many times each occurs, in first-seen order
+    (DeepSeek-V3: 3 dense and 58 MoE; a uniform family: one layer, num_layers times)."""
+    counts: dict = {}
+    for layer in spec.stack:
+        counts[layer] = counts.get(layer, 0) + 1
+    return tuple(counts.items())
+
+
+def _layer_gemm(spec, layer, dev, rows: float, tp: int, wb: float, dq: float) -> float:
+    """GEMM time of one layer at M = `rows` tokens: its dense weights, then the routed experts
+    the rows touch (each at rows * k / touched tokens)."""
+    gem = 0.0
+    for k, n in layer_linears(layer, spec.hidden_size, tp):
+        gem += gemm_time(rows, k, n, dev, weight_bytes=wb, dequant=dq)
+    m = layer.mlp
+    if m.is_moe:
+        from .compute import expected_experts_touched
+
+        touched = expected_experts_touched(m.experts, m.experts_per_token, int(rows))
+        per_expert = rows * m.experts_per_token / max(touched, 1e-9)
+        for k, n in expert_linears(spec, m):
+            gem += touched * gemm_time(per_expert, k, n / tp, dev, weight_bytes=wb, dequant=dq)
+    return gem
+
+
+def elementwise_elems(spec: ModelSpec) -> float:
+    """Activation elements an LLM layer's element-wise kernels read and write per token in the
+    forward pass (module docstring)."""
+    h, q, kv, f = spec.hidden_size, spec.q_dim, spec.kv_dim, spec.intermediate_size
+    return 10 * h + 2 * (q + kv) + (3 if spec.gated_mlp else 2) * f
+
+
+def causal_pairs(spec: ModelSpec, seq: int) -> float:
+    """(query, key) pairs a causal layer scores per sequence, averaged over layers (sliding
+    layers keep only the window)."""
+    total = 0.0
+    for span in spec_layer_spans(spec, seq):
+        if not spec.causal:
+            total += seq * seq
+        elif span >= seq:
+            total += seq * (seq + 1) / 2
+        else:
+            total += span * (span + 1) / 2 + (seq - span) * span
+    return total / max(1, spec.num_layers)
+
+
+def spec_layer_spans(spec: ModelSpec, seq: int) -> tuple[int, ...]:
+    from .compute import _layer_spans
+
+    return _layer_spans(spec, seq)
+
+
+@functools.lru_cache(maxsize=4096)
+def span_sum(spec: ModelSpec, seq: int) -> int:
+    """Keys attended over all layers at a context of `seq` (sliding layers keep the window)."""
+    return sum(spec_layer_spans(spec, seq))
+
+
+# ---------------------------------------------------------------------------------------------
+# Training
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LayerTimes:
+    """One layer's forward and backward time for one micro-batch on one GPU (seconds)."""
+
+    gemm_fwd: float
+    attention_fwd: float
+    elementwise_fwd: float
+    gemm_bwd: float
+    attention_bwd: float
+    elementwise_bwd: float
+    tp_comm: float  # forward + backward, before overlap
+    ep_comm: float
+
+    @property
+    def fwd(self) -> float:
+        return self.gemm_fwd + self.attention_fwd + self.elementwise_fwd
+
+    @property
+    def bwd(self) -> float:
+        return self.gemm_bwd + self.attention_bwd + self.elementwise_bwd
+
+
+def train_layer(
+    spec: ModelSpec,
+    dev: Device,
+    *,
+    tokens: int,
+    seq: int,
+    tp: int,
+    ep: int,
+    cp: int = 1,
+    tp_fabric: net.Fabric | None,
+    ep_fabric: net.Fabric | None,
+    frozen: bool = False,
+    weight_bytes: float = 2.0,
+    dequant: float = 1.0,
+) -> LayerTimes:
+    """Times of one layer for `tokens` tokens (micro-batch x seq) on one TP rank. `frozen`
+    (LoRA / QLoRA): no weight-gradient GEMMs."""
+    T = float(tokens)
+    g_f = g_b = 0.0
+    for k, n in dense_linears(spec, tp):
+        g_f += gemm_time(T, k, n, dev, weight_bytes=weight_bytes, dequant=dequant)
+        g_b += gemm_time(T, n, k, dev, weight_bytes=weight_bytes, dequant=dequant)
+        if not frozen:
+            g_b += gemm_time(k, T, n, dev)
+    ep_comm = 0.0
+    if spec.is_moe:
+        # each GPU of an EP group holds E/ep experts and, balanced, receives T*k/ep tokens
+        # from each of the ep ranks: T*k tokens over E/ep experts
+        local = max(1, spec.num_experts // ep)
+        per_expert = T * spec.experts_per_token / local
+        for k, n in expert_linears(spec):
+            g_f += local * gemm_time(per_expert, k, n / tp, dev)
+            g_b += local * gemm_time(per_expert, n / tp, k, dev)
+            if not frozen:
+                g_b += local * gemm_time(k, per_expert, n / tp, dev)
+        if ep > 1 and ep_fabric is not None:
+            buf = T * spec.experts_per_token * spec.hidden_size * ACT_BYTES
+            ep_comm = 4 * net.alltoall_time(buf, ep, ep_fabric)  # dispatch+combine, fwd+bwd
+    seqs = max(1.0, T * cp / seq)
+    if dev.fused_attention:
+        attn_flops = 4.0 * seqs * causal_pairs(spec, seq) * spec.q_dim / tp / cp
+        a_f = attn_flops / (dev.peak16_flops * dev.attention_fwd) + dev.kernel_s
+        a_b = 2.5 * attn_flops / (dev.peak16_flops * dev.attention_bwd) + dev.kernel_s
+    else:
+        a_f, a_b = unfused_attention_times(spec, dev, seqs=seqs, seq=seq, tp=tp * cp)
+    e_f = T * elementwise_elems(spec) * ACT_BYTES * dev.elementwise_factor / tp / dev.bandwidth
+    tp_comm = 0.0
+    if tp > 1 and tp_fabric is not None:
+        tp_comm = 4 * net.allreduce_time(T * spec.hidden_size * ACT_BYTES, tp, tp_fabric)
+    return LayerTimes(g_f, a_f, e_f, g_b, a_b, 2 * e_f, tp_comm, ep_comm)
+
+
+def unfused_attention_times(
+    spec: ModelSpec, dev: Device, *, seqs: float, seq: int, tp: int
+) -> tuple[float, float]:
+    """Forward and backward of attention without flash attention (Megatron-LM before 2022,
+    Shoeybi et al. 2019, arXiv:1909.08053 §3; Korthikanti et al. 2022, arXiv:2205.05198 §4.1
+    count the same tensors): QK^T and PV as batched GEMMs over the whole s x s score matrix
+    (the causal mask is applied after), and the score matrix of `heads / tp` heads at 2 bytes
+    crosses memory 4 times forward (QK^T writes it, the fused scale-mask-softmax reads and
+    writes it, PV reads it) and 6 times backward (the saved probabilities read twice, the
+    score gradient written and read by the softmax backward and read by the dK/dQ GEMMs)."""
+    scores = seqs * (spec.num_heads / tp) * float(seq) * seq * ACT_BYTES
+    flops = 4.0 * seqs * float(seq) * seq * spec.q_dim / tp
+    a_f = flops / dev.matmul_flops + 4 * scores / dev.bandwidth + 3 * dev.kernel_s
+    a_b = 2 * flops / dev.matmul_flops + 6 * scores / dev.bandwidth + 5 * dev.kernel_s
+    return a_f, a_b
+
+
+def head_time(spec: ModelSpec, dev: Device, tokens: float, tp: int, train: bool) -> float:
+    """Output head (h x V/tp GEMM) and its softmax / cross-entropy pass."""
+    v = spec.vocab_size / tp
+    t = gemm_time(tokens, spec.hidden_size, v, dev)
+    if train:
+        t += gemm_time(tokens, v, spec.hidden_size, dev) + gemm_time(
+            spec.hidden_size, tokens, v, dev
+        )
+        t += 3 * tokens * v * 4 / dev.bandwidth  # fp32 logits: write, softmax read+write
+    return t
+
+
+# ---------------------------------------------------------------------------------------------
+# Inference
+# ---------------------------------------------------------------------------------------------
+
+
+def _weight_bytes(fmt_name: str) -> float:
+    """Bytes per weight element as a decode or prefill GEMM streams it: the format's data bits
+    plus its scales for quantised formats (advisor.arch.quant)."""
+    from ..arch import quant
+
+    fmt = quant.weight_format(fmt_name)
+    return fmt.data_bits / 8 + (fmt.scale_bytes_per_param if fmt.quantised else 0.0)
+
+
+@functools.lru_cache(maxsize=8192)
+def decode_step_time(
+    spec: ModelSpec,
+    dev: Device,
+    stack: eff.Stack,
+    *,
+    batch: int,
+    context: int,
+    weights: str,
+    kv_bytes: int,
+    tp: int,
+    tp_fabric: net.Fabric | None,
+    kv_reads: int = 1,
+) -> dict:
+    """One decode step (one token for each of `batch` sequences with `context` cached tokens)
+    on one TP rank: each layer's GEMMs at M = batch (weights streamed, dequantised for
+    weight-only formats), the KV cache read, the element-wise kernels, 2 all-reduces of
+    batch*h per layer under TP, the output head; seconds by part.
+
+    `kv_reads`: how many times a step streams each KV head. 1 for kernels that serve a whole
+    query group from one load (flash-decoding, Dao et al. 2023; TensorRT-LLM's XQA kernel;
+    vLLM's paged attention). A kernel that runs one thread block per query head, as
+    TensorRT-LLM's masked MHA did before XQA (v0.8, "New XQA-kernel provides 2.4x more
+    Llama-70B throughput", TensorRT-LLM docs/source/blogs/XQA-kernel.md), streams it once per
+    query head of the group: kv_reads = num_heads / num_kv_heads (serving.kv_reads)."""
+    batch = check_int("batch", batch)
+    wb = _weight_bytes(weights)
+    dq = stack.dequant_factor(weights)
+    gem = sum(
+        count * _layer_gemm(spec, layer, dev, batch, tp, wb, dq)
+        for layer, count in layer_groups(spec)
+    )
+    bw = dev.bandwidth * dev.decode_bandwidth
+    kv = kv_bytes * spec.kv_elems(context) * batch / tp if spec.causal else 0.0
+    attn = kv * kv_reads / bw + spec.num_layers * dev.kernel_s
+    elem = batch * elementwise_elems(spec) * ACT_BYTES / tp / bw * spec.num_layers
+    launch = spec.num_layers * max(0, stack.kernels_per_layer - 6) * dev.kernel_s
+    head = gemm_time(batch, spec.hidden_size, spec.vocab_size / tp, dev)
+    comm = 0.0
+    if tp > 1 and tp_fabric is not None:
+        comm = (
+            2
+            * spec.num_layers
+            * (net.tp_allreduce_time(batch * spec.hidden_size * 2, tp, tp_fabric) + dev.allreduce_s)
+        )
+    total = gem + attn + elem + launch + head + comm * (1 - stack.tp_overlap_inference)
+    return MappingProxyType(
+        {
+            "seconds": total,
+            "gemm_s": gem,
+            "attention_s": attn,
+            "elementwise_s": elem + launch,
+            "head_s": head,
+            "comm_s": comm,
+            "kv_read_bytes": kv,
+        }
+    )
+
+
+def prefill_time(
+    spec: ModelSpec,
+    dev: Device,
+    stack: eff.Stack,
+    *,
+    batch: int,
+    prompt: int,
+    weights: str,
+    tp: int,
+    tp_fabric: net.Fabric | None,
+) -> dict:
+    """Prefill of `batch` prompts of `prompt` tokens on one TP rank (time to first token without
+    queueing): GEMMs at M = batch*prompt, causal flash attention forward, element-wise passes,
+    2 all-reduces per layer of the activations under TP, the head on the last tokens only
+    (vLLM computes logits for the sampled positions)."""
+    T = float(batch) * prompt
+    wb = _weight_bytes(weights)
+    dq = stack.dequant_factor(weights)
+    # mean GEMM time per layer over the stack (its distinct layers, `layer_groups`)
+    groups = layer_groups(spec)
+    gem = _layer_gemm(spec, groups[0][0], dev, T, tp, wb, dq)
+    if len(groups) > 1:
+        gem = sum(c * _layer_gemm(spec, lay, dev, T, tp, wb, dq) for lay, c in groups)
+        gem /= spec.num_layers
+    attn_flops = 4.0 * batch * causal_pairs(spec, prompt) * spec.q_dim / tp
+    attn = attn_flops / (dev.peak16_flops * dev.attention_fwd) + dev.kernel_s
+    elem = T * elementwise_elems(spec) * ACT_BYTES * dev.elementwise_factor / tp / dev.bandwidth
+    per_layer = gem + attn + elem
+    comm = 0.0
+    if tp > 1 and tp_fabric is not None:
+        comm = 2 * (
+            net.tp_allreduce_time(T * spec.hidden_size * ACT_BYTES, tp, tp_fabric) + dev.allreduce_s
+        )
+    layers = spec.num_layers * (per_layer + comm * (1 - stack.tp_overlap_inference))
+    head = gemm_time(batch, spec.hidden_size, spec.vocab_size / tp, dev)
+    total = layers + head
+    return {
+        "seconds": total,
+        "gemm_s": gem * spec.num_layers,
+        "attention_s": attn * spec.num_layers,
+        "elementwise_s": elem * spec.num_layers,
+        "comm_s": comm * spec.num_layers,
+        "head_s": head,
+    }
+
+
+def finite(x: float) -> float:
+    return x if math.isfinite(x) else math.inf
