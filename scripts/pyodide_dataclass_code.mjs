@@ -28,12 +28,8 @@ const py = await loadPyodide({ indexURL: dir, lockFileURL, stdout: () => {} });
 installStored(py, zips.map((zip) => new Uint8Array(fs.readFileSync(zip))));
 py.runPython(fs.readFileSync(new URL("pyodide_bytecode.py", import.meta.url), "utf8"));
 const data = py.runPython(`
-import pkgutil, advisor, advisor._codecache as cc
-names = sorted(
-    m.name for m in pkgutil.iter_modules(advisor.__path__, "advisor.")
-    if not m.ispkg and m.name not in ("advisor.__main__", "advisor.cli")
-)
-cc.record(names, strip)
+import advisor, advisor._codecache as cc
+cc.record(advisor.module_names(), strip)
 `);
 fs.writeFileSync(out, data.toJs());
 data.destroy();

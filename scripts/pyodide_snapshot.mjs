@@ -82,14 +82,13 @@ for _n in _w.FUNCTIONS:
     # layout caches would only make the snapshot larger (they fill on the page, per model)
     if _n != "cluster":
         _w.call(_n, "{}")
-import gc, importlib, pkgutil, advisor
+import gc, importlib, advisor
 gc.collect()
 # every module now: files unpacked before the snapshot are gone after a snapshot start, so a
 # module first imported later (lazily, inside a function) would not be found (not the CLI:
 # advisor.__main__ would run it). After the catalog, whose parse garbage is freed by then.
-for _m in pkgutil.iter_modules(advisor.__path__, "advisor."):
-    if not _m.ispkg and _m.name not in ("advisor.__main__", "advisor.cli"):
-        importlib.import_module(_m.name)
+for _m in advisor.module_names():
+    importlib.import_module(_m)
 import advisor.report.render as _rr
 _rr.compile_all()  # the report templates compiled into the snapshot
 import yaml, jinja2, markupsafe

@@ -63,10 +63,9 @@ async function run(kind) {
   installStored(py, Object.keys(lock.packages).sort().map((n) => new Uint8Array(fs.readFileSync(compiled(n)))));
   if (kind === "unpacked") {
     py.runPython(`
-import importlib, pkgutil, advisor
-for _m in pkgutil.iter_modules(advisor.__path__, "advisor."):
-    if not _m.ispkg and _m.name not in ("advisor.__main__", "advisor.cli"):
-        importlib.import_module(_m.name)
+import importlib, advisor
+for _m in advisor.module_names():
+    importlib.import_module(_m)
 import advisor.report.render as _rr
 _rr.compile_all()
 `);

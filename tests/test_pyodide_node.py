@@ -281,13 +281,12 @@ CODECACHE_JS = (
     + """
 install(Object.keys(lock.packages));
 process.stdout.write(py.runPython(`
-import importlib, json, pkgutil
+import importlib, json
 importlib.invalidate_caches()
 import advisor, advisor._codecache as cc
 n = cc.install_beside()
-for m in sorted(pkgutil.iter_modules(advisor.__path__, "advisor.")):
-    if not m.ispkg and m.name not in ("advisor.__main__", "advisor.cli"):  # as the site
-        importlib.import_module(m.name)
+for m in advisor.module_names():  # as the site
+    importlib.import_module(m)
 json.dumps({"texts": n, **cc.stats})
 `));
 """
