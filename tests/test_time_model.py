@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from advisor.core.errors import AdvisorError
+from advisor.data import achievable, fabrics
 from advisor.data.catalog import load_catalog
 from advisor.perf import cluster, network, serving, timing, training
 from advisor.perf import efficiency as eff
@@ -116,7 +117,7 @@ def test_intra_node_fabric_halves_the_bidirectional_figure():
 
 def test_fabric_documents_are_validated():
     with pytest.raises(AdvisorError) as e:
-        network.fabric_from_dict({"id": "x", "name": "x", "kind": "wan"}, "networks/x.yaml")
+        fabrics.fabric_from_dict({"id": "x", "name": "x", "kind": "wan"}, "networks/x.yaml")
     assert "networks/x.yaml" in str(e.value)
     doc = {
         "id": "x",
@@ -127,7 +128,7 @@ def test_fabric_documents_are_validated():
         "source": {"url": "javascript:alert(1)"},
     }
     with pytest.raises(AdvisorError) as e:
-        network.fabric_from_dict(doc, "networks/x.yaml")
+        fabrics.fabric_from_dict(doc, "networks/x.yaml")
     assert e.value.field == "source.url"
 
 
@@ -302,9 +303,11 @@ def test_achievable_ceilings_come_from_the_catalog_with_sources():
     rtx = CAT.gpu("rtx-4090").achievable
     assert "median of measured nvidia" in rtx.source
     with pytest.raises(AdvisorError):
-        eff.achievable_from_dict({"id": "h100-sxm", "matmul_tflops": {"bf16": 2000}}, "x", H100)
+        achievable.achievable_from_dict(
+            {"id": "h100-sxm", "matmul_tflops": {"bf16": 2000}}, "x", H100
+        )
     with pytest.raises(AdvisorError):
-        eff.achievable_from_dict({"id": "h100-sxm", "typo": 1}, "x", H100)
+        achievable.achievable_from_dict({"id": "h100-sxm", "typo": 1}, "x", H100)
 
 
 # --- the published set (golden) ----------------------------------------------------------------
@@ -511,7 +514,7 @@ def test_median_is_statistics_median():
     import random
     import statistics
 
-    from advisor.perf.efficiency import _median
+    from advisor.data.achievable import _median
 
     rng = random.Random(12)
     for n in range(1, 12):

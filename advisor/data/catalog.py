@@ -19,7 +19,7 @@ from ..core.errors import AdvisorError, check_http_url, shown, unknown_name, yam
 from ..core.files import check_depth, read_text, require_folder
 from ..core.ids import check_id
 from ..core.limits import check_range
-from ..perf.network import fabric_from_dict
+from .fabrics import fabric_from_dict
 from .hardware import GPU, check_iso_date, check_keys, gpu_from_dict
 from .prices import CloudOffer, CurrencyRates, currency_from_dict, offers_from_dict
 
@@ -199,7 +199,7 @@ class Catalog:
     gpus: tuple[GPU, ...] = ()
     offers: tuple[CloudOffer, ...] = ()
     currency: CurrencyRates | None = None
-    networks: tuple = ()  # advisor.perf.network.Fabric, from catalog/networks/
+    networks: tuple = ()  # advisor.data.fabrics.Fabric, from catalog/networks/
     systems: tuple = ()  # advisor.data.systems.System, from catalog/systems/
 
     def network(self, fabric_id: str):
@@ -330,11 +330,11 @@ def catalog_from_documents(docs: dict) -> Catalog:
 
 
 def _with_achievable(docs: dict, gpus: list[GPU]) -> list[GPU]:
-    """Each GPU with its advisor.perf.efficiency.Achievable: its own `catalog/efficiency/<id>.yaml`
-    where there is one, else its vendor's median (efficiency.vendor_defaults)."""
+    """Each GPU with its advisor.data.achievable.Achievable: its own `catalog/efficiency/<id>.yaml`
+    where there is one, else its vendor's median (achievable.vendor_defaults)."""
     from dataclasses import replace
 
-    from ..perf.efficiency import achievable_from_dict, vendor_defaults
+    from .achievable import achievable_from_dict, vendor_defaults
 
     by_id = {g.id: g for g in gpus}
     measured, measured_in = {}, {}

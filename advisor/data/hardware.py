@@ -346,7 +346,7 @@ class GPU:
     sources: dict = field(default_factory=dict, hash=False, compare=False)  # field -> Source
     doc: dict = field(default_factory=dict, hash=False, compare=False)
     peak_tops: dict = field(default_factory=dict, hash=False)  # integer precision -> dense TOPS
-    # advisor.perf.efficiency.Achievable, attached by advisor.data.catalog (catalog/efficiency/)
+    # advisor.data.achievable.Achievable, attached by advisor.data.catalog (catalog/efficiency/)
     achievable: object = field(default=None, hash=False, compare=False, repr=False)
     scale_up: ScaleUp | None = None
     scale_out_nic: str | None = None

@@ -1,0 +1,150 @@
+"""Achievable ceilings of an accelerator: what real kernels reach of its datasheet peaks, as
+catalog data (`catalog/efficiency/<gpu-id>.yaml`, each figure with its source), the record type
+the catalog attaches to each GPU (`GPU.achievable`); the time model (advisor.perf.efficiency,
+advisor.perf.timing) reads it.
+
+The maximum achievable matmul FLOP/s by dtype (MAMF: the best large-GEMM rate, Bekman,
+ml-engineering, compute/accelerator/README.md "Maximum Achievable Matmul FLOPS comparison
+table", measured with mamf-finder.py) and the achievable memory bandwidth (a device-to-device
+copy). An accelerator with no measurement takes the median fraction of the measured
+accelerators of its vendor (`vendor_defaults`), and says so in `source`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+
+from ..core.errors import AdvisorError, check_positive
+
+# Fallbacks when not one accelerator of a vendor has a measurement: the fractions the
+# ml-engineering MAMF table shows for data-centre parts of the generation before (NVIDIA A100
+# bf16 MAMF about 0.9 of peak); bandwidth: device copies reach 0.8-0.9 of the datasheet (same
+# README, "Accelerator memory size and speed"). Replaced by the vendor median once one card of
+# the vendor is measured.
+FALLBACK_MATMUL_FRACTION = 0.75
+FALLBACK_BANDWIDTH_FRACTION = 0.85
+
+
+def _median(values) -> float:
+    """The median as `statistics.median` defines it (the middle value, or the mean of the two
+    middle ones), here so that the browser's start does not import `statistics` (and through
+    it `fractions`, `decimal`, `numbers`: 22 kB of the runtime's standard library; issue 12)."""
+    xs = sorted(values)
+    if not xs:
+        raise ValueError("median of no values")
+    mid = len(xs) // 2
+    return xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
+
+
+@dataclass(frozen=True)
+class Achievable:
+    """Achievable ceilings of one accelerator, as fractions of its dense datasheet peaks.
+
+    `matmul_fraction` maps a peak key (bf16, fp16, fp8, fp32, tf32, int8) to MAMF / peak;
+    keys it lacks take the bf16 fraction (the same tensor cores). `bandwidth_fraction`:
+    achievable / datasheet memory bandwidth. `source` says where each came from."""
+
+    gpu_id: str
+    matmul_fraction: Mapping[str, float] = field(default_factory=dict, hash=False)
+    bandwidth_fraction: float = FALLBACK_BANDWIDTH_FRACTION
+    source: str = "assumed"
+    sources: Mapping[str, str] = field(default_factory=dict, hash=False, compare=False)
+
+    def matmul(self, key: str) -> float:
+        f = self.matmul_fraction
+        return f.get(key) or f.get("bf16") or f.get("fp16") or FALLBACK_MATMUL_FRACTION
+
+    def to_dict(self) -> dict:
+        return {
+            "gpu_id": self.gpu_id,
+            "matmul_fraction": dict(self.matmul_fraction),
+            "bandwidth_fraction": self.bandwidth_fraction,
+            "source": self.source,
+            "sources": dict(self.sources),
+        }
+
+
+def achievable_from_dict(doc, source_name: str, gpu) -> Achievable:
+    """An `Achievable` from a `catalog/efficiency/*.yaml` document and its catalog GPU:
+    `matmul_tflops` (dtype -> measured TFLOPS) and `bandwidth_gb_per_s` become fractions of the
+    GPU's dense peaks; each figure needs `sources.<field>.url` (https) and `read`."""
+
+    def fail(fld: str, msg: str):
+        return AdvisorError("catalog.efficiency", f"{source_name}: {fld}: {msg}", field=fld)
+
+    if not isinstance(doc, dict):
+        raise fail("document", "expected a mapping")
+    allowed = {"id", "matmul_tflops", "bandwidth_gb_per_s", "sources", "notes"}
+    for key in doc:
+        if key not in allowed:
+            raise fail(str(key), f"unknown field; expected one of {sorted(allowed)}")
+    sources = doc.get("sources") or {}
+    if not isinstance(sources, dict):
+        raise fail("sources", "expected a mapping field -> {url, read}")
+    fractions: dict[str, float] = {}
+    urls: dict[str, str] = {}
+    mm = doc.get("matmul_tflops") or {}
+    if not isinstance(mm, dict):
+        raise fail("matmul_tflops", "expected a mapping dtype -> TFLOPS")
+    for dtype, value in mm.items():
+        dtype = str(dtype)
+        peak = (gpu.peak_tflops or {}).get(dtype)
+        if not peak:
+            raise fail(f"matmul_tflops.{dtype}", f"{gpu.id} has no dense {dtype} peak")
+        v = check_positive(f"matmul_tflops.{dtype}", value)
+        if v > peak * 1.02:
+            raise fail(f"matmul_tflops.{dtype}", f"{v} TFLOPS is above the dense peak {peak}")
+        fractions[dtype] = min(1.0, v / peak)
+    bw_fraction = None
+    if doc.get("bandwidth_gb_per_s") is not None:
+        v = check_positive("bandwidth_gb_per_s", doc["bandwidth_gb_per_s"])
+        stated = float(gpu.memory_bandwidth_gb_per_s)
+        if v > stated * 1.02:
+            raise fail("bandwidth_gb_per_s", f"{v} GB/s is above the datasheet {stated}")
+        bw_fraction = min(1.0, v / stated)
+    wanted = [f"matmul_tflops.{d}" for d in mm]
+    if "bandwidth_gb_per_s" in doc:
+        wanted.append("bandwidth_gb_per_s")
+    for fld in wanted:
+        src = sources.get(fld) if isinstance(sources, dict) else None
+        if src is None and fld.startswith("matmul_tflops.") and isinstance(sources, dict):
+            src = sources.get("matmul_tflops")
+        url = src.get("url") if isinstance(src, dict) else None
+        if not isinstance(url, str) or not url.startswith("https://") or not src.get("read"):
+            raise fail(f"sources.{fld}", "needs url (https) and read (date)")
+        urls[fld] = url
+    return Achievable(
+        gpu_id=gpu.id,
+        matmul_fraction=fractions,
+        bandwidth_fraction=bw_fraction or FALLBACK_BANDWIDTH_FRACTION,
+        source=f"catalog/{source_name}",
+        sources=urls,
+    )
+
+
+def vendor_defaults(gpus, measured: Mapping[str, Achievable]) -> dict[str, Achievable]:
+    """An `Achievable` for every GPU: its own where measured, else the median fractions of the
+    measured GPUs of its vendor (by dtype), else the fallbacks. `source` says which."""
+    by_vendor: dict[str, list[Achievable]] = {}
+    gpu_vendor = {g.id: g.vendor for g in gpus}
+    for gid, a in measured.items():
+        by_vendor.setdefault(gpu_vendor.get(gid, "?"), []).append(a)
+    out: dict[str, Achievable] = {}
+    for g in gpus:
+        peers = by_vendor.get(g.vendor, [])
+        if g.id in measured:
+            own = measured[g.id]
+            keys = {k for a in peers for k in a.matmul_fraction} - set(own.matmul_fraction)
+            fill = {k: _median(a.matmul(k) for a in peers) for k in sorted(keys)}
+            out[g.id] = replace(own, matmul_fraction={**fill, **own.matmul_fraction})
+            continue
+        if not peers:
+            out[g.id] = Achievable(g.id, {}, FALLBACK_BANDWIDTH_FRACTION, "assumed")
+            continue
+        keys = {k for a in peers for k in a.matmul_fraction}
+        mm = {k: _median(a.matmul(k) for a in peers) for k in sorted(keys)}
+        bw = _median(a.bandwidth_fraction for a in peers)
+        ids = ", ".join(sorted(a.gpu_id for a in peers))
+        out[g.id] = Achievable(g.id, mm, bw, f"median of measured {g.vendor} cards ({ids})")
+    return out
