@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from ..arch.models import ModelSpec
 from ..core.errors import AdvisorError, check_choice, check_int, check_positive
 from ..memory import estimate as mem
-from . import compute, training
+from . import timing, training
 from .parallel import Layout
 
 MiB_TOKENS = 1024 * 1024
@@ -344,7 +344,7 @@ def plan(
     tokens = check_int("tokens", tokens, maximum=10**16)
     seq = check_int("seq", seq, maximum=1 << 20)
     check_choice("precision", precision, training.PRECISIONS)
-    compute.weight_peak_key(gpu, precision)  # MXFP8 on a card without MX tensor cores: refused
+    timing.weight_peak_key(gpu, precision)  # MXFP8 on a card without MX tensor cores: refused
     check_choice("checkpointing", checkpointing, (*training.CHECKPOINTING, "auto"))
     max_gpus = check_int("max_gpus", max_gpus, maximum=MAX_CLUSTER_GPUS)
     if global_batch_tokens is not None:

@@ -29,83 +29,36 @@ measured ones (`MeasuredEfficiency`, e.g. from bench_results/) when present.
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import asdict, dataclass, field, replace
 
-from ..arch.models import ModelSpec, active_param_count, embedding_params
+from ..arch.flops import (  # noqa: F401  (moved; compute's callers keep their names)
+    TrainingFlops,
+    _layer_spans,
+    _total_params,
+    attention_flops_per_token_train,
+    decode_flops,
+    expected_experts_touched,
+    matmul_params,
+    prefill_flops,
+    training_flops,
+)
+from ..arch.models import ModelSpec
 from ..core import vocab
 from ..core.errors import AdvisorError, check_int, check_non_negative, check_positive
+from .timing import (  # noqa: F401
+    KV_BYTES,
+    PEAK_KEY,
+    decode_weight_bytes,
+    fp4_dequantised,
+    kv_read_bytes,
+    weight_peak_key,
+)
 
 BOUNDS = ("compute", "memory_bandwidth", "interconnect", "vram_capacity")
 TASKS = vocab.TRAINING_TASKS
 
-# Which dense peak (GPU.peak_tflops key) a precision runs its matrix multiplies at.
-# fp32: PyTorch leaves TF32 off for matmuls by default (torch.backends.cuda.matmul.allow_tf32 is
-# False since 1.12; https://pytorch.org/docs/stable/notes/cuda.html#tf32-on-ampere), so fp32
-# training runs at the non-tensor fp32 rate. Weight-only quantised formats (int8 LLM.int8/
-# weight-only, int4, nf4, GPTQ, AWQ) dequantise to 16-bit and multiply at the fp16 rate
-# (Dettmers et al. 2023, arXiv:2305.14314 §3 "compute data type BFloat16"; Frantar et al. 2022,
-# arXiv:2210.17323 §5; Lin et al. 2023, arXiv:2306.00978 §4); fp8 weights use fp8 tensor cores
-# where the card has them.
-PEAK_KEY = {
-    "fp32": "fp32",
-    "tf32": "tf32",
-    "bf16": "bf16",
-    "fp16": "fp16",
-    "amp-bf16": "bf16",
-    "amp-fp16": "fp16",
-    "fp8": "fp8",
-    "int8": "fp16",
-    "int4": "fp16",
-    "nf4": "bf16",
-    "gptq": "fp16",
-    "awq": "fp16",
-    # FP4 block formats: the FP4 peak where the card's tensor cores take the format natively,
-    # else dequantised (`weight_peak_key`)
-    "nvfp4": "fp4",
-    "mxfp4": "fp4",
-    # MXFP8 training (FP8 E4M3 with one E8M0 scale per 32 elements, OCP MX v1.0): the FP8 peak,
-    # on cards whose tensor cores take MX block scales (`weight_peak_key`)
-    "mxfp8": "fp8",
-}
 
-
-def weight_peak_key(gpu, weights: str) -> str:
-    """The catalog peak a GEMM over `weights` runs at on `gpu`: PEAK_KEY, except that FP4
-    weights (nvfp4, mxfp4) reach the FP4 peak only where the card's FP4 tensor cores take that
-    block format (`GPU.runs_fp4`: NVFP4 and MXFP4 on Blackwell, MXFP4 on CDNA 4; NVIDIA,
-    "Introducing NVFP4...", 2025; AMD CDNA 4 whitepaper, 2025); elsewhere an engine
-    dequantises them and multiplies at FP8 where the card has it (as vLLM's and TensorRT-LLM's
-    W4A8 paths do), else at 16 bits."""
-    key = PEAK_KEY[weights]
-    if weights == "mxfp8":
-        # MX block scaling needs Blackwell or CDNA 4 tensor cores (Transformer Engine's MXFP8
-        # recipe requires Blackwell; Hopper scales FP8 per tensor): the cards that take MXFP4
-        if "mxfp4" not in getattr(gpu, "fp4_formats", ()):
-            raise AdvisorError(
-                "gpu.mx_unsupported",
-                f"{gpu.id}: no tensor cores for MXFP8 (block-scaled FP8 needs Blackwell or "
-                "CDNA 4); choose fp8",
-                field="precision",
-                gpu=gpu.id,
-                precision="mxfp8",
-            )
-        return key
-    if key != "fp4":
-        return key
-    runs = getattr(gpu, "runs_fp4", None)
-    if runs is not None and runs(weights):
-        return "fp4"
-    return "fp8" if "fp8" in (gpu.peak_tflops or {}) else "fp16"
-
-
-def fp4_dequantised(gpu, weights: str) -> bool:
-    """True when FP4 weights are dequantised on this card (said next to the figure)."""
-    return PEAK_KEY.get(weights) == "fp4" and weight_peak_key(gpu, weights) != "fp4"
-
-
-KV_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "nvfp4": 0.5 + 1 / 16}  # memory._DTYPE_BYTES
 # Bytes per activation element for each training precision (autocast runs matmuls in 16 bits).
 _ACT_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "amp-bf16": 2, "amp-fp16": 2}
 
@@ -303,185 +256,9 @@ def ridge_point(gpu, precision: str) -> float:
 # ---------------------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=1024)
-def matmul_params(spec: ModelSpec, active: bool = True) -> int:
-    """Parameters that take part in matrix multiplies for one token: all parameters (active
-    experts only for MoE) less the embedding tables, which are looked up; a tied output head
-    still multiplies, so its V*h is added back (Kaplan et al. 2020 count non-embedding N)."""
-    n = active_param_count(spec) if active else _total_params(spec)
-    n -= embedding_params(spec)
-    if spec.tie_word_embeddings:
-        n += spec.vocab_size * spec.hidden_size
-    return n
-
-
-def _total_params(spec: ModelSpec) -> int:
-    from ..arch.models import param_count
-
-    return param_count(spec)
-
-
-@functools.lru_cache(maxsize=4096)
-def _layer_spans(spec: ModelSpec, seq: int) -> tuple[int, ...]:
-    """Keys each query attends to in the widest case, per layer: `ModelSpec.layer_spans`
-    (cached here: the compute paths call it per token count)."""
-    return spec.layer_spans(seq)
-
-
-def attention_flops_per_token_train(spec: ModelSpec, seq: int) -> float:
-    """Model FLOPs of the attention scores and weighted sum per token, forward + backward:
-    ``6 * 2 * span * d_attn`` per layer (PaLM appendix B: 12*L*H*Q*T; no causal halving)."""
-    return float(sum(12 * span * spec.q_dim for span in _layer_spans(spec, seq)))
-
-
-@dataclass(frozen=True)
-class TrainingFlops:
-    """FLOPs of one training step (all GPUs together)."""
-
-    tokens: int
-    model_flops: float  # convention of published MFU figures
-    hardware_flops: float  # what the GPUs execute, recomputation included
-    model_flops_per_token: float
-    hardware_flops_per_token: float
-    matmul_params: int
-    trainable_params: int
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-def training_flops(
-    spec: ModelSpec,
-    tokens: int,
-    seq: int,
-    *,
-    task: str = "train",
-    checkpointing: str = "none",
-    lora_params: int = 0,
-) -> TrainingFlops:
-    """FLOPs to train on `tokens` tokens in sequences of `seq`.
-
-    Full training: model = 6*N + 12*L*seq*d_attn per token (module docstring). LoRA / QLoRA: the
-    frozen weights need no weight gradient, so 4*N (forward 2N, input gradients 2N) plus 6 per
-    adapter parameter (Hu et al. 2021, arXiv:2106.09685 §4.2: no gradients for most parameters).
-    Recompute: full checkpointing adds a forward pass (2*N + 4*L*seq*d_attn), selective only the
-    attention core forward (4*L*seq*d_attn) (Korthikanti et al. 2022 §5).
-    """
-    if task not in TASKS:
-        from ..core.errors import unknown_name
-
-        raise unknown_name("task", task, TASKS)
-    tokens = check_int("tokens", tokens)
-    seq = check_int("seq", seq)
-    check_non_negative("lora_params", lora_params)
-    n = matmul_params(spec)
-    attn = attention_flops_per_token_train(spec, seq)
-    attn_fwd = attn / 3
-    if task == "train":
-        per_token = 6.0 * n + attn
-        trainable = _total_params(spec)
-    else:
-        per_token = 4.0 * n + 6.0 * lora_params + attn
-        trainable = int(lora_params)
-    extra = 0.0
-    if checkpointing == "full":
-        extra = 2.0 * n + attn_fwd
-    elif checkpointing == "selective":
-        extra = attn_fwd
-    elif checkpointing != "none":
-        from ..core.errors import unknown_name
-
-        raise unknown_name("checkpointing", checkpointing, ("none", "selective", "full"))
-    return TrainingFlops(
-        tokens=tokens,
-        model_flops=per_token * tokens,
-        hardware_flops=(per_token + extra) * tokens,
-        model_flops_per_token=per_token,
-        hardware_flops_per_token=per_token + extra,
-        matmul_params=n,
-        trainable_params=trainable,
-    )
-
-
-def prefill_flops(spec: ModelSpec, prompt_tokens: int, batch: int = 1) -> float:
-    """Forward FLOPs of a prefill of `prompt_tokens` per sequence: 2*N per token plus, per layer,
-    4*d_attn per (query, key) pair in the causal triangle (within the sliding window)."""
-    prompt_tokens = check_int("seq", prompt_tokens)
-    batch = check_int("batch", batch)
-    n = matmul_params(spec)
-    pairs = 0
-    for span in _layer_spans(spec, prompt_tokens):
-        # sum over positions i of min(i + 1, span)
-        if span >= prompt_tokens:
-            pairs += prompt_tokens * (prompt_tokens + 1) // 2
-        else:
-            pairs += span * (span + 1) // 2 + (prompt_tokens - span) * span
-    return float(batch) * (2.0 * n * prompt_tokens + 4.0 * spec.q_dim * pairs)
-
-
-@functools.lru_cache(maxsize=4096)
-def decode_flops(spec: ModelSpec, context: int, batch: int = 1) -> float:
-    """FLOPs of one decode step (one new token for each of `batch` sequences with `context`
-    cached tokens): 2*N + 4*d_attn*span summed over layers, per sequence."""
-    context = check_int("seq", context)
-    batch = check_int("batch", batch)
-    n = matmul_params(spec)
-    attn = sum(4.0 * spec.q_dim * span for span in _layer_spans(spec, context))
-    return float(batch) * (2.0 * n + attn)
-
-
 # ---------------------------------------------------------------------------------------------
 # Bytes moved
 # ---------------------------------------------------------------------------------------------
-
-
-def expected_experts_touched(num_experts: int, experts_per_token: int, tokens: int) -> float:
-    """Expected number of distinct experts a layer reads for `tokens` tokens routed top-k
-    uniformly at random: E * (1 - (1 - k/E)^tokens). A uniform-routing assumption (load-balanced
-    routers aim for it; Fedus et al. 2021, arXiv:2101.03961 §2.2)."""
-    if num_experts <= 0:
-        return 0.0
-    return num_experts * (1.0 - (1.0 - experts_per_token / num_experts) ** tokens)
-
-
-@functools.lru_cache(maxsize=4096)
-def decode_weight_bytes(spec: ModelSpec, weights: str = "bf16", batch: int = 1) -> float:
-    """Weight bytes one decode step reads (whole model, before tensor-parallel division): the
-    blocks' linear weights in `weights` format with their scales (advisor.arch.quant: only those are
-    quantised; the output head, norms and biases stay 16-bit), only the experts the batch touches
-    for MoE, and the output head. Embedding rows looked up are negligible and not counted."""
-    from ..arch import quant
-    from ..memory.estimate import linear_params
-
-    fmt = quant.weight_format(weights)
-    linear = linear_params(spec)
-    other = matmul_params(spec, active=False) - linear  # head, norms, biases, router
-    for layer in spec.stack:  # routed experts the batch does not touch are not read
-        m = layer.mlp
-        if m.is_moe:
-            idle = m.experts - expected_experts_touched(m.experts, m.experts_per_token, batch)
-            linear -= idle * (3 if m.gated else 2) * spec.hidden_size * m.width
-    if fmt.quantised:
-        per_linear = fmt.data_bits / 8 + fmt.scale_bytes_per_param
-        per_other = 2
-    else:
-        per_linear = per_other = fmt.data_bits / 8
-    return linear * per_linear + other * per_other
-
-
-@functools.lru_cache(maxsize=4096)
-def kv_read_bytes(spec: ModelSpec, context: int, batch: int = 1, kv_dtype: str = "bf16") -> float:
-    """KV-cache bytes one decode step reads: per layer its KV elements per token (2 * kv_dim, or
-    MLA's latent: `ModelSpec.kv_elems`) * bytes * span, per sequence (sliding and chunked layers
-    keep only the window)."""
-    if kv_dtype not in KV_BYTES:
-        from ..core.errors import unknown_name
-
-        raise unknown_name("kv_dtype", kv_dtype, KV_BYTES)
-    if not spec.causal:
-        return 0.0
-    b = KV_BYTES[kv_dtype]
-    return float(batch) * b * spec.kv_elems(context)
 
 
 def training_bytes(components: dict) -> float:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from ..core.errors import AdvisorError, check_int, check_positive
 from . import queueing, serving
-from .compute import kv_read_bytes
+from .timing import kv_read_bytes
 
 NIC_GB_PER_S = 50.0
 

@@ -36,12 +36,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from ..arch.flops import expected_experts_touched
 from ..arch.models import ModelSpec
 from ..core.errors import AdvisorError, check_int, check_positive
 from . import efficiency as eff
 from . import network as net
 from . import timing
-from .compute import KV_BYTES, PEAK_KEY, decode_weight_bytes, expected_experts_touched
+from .timing import KV_BYTES, PEAK_KEY, decode_weight_bytes
 
 DEFAULT_IMBALANCE = 1.2
 SCALE_OUT_GB_PER_S = 50.0  # one 400 Gb/s NIC per GPU

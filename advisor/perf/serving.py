@@ -30,9 +30,9 @@ from ..memory import estimate as mem
 from . import efficiency as eff
 from . import network as net
 from . import timing
-from .compute import KV_BYTES, PEAK_KEY, weight_peak_key
 from .prefix_cache import uncached_tokens
 from .speculative import Speculation, time_per_token
+from .timing import KV_BYTES, PEAK_KEY, weight_peak_key
 
 MAX_NUM_SEQS = 256
 ENGINES = vocab.SERVING_ENGINES

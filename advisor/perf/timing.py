@@ -32,10 +32,121 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from ..arch import layers as L
+from ..arch.flops import expected_experts_touched, matmul_params
 from ..arch.models import ModelSpec
 from ..core.errors import check_int
 from . import efficiency as eff
 from . import network as net
+
+# Which dense peak (GPU.peak_tflops key) a precision runs its matrix multiplies at.
+# fp32: PyTorch leaves TF32 off for matmuls by default (torch.backends.cuda.matmul.allow_tf32 is
+# False since 1.12; https://pytorch.org/docs/stable/notes/cuda.html#tf32-on-ampere), so fp32
+# training runs at the non-tensor fp32 rate. Weight-only quantised formats (int8 LLM.int8/
+# weight-only, int4, nf4, GPTQ, AWQ) dequantise to 16-bit and multiply at the fp16 rate
+# (Dettmers et al. 2023, arXiv:2305.14314 §3 "compute data type BFloat16"; Frantar et al. 2022,
+# arXiv:2210.17323 §5; Lin et al. 2023, arXiv:2306.00978 §4); fp8 weights use fp8 tensor cores
+# where the card has them.
+PEAK_KEY = {
+    "fp32": "fp32",
+    "tf32": "tf32",
+    "bf16": "bf16",
+    "fp16": "fp16",
+    "amp-bf16": "bf16",
+    "amp-fp16": "fp16",
+    "fp8": "fp8",
+    "int8": "fp16",
+    "int4": "fp16",
+    "nf4": "bf16",
+    "gptq": "fp16",
+    "awq": "fp16",
+    # FP4 block formats: the FP4 peak where the card's tensor cores take the format natively,
+    # else dequantised (`weight_peak_key`)
+    "nvfp4": "fp4",
+    "mxfp4": "fp4",
+    # MXFP8 training (FP8 E4M3 with one E8M0 scale per 32 elements, OCP MX v1.0): the FP8 peak,
+    # on cards whose tensor cores take MX block scales (`weight_peak_key`)
+    "mxfp8": "fp8",
+}
+
+
+def weight_peak_key(gpu, weights: str) -> str:
+    """The catalog peak a GEMM over `weights` runs at on `gpu`: PEAK_KEY, except that FP4
+    weights (nvfp4, mxfp4) reach the FP4 peak only where the card's FP4 tensor cores take that
+    block format (`GPU.runs_fp4`: NVFP4 and MXFP4 on Blackwell, MXFP4 on CDNA 4; NVIDIA,
+    "Introducing NVFP4...", 2025; AMD CDNA 4 whitepaper, 2025); elsewhere an engine
+    dequantises them and multiplies at FP8 where the card has it (as vLLM's and TensorRT-LLM's
+    W4A8 paths do), else at 16 bits."""
+    key = PEAK_KEY[weights]
+    if weights == "mxfp8":
+        # MX block scaling needs Blackwell or CDNA 4 tensor cores (Transformer Engine's MXFP8
+        # recipe requires Blackwell; Hopper scales FP8 per tensor): the cards that take MXFP4
+        if "mxfp4" not in getattr(gpu, "fp4_formats", ()):
+            raise AdvisorError(
+                "gpu.mx_unsupported",
+                f"{gpu.id}: no tensor cores for MXFP8 (block-scaled FP8 needs Blackwell or "
+                "CDNA 4); choose fp8",
+                field="precision",
+                gpu=gpu.id,
+                precision="mxfp8",
+            )
+        return key
+    if key != "fp4":
+        return key
+    runs = getattr(gpu, "runs_fp4", None)
+    if runs is not None and runs(weights):
+        return "fp4"
+    return "fp8" if "fp8" in (gpu.peak_tflops or {}) else "fp16"
+
+
+def fp4_dequantised(gpu, weights: str) -> bool:
+    """True when FP4 weights are dequantised on this card (said next to the figure)."""
+    return PEAK_KEY.get(weights) == "fp4" and weight_peak_key(gpu, weights) != "fp4"
+
+
+KV_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "nvfp4": 0.5 + 1 / 16}  # memory._DTYPE_BYTES
+
+
+@functools.lru_cache(maxsize=4096)
+def decode_weight_bytes(spec: ModelSpec, weights: str = "bf16", batch: int = 1) -> float:
+    """Weight bytes one decode step reads (whole model, before tensor-parallel division): the
+    blocks' linear weights in `weights` format with their scales (advisor.arch.quant: only those are
+    quantised; the output head, norms and biases stay 16-bit), only the experts the batch touches
+    for MoE, and the output head. Embedding rows looked up are negligible and not counted."""
+    from ..arch import quant
+    from ..memory.estimate import linear_params
+
+    fmt = quant.weight_format(weights)
+    linear = linear_params(spec)
+    other = matmul_params(spec, active=False) - linear  # head, norms, biases, router
+    for layer in spec.stack:  # routed experts the batch does not touch are not read
+        m = layer.mlp
+        if m.is_moe:
+            idle = m.experts - expected_experts_touched(m.experts, m.experts_per_token, batch)
+            linear -= idle * (3 if m.gated else 2) * spec.hidden_size * m.width
+    if fmt.quantised:
+        per_linear = fmt.data_bits / 8 + fmt.scale_bytes_per_param
+        per_other = 2
+    else:
+        per_linear = per_other = fmt.data_bits / 8
+    return linear * per_linear + other * per_other
+
+
+@functools.lru_cache(maxsize=4096)
+def kv_read_bytes(spec: ModelSpec, context: int, batch: int = 1, kv_dtype: str = "bf16") -> float:
+    """KV-cache bytes one decode step reads: per layer its KV elements per token (2 * kv_dim, or
+    MLA's latent: `ModelSpec.kv_elems`) * bytes * span, per sequence (sliding and chunked layers
+    keep only the window)."""
+    if kv_dtype not in KV_BYTES:
+        from ..core.errors import unknown_name
+
+        raise unknown_name("kv_dtype", kv_dtype, KV_BYTES)
+    if not spec.causal:
+        return 0.0
+    b = KV_BYTES[kv_dtype]
+    return float(batch) * b * spec.kv_elems(context)
+
+
+from ..core.errors import AdvisorError  # noqa: E402
 
 ACT_BYTES = 2  # 16-bit activations (bf16/fp16 autocast and fp8 recipes keep them in 16 bits)
 
@@ -181,8 +292,6 @@ def _layer_gemm(spec, layer, dev, rows: float, tp: int, wb: float, dq: float) ->
         gem += gemm_time(rows, k, n, dev, weight_bytes=wb, dequant=dq)
     m = layer.mlp
     if m.is_moe:
-        from .compute import expected_experts_touched
-
         touched = expected_experts_touched(m.experts, m.experts_per_token, int(rows))
         per_expert = rows * m.experts_per_token / max(touched, 1e-9)
         for k, n in expert_linears(spec, m):
@@ -212,7 +321,7 @@ def causal_pairs(spec: ModelSpec, seq: int) -> float:
 
 
 def spec_layer_spans(spec: ModelSpec, seq: int) -> tuple[int, ...]:
-    from .compute import _layer_spans
+    from ..arch.flops import _layer_spans
 
     return _layer_spans(spec, seq)
 

@@ -14,7 +14,7 @@ step = (m + (p-1)/v) * t_microbatch_stage            (1F1B / interleaved pipelin
 t_microbatch_stage = layers/p * (fwd + bwd + recompute + exposed TP and EP traffic) + head.
 
 MFU follows the published convention: model FLOPs (6N + attention, no recompute, no causal
-halving; advisor.perf.compute.training_flops) over step time x dense peak x GPUs (Chowdhery et al.
+halving; advisor.perf.flops.training_flops) over step time x dense peak x GPUs (Chowdhery et al.
 2022, arXiv:2204.02311 appendix B).
 """
 
@@ -23,11 +23,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from ..arch import flops
 from ..arch.models import ModelSpec, param_count
 from ..core.errors import AdvisorError, check_choice, check_int
-from . import compute, timing
+from ..memory import estimate as mem
 from . import efficiency as eff
 from . import network as net
+from . import timing
 from .parallel import Layout
 
 PRECISIONS = ("bf16", "fp16", "amp-bf16", "amp-fp16", "fp8", "mxfp8", "fp32")
@@ -93,7 +95,7 @@ def train_step(
     seq = check_int("seq", seq, maximum=1 << 24)
     check_choice("precision", precision, PRECISIONS)
     check_choice("checkpointing", checkpointing, CHECKPOINTING)
-    check_choice("task", task, compute.TASKS)
+    check_choice("task", task, flops.TASKS)
     if layout.nodes > 1 and inter is None:
         raise AdvisorError(
             "layout.needs_network",
@@ -124,7 +126,7 @@ def train_step(
             "divides",
             field="expert_parallel",
         )
-    peak_key = compute.weight_peak_key(gpu, precision)  # mxfp8: refused without MX hardware
+    peak_key = timing.weight_peak_key(gpu, precision)  # mxfp8: refused without MX hardware
     dev = timing.Device.of(gpu, peak_key, stack, achievable)
     intra = intra or net.intra_node_fabric(gpu)
     tp_per_node, tp_nodes = layout.tp_span()
@@ -204,7 +206,7 @@ def train_step(
     # data-parallel gradient traffic, per GPU shard
     total = param_count(spec)
     experts = expert_params(spec)
-    trainable = compute._lora_params(spec, 16, ("q_proj", "v_proj")) if frozen else total
+    trainable = int(mem.lora_params(spec, 16, ("q_proj", "v_proj"))) if frozen else total
     dense_share = (trainable - (experts if not frozen else 0)) / (layout.tp * layout.pp)
     expert_share = (experts / layout.ep if not frozen else 0) / (layout.tp * layout.pp)
     amp = precision.startswith("amp") or precision in ("fp8", "mxfp8")
@@ -230,7 +232,7 @@ def train_step(
 
     step = t_pipe + p2p + dp_exposed + t_opt
     tokens = layout.micro_batch * m * layout.dp * seq  # cp ranks share each sequence
-    fl = compute.training_flops(spec, tokens, seq, task=task, checkpointing="none")
+    fl = flops.training_flops(spec, tokens, seq, task=task, checkpointing="none")
     # MFU against the dense peak of the precision the matrix multiplies run at, the same peak
     # advisor.perf.timing's device uses (fp8 steps against the fp8 peak: against the bf16 peak an
     # fp8 step showed 131.5 % on a Gaudi 2, issue 40); never above 100 %: a model whose other
