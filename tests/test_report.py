@@ -621,7 +621,7 @@ def test_installed_wheel_renders_with_its_own_templates(tmp_path):
     with zipfile.ZipFile(hook.build_wheel()) as zf:
         zf.extractall(tmp_path)
     code = (
-        "import sys; from advisor import report_render as rr, report; "
+        "import sys; from advisor import report; from advisor.report import render as rr; "
         "from advisor.data.catalog import load_catalog; "
         f"cat = load_catalog({str(ROOT / 'catalog')!r}); "
         f"pub = report.load_publisher({str(ROOT / 'publisher.yaml')!r}); "
