@@ -28,7 +28,7 @@ def matmul_params(spec: ModelSpec, active: bool = True) -> int:
 
 
 def _total_params(spec: ModelSpec) -> int:
-    from ..arch.models import param_count
+    from .models import param_count
 
     return param_count(spec)
 

@@ -464,7 +464,7 @@ def from_hf_config(cfg: dict, name: str = "custom", display_name: str = "") -> M
     if mtype in families.WRAPPERS:
         return families.unwrap(cfg, from_hf_config, name, display_name)
     if mtype in families.BUILDERS:
-        return families.build(cfg, name, display_name)
+        return ModelSpec(**families.build(cfg, name, display_name))
     if mtype not in MODEL_TYPES:
         raise unknown_model_type(str(mtype))
     family = MODEL_TYPES[mtype]

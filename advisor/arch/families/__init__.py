@@ -45,7 +45,7 @@ KINDS = {
 
 
 def build(cfg: dict, name: str, display_name: str):
-    """The `ModelSpec` of a config whose model_type a family module here reads."""
+    """The `ModelSpec` fields of a config whose model_type a family module here reads."""
     return BUILDERS[cfg["model_type"]].build(cfg, name, display_name)
 
 

@@ -1,9 +1,9 @@
-"""Assembling a `ModelSpec` from a family's layer list: the uniform fields the older paths read
-(heads, widths, experts, window) are taken from the layers (an MoE layer where there is one)."""
+"""Assembling the fields of a `ModelSpec` from a family's layer list: the uniform fields the older
+paths read (heads, widths, experts, window) are taken from the layers (an MoE layer where there
+is one). The fields, not the type: advisor.arch.models makes the `ModelSpec`, so that the
+families never import the module that dispatches to them (no import circle, issue 36)."""
 
 from __future__ import annotations
-
-from ..models import ModelSpec
 
 
 def assemble(
@@ -20,12 +20,12 @@ def assemble(
     hidden_act: str,
     mtp_layers: int = 0,
     final_logit_softcap: float | None = None,
-) -> ModelSpec:
+) -> dict:
     moe = next((lay for lay in layers if lay.mlp.is_moe), None)
     rep = moe or layers[0]
     a = rep.attention
     windows = [lay.attention.window for lay in layers if lay.attention.span != "full"]
-    return ModelSpec(
+    return dict(
         name=name,
         family=family,
         vocab_size=vocab_size,
