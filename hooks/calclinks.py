@@ -5,7 +5,7 @@ calculator that answers its question, prefilled with the guide's own example
 
 A prefilled link carries the calculator's state in its query as calc.mjs reads it
 (`?KIND.FIELD=VALUE`, docs/assets/calc/calc.mjs `readUrl`). The values come from the catalog
-ids of the examples the guide pages compute through hooks/facts.py, so the calculator opens on
+ids of the examples the guide pages compute through hooks/facts/, so the calculator opens on
 the very case the page describes. Every field named here must be a field of that calculator's
 web API request (advisor.webapi.REQUESTS; tests/test_calclinks.py checks it).
 """
@@ -31,7 +31,7 @@ def _g(key: str) -> str:
 
 def guide_examples() -> dict[str, tuple[tuple[str, str, dict], ...]]:
     """Guide page (file stem) -> ((calculator, example key, its fields), ...): the example the
-    page works through (hooks/facts.py names the function each comes from)."""
+    page works through (hooks/facts/ names the function each comes from)."""
     llama8b, llama70b, h100 = _m("llama8b"), _m("llama70b"), _g("h100")
     # facts.full_training(): Llama 3.1 8B, full fine-tune, AdamW, amp-bf16, batch 1, 2,048 tokens
     ft = {"model": llama8b, "task": "train", "precision": "amp-bf16", "batch": 1, "seq": 2048}

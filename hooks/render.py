@@ -10,7 +10,7 @@ Context of every page:
 - `lang`: "az" | "en"; `page`: the mkdocs page (`page.meta` is its front matter)
 - `catalog`: `advisor.data.catalog.Catalog` and `bench`: the bench results, from the build state
   (hooks/state.py, loaded ONCE per build in `on_config`)
-- `facts`: hooks/facts.py, the guide's figures
+- `facts`: hooks/facts/, the guide's figures
 - `t(key, **params)`: translation from templates/i18n/{az,en}.yaml; a missing key fails the build
 - `fmt`: the page's filters (hooks/templating.py: `num`, `gib`, `gb`, `pct`, `money`, `url`)
 - `memory`, `models`, `units`, `charts`, `data`: advisor modules and the site's data helpers

@@ -29,9 +29,9 @@ from mkdocs.plugins import event_priority  # noqa: E402
 
 from advisor.advice.profile import TASK_FIELDS, load_profile  # noqa: E402
 from advisor.advice.profile import WEIGHTS as PROFILE_WEIGHTS  # noqa: E402
-from advisor.core import (
-    vocab,  # noqa: E402
-    yamlsafe,  # noqa: E402
+from advisor.core import (  # noqa: E402
+    vocab,
+    yamlsafe,
 )
 from advisor.core.errors import AdvisorError  # noqa: E402
 from advisor.report import build_report, render_fragment, render_html, tr  # noqa: E402

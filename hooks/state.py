@@ -2,7 +2,7 @@
 
 `load(config)` runs in hooks/render.py's `on_config` (priority 100, before the other hooks):
 it loads the catalog ONCE, from `$ADVISOR_CATALOG` or the project's catalog/, and hands that
-same catalog to everything that computes a figure: the page templates, hooks/facts.py
+same catalog to everything that computes a figure: the page templates, hooks/facts/
 (`facts.use_catalog`), the report hook, and advisor.webapi (`set_catalog`) for the calculators'
 prerender and the JSON shipped to the browser. mkdocs-static-i18n re-runs `on_config` per
 language on the same config object; a new config (another build, a test's copy of the project)
@@ -105,7 +105,7 @@ def page_lang(page) -> str:
 
 
 def release() -> None:
-    """Forget the build state and hand advisor.webapi and hooks/facts.py back their defaults
+    """Forget the build state and hand advisor.webapi and hooks/facts/ back their defaults
     (a test that built a poisoned copy calls this so that later tests see the real catalog)."""
     global _STATE
     _STATE = None

@@ -9,7 +9,12 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from advisor.arch import layers as L  # noqa: E402
-from advisor.arch.models import active_param_count, expert_param_count, from_hf_config, param_count
+from advisor.arch.models import (  # noqa: E402
+    active_param_count,
+    expert_param_count,
+    from_hf_config,
+    param_count,
+)
 from advisor.memory import estimate as memory  # noqa: E402
 
 pytestmark = pytest.mark.torch
