@@ -166,8 +166,9 @@ def _state_bytes(precision: str, task: str) -> tuple[float, float]:
     return (8.0, 8.0) if wide else (4.0, 12.0)
 
 
-# The dtype advisor.memory.estimate uses for a step's activations (fp8 steps keep bf16 activations).
-_ACTIVATION_DTYPE = {"fp8": "bf16"}
+# The dtype advisor.memory.estimate uses for a step's activations (fp8 and MXFP8 steps keep bf16
+# activations: Transformer Engine casts only the GEMM inputs).
+_ACTIVATION_DTYPE = {"fp8": "bf16", "mxfp8": "bf16"}
 
 # The longest run a plan or `time train` prices: ten years, the longest deadline accepted
 # (a 405B model on one 24 GB card would otherwise get 326,720 days and a price, issue 40).

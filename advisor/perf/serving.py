@@ -118,15 +118,17 @@ def _check(spec: ModelSpec, input_tokens: int, output_tokens: int):
 SCALE_UP_GPUS = 8
 
 
-def check_tensor_parallel(spec: ModelSpec, gpu, tensor_parallel) -> int:
+def check_tensor_parallel(spec: ModelSpec, gpu, tensor_parallel, across_nodes: bool = False) -> int:
     """`tensor_parallel` if it divides the model's attention heads (and its KV heads, or is a
     multiple of them: vLLM then replicates each KV head) and fits the scale-up domain; else an
     AdvisorError naming `tensor_parallel` (issue 40: TP 3 for 32 heads and TP 72 on 8-GPU
-    nodes were accepted)."""
+    nodes were accepted). `across_nodes`: a model too large for one node, split over whole
+    nodes across an inter-node fabric (advisor.perf.serving_fit, `tp_fabric`): TP may then be
+    a multiple of the domain."""
     tp = check_int("tensor_parallel", tensor_parallel, maximum=72)
     scale_up = getattr(gpu, "scale_up", None)
     domain = int(scale_up.domain_size if scale_up else SCALE_UP_GPUS)
-    if tp > domain:
+    if tp > domain and not (across_nodes and tp % domain == 0):
         raise AdvisorError(
             "layout.tp_node",
             f"tensor_parallel: {tp} is more than the {domain} GPUs a {gpu.id} node links "
@@ -190,7 +192,7 @@ def point(
     _check(spec, input_tokens, output_tokens)
     stack = stack or eff.DEFAULT_STACK
     c = check_int("concurrency", concurrency, maximum=1 << 16)
-    tp = check_tensor_parallel(spec, gpu, tensor_parallel)
+    tp = check_tensor_parallel(spec, gpu, tensor_parallel, across_nodes=tp_fabric is not None)
     check_choice("kv_dtype", kv_dtype, KV_BYTES)
     if weights not in PEAK_KEY:
         check_choice("weights", weights, PEAK_KEY)
@@ -332,7 +334,7 @@ def plan(
     and `max_num_seqs` allow (and that value itself). `speculative` and `prefix_hit_rate` as
     in `point`."""
     _check(spec, input_tokens, output_tokens)
-    tp = check_tensor_parallel(spec, gpu, tensor_parallel)
+    tp = check_tensor_parallel(spec, gpu, tensor_parallel, across_nodes=tp_fabric is not None)
     check_int("max_num_seqs", max_num_seqs, maximum=1 << 16)
     kv_max = max_concurrency(
         spec,
