@@ -444,6 +444,12 @@ def decimal_points(text: str) -> list[str]:
     text = re.sub(
         r"\b[A-Za-z][\w-]*\s+v?\d+\.\d+(?:\.\d+)*[A-Za-z]*\b(?=\s+\d+(?:\.\d+)?[BM]\b)", " ", text
     )
+    # a software version keeps its dot ("bitsandbytes 0.50", "CUDA 12.4")
+    text = re.sub(
+        r"\b(?:bitsandbytes|CUDA|ROCm|PyTorch|vLLM|SGLang|TensorRT-LLM)\s+v?\d+(?:\.\d+)+",
+        " ",
+        text,
+    )
     return [m for m in DECIMAL_POINT.findall(text) if not AZ_GROUPED.fullmatch(m)]
 
 

@@ -271,6 +271,8 @@ function reasonText(x, S) {
     if ((k === "cost" || k === "budget") && p.currency) return money(v, p.currency, S);
     if (k === "pricing") return tr(S, "calc.pricing." + v, v);
     if (typeof v === "number") return fmt(v, S, 1);
+    // number formats as datasheets write them (BF16, FP8, NVFP4), one form on both languages' pages
+    if ((k === "precision" || k === "format") && typeof v === "string") return v.toUpperCase();
     return Array.isArray(v) ? v.join(", ") : v;
   });
 }
