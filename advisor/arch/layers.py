@@ -22,6 +22,7 @@ Module structure per kind (huggingface/transformers src/transformers/models, 5.x
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 SPANS = ("full", "sliding", "chunked")
@@ -190,16 +191,19 @@ def _numel(shape: tuple) -> int:
     return n
 
 
+@functools.lru_cache(maxsize=4096)  # a stack repeats one Layer; MoE layers list every expert
 def layer_params(layer: Layer, h: int, norm_tensors: tuple) -> int:
     """All parameters of one layer (every expert)."""
     return sum(_numel(s) for _, s in layer_tensors(layer, h, norm_tensors))
 
 
+@functools.lru_cache(maxsize=4096)  # a stack repeats one Layer; MoE layers list every expert
 def expert_params(m: Mlp, h: int) -> int:
     """Parameters of one routed expert (weights and biases)."""
     return sum(_numel(s) for _, s in expert_tensors(m, h))
 
 
+@functools.lru_cache(maxsize=4096)  # a stack repeats one Layer; MoE layers list every expert
 def idle_expert_params(layer: Layer, h: int) -> int:
     """Parameters of the routed experts a token does not use: (E - k) experts (0 when dense).
     Active parameters = total - this (routed experts at k/E of their size, all else in full)."""
@@ -209,6 +213,7 @@ def idle_expert_params(layer: Layer, h: int) -> int:
     return (m.experts - m.experts_per_token) * expert_params(m, h)
 
 
+@functools.lru_cache(maxsize=4096)  # a stack repeats one Layer; MoE layers list every expert
 def linear_weights(layer: Layer, h: int) -> int:
     """Weights of the layer's linear maps (attention projections, dense/shared MLP, every routed
     expert): what weight quantisation replaces; no biases, norms, sinks or router."""
@@ -219,6 +224,7 @@ def linear_weights(layer: Layer, h: int) -> int:
     )
 
 
+@functools.lru_cache(maxsize=4096)  # a stack repeats one Layer; MoE layers list every expert
 def linear_modules(layer: Layer) -> int:
     """Linear modules of one layer as a quantiser counts them (q, k, v, o or MLA's five, MLP's
     two or three, per expert and shared)."""

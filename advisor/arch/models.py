@@ -178,7 +178,7 @@ class ModelSpec:
             for layer in self.stack
         )
 
-    @property
+    @functools.cached_property  # a 1,024-layer stack is summed once per spec, not per candidate
     def kv_elems_per_token(self) -> int:
         """KV-cache elements per token with no window applied (every layer)."""
         return sum(L.kv_elems_per_token(layer.attention) for layer in self.stack)

@@ -237,6 +237,7 @@ def _numel(shape) -> int:
     return n
 
 
+@functools.lru_cache(maxsize=1024)  # ModelSpec is frozen: asked once per candidate
 def linear_params(spec: ModelSpec) -> int:
     """Weights of all blocks' linear layers (what quantisation and autocast touch), summed over
     the layer list (`layers.linear_weights`: attention projections, MLA's five, dense, shared and
