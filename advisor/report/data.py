@@ -708,7 +708,8 @@ def build_report(
             tco = wd["cost"]["tco"]
             if tco and tco.get("system_id"):
                 sysd = next(x for x in catalog.systems if x.id == tco["system_id"])
-                for fld, src in sysd.sources.items():
+                # sorted: the browser's catalog comes from JSON written with sorted keys
+                for fld, src in sorted(sysd.sources.items()):
                     sources.append(
                         _src(src["url"], src["read"], f"{sysd.name}: {fld}", src.get("kind"))
                     )
