@@ -66,6 +66,14 @@ def guide_examples() -> dict[str, tuple[tuple[str, str, dict], ...]]:
         "benchmarking": (("cluster", "run", run), ("roofline", "decode", decode)),
         # facts.full_training() and facts.qlora_24gb() as the week's first checks
         "start-this-week": (("vram", "train", ft), ("picker", "infer", {"model": llama8b})),
+        # facts.layered(): DeepSeek-V3's latent KV cache, read layer by layer
+        "moe-mla-hybrid": (
+            (
+                "vram",
+                "infer",
+                {"model": "deepseek-v3", "task": "inference", "batch": 1, "seq": 8192},
+            ),
+        ),
     }
 
 

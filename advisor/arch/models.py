@@ -178,10 +178,10 @@ class ModelSpec:
             for layer in self.stack
         )
 
-    @functools.cached_property  # a 1,024-layer stack is summed once per spec, not per candidate
+    @property
     def kv_elems_per_token(self) -> int:
         """KV-cache elements per token with no window applied (every layer)."""
-        return sum(L.kv_elems_per_token(layer.attention) for layer in self.stack)
+        return _kv_elems_per_token(self.stack)
 
     @property
     def attention_label(self) -> str:
@@ -820,3 +820,10 @@ def require_causal(spec: ModelSpec, field: str = "model") -> ModelSpec:
             model=spec.name,
         )
     return spec
+
+
+@functools.lru_cache(maxsize=1024)
+def _kv_elems_per_token(stack: tuple) -> int:
+    """`ModelSpec.kv_elems_per_token` of a layer list (frozen Layers): a 1,024-layer stack is
+    summed once, not once per candidate a recommendation weighs."""
+    return sum(L.kv_elems_per_token(layer.attention) for layer in stack)
