@@ -75,6 +75,9 @@ import json
 import advisor.webapi as _w
 import advisor.perf.accuracy as _acc
 assert _acc.bands(), "advisor/validation_data/throughput-summary.json missing from the wheel"
+# read (and kept) now: the wheel's files are gone after a snapshot start, and the warm-up
+# below no longer reaches the memory band on every path (the VRAM calculator sizes a server)
+assert _acc.memory_band(), "advisor/validation_data/memory-summary.json missing from the wheel"
 with open("/tmp/catalog-docs.json", encoding="utf-8") as _f:
     _w.load_catalog_documents(json.load(_f))
 for _n in _w.FUNCTIONS:
