@@ -15,7 +15,8 @@ only defaults (`DEFAULTS`, the prerendered first paint): a field left out of a d
 `call(name, params_json)` is the one function the Web Worker calls: JSON text in, JSON text out,
 so that every runtime returns byte-identical results. `run` and `call` never raise.
 
-The formulas live in advisor.memory.estimate, advisor.perf.compute, advisor.money.cost and advisor.advice.recommend (their
+The formulas live in advisor.memory.estimate, advisor.arch.flops, advisor.perf (timing,
+training, serving_fit), advisor.money.cost and advisor.advice.recommend (their
 docstrings cite the sources); this module only validates, dispatches and shapes the output.
 """
 
@@ -28,6 +29,7 @@ import re
 from dataclasses import dataclass, field, fields, replace
 
 from .advice import recommend, shortfall
+from .arch import flops
 from .arch.models import from_config_json
 from .core import limits, vocab
 from .core.counts import parse_count
@@ -44,8 +46,9 @@ from .core.files import MAX_FILE_BYTES, check_json_depth
 from .data.catalog import Catalog, catalog_from_documents, load_catalog
 from .memory import estimate as memory
 from .money import cost
-from .perf import compute
 from .perf import serving_fit as sfit
+from .perf import timing
+from .perf import training as perf_training
 
 TASKS = vocab.TASKS
 INFER_WEIGHTS = vocab.WEIGHT_FORMATS
@@ -578,7 +581,8 @@ def _memory_band() -> dict | None:
 
 def roofline(params: dict) -> dict:
     """The workload's arithmetic intensity against the chosen accelerator's roofline
-    (Williams, Waterman, Patterson 2009, CACM 52(4)); FLOPs and bytes from advisor.perf.compute."""
+    (Williams, Waterman, Patterson 2009, CACM 52(4)) at datasheet peaks (advisor.perf.timing.roofline);
+    FLOPs from advisor.arch.flops, bytes from advisor.perf.timing."""
     req = RooflineRequest.from_params(params)
     spec = _model(req)
     g = _gpu(req.gpu)
@@ -593,16 +597,16 @@ def roofline(params: dict) -> dict:
         from .arch.models import require_causal
 
         require_causal(spec)  # an encoder has no decode step
-        flops = compute.decode_flops(spec, seq, batch)
-        nbytes = compute.decode_weight_bytes(spec, weights, batch) + compute.kv_read_bytes(
+        fl = flops.decode_flops(spec, seq, batch)
+        nbytes = timing.decode_weight_bytes(spec, weights, batch) + timing.kv_read_bytes(
             spec, seq, batch
         )
         est = memory.inference_memory(
             memory.InferenceSetup(model=spec, batch=batch, seq=seq, weights=weights)
         )
     elif phase == "prefill":
-        flops = compute.prefill_flops(spec, seq, batch)
-        nbytes = compute.decode_weight_bytes(spec, weights, batch) + compute.kv_read_bytes(
+        fl = flops.prefill_flops(spec, seq, batch)
+        nbytes = timing.decode_weight_bytes(spec, weights, batch) + timing.kv_read_bytes(
             spec, seq, batch
         )
         est = memory.inference_memory(
@@ -611,9 +615,9 @@ def roofline(params: dict) -> dict:
     else:
         setup = memory.TrainingSetup(model=spec, batch=batch, seq=seq, precision="amp-bf16")
         est = memory.training_memory(setup)
-        flops = compute.training_flops(spec, batch * seq, seq).hardware_flops
-        nbytes = compute.training_bytes(est.components)
-    r = compute.roofline(flops, nbytes, g, precision, fits=est.total_bytes <= g.memory_bytes)
+        fl = flops.training_flops(spec, batch * seq, seq).hardware_flops
+        nbytes = timing.training_bytes(est.components)
+    r = timing.roofline(fl, nbytes, g, precision, fits=est.total_bytes <= g.memory_bytes)
     out = r.to_dict()
     if math.isinf(out["intensity_flop_per_byte"]):
         out["intensity_flop_per_byte"] = None
@@ -656,8 +660,8 @@ def _no_fit_reason(need: int, g) -> dict:
 
 def budget(params: dict) -> dict:
     """Rent vs buy over a horizon (advisor.money.cost.tco) with the break-even series; the cloud cost
-    of a training run (advisor.perf.compute.time_to_train) and per 1M generated tokens
-    (advisor.perf.compute.decode_tokens_per_s, advisor.money.cost.cost_per_million_tokens). A workload
+    of a training run (advisor.perf.training.setup_step, the kernel-level step) and per 1M
+    generated tokens (advisor.perf.serving_fit, advisor.money.cost.cost_per_million_tokens). A workload
     that does not fit gets no price: its `reason` says why."""
     req = BudgetRequest.from_params(params)
     cat = get_catalog()
@@ -743,7 +747,7 @@ def budget(params: dict) -> dict:
             "cloud_cost": None,
         }
         if fits:
-            tt = compute.time_to_train(setup, g, req.train_tokens, memory=est)
+            tt = perf_training.run(perf_training.setup_step(setup, g), req.train_tokens)
             training.update(
                 hours=tt.hours, gpu_hours=tt.gpu_hours, cloud_cost=tt.gpu_hours * hourly * rate
             )
@@ -939,8 +943,8 @@ def serving(params: dict) -> dict:
         accuracy=_bands("serving", "decode", "prefill"),
         weights=req.weights,
         # FP4 weights on a card without FP4 tensor cores for that format are dequantised
-        compute_peak=compute.weight_peak_key(g, req.weights),
-        fp4_dequantised=compute.fp4_dequantised(g, req.weights),
+        compute_peak=timing.weight_peak_key(g, req.weights),
+        fp4_dequantised=timing.fp4_dequantised(g, req.weights),
     )
     return out
 

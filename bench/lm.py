@@ -2,7 +2,7 @@
 optional overrides to shrink it), built by transformers with random weights, and one training
 step (forward, backward, AdamW step) on random tokens.
 
-FLOPs per step are advisor's model FLOPs (`advisor.perf.compute.training_flops`):
+FLOPs per step are advisor's model FLOPs (`advisor.arch.flops.training_flops`):
 ``B*S*(6*N + 12*sum_layers(span*d_attn))`` with N the parameters that multiply (embedding tables
 excluded, a tied head counted), after Kaplan et al. 2020 (arXiv:2001.08361) and PaLM appendix B
 (Chowdhery et al. 2022, arXiv:2204.02311).
@@ -145,13 +145,13 @@ class TrainStep:
 
 def flops_per_step(spec, batch: int, seq: int) -> tuple[float, str]:
     """advisor's model FLOPs of one step and the formula string."""
-    from advisor.perf.compute import training_flops
+    from advisor.arch.flops import training_flops
 
     tf = training_flops(spec, tokens=batch * seq, seq=seq)
     formula = (
         "B*S*(6*N + 12*L*S*d_attn) with N = matmul parameters (embeddings excluded, tied head "
         f"counted) = {tf.matmul_params}, L = {spec.num_layers}, d_attn = {spec.q_dim} "
-        "(advisor.perf.compute.training_flops; Kaplan 2020, PaLM app. B)"
+        "(advisor.arch.flops.training_flops; Kaplan 2020, PaLM app. B)"
     )
     return tf.model_flops, formula
 

@@ -30,10 +30,11 @@ from pathlib import Path
 
 import yaml
 
+from advisor.arch import flops
 from advisor.core.errors import AdvisorError
 from advisor.data.catalog import load_catalog
-from advisor.perf import compute, serving, timing, training
 from advisor.perf import efficiency as eff
+from advisor.perf import serving, timing, training
 from advisor.perf.parallel import Layout
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -269,7 +270,7 @@ def predict_decode(e, cat, notes):
             return out / (p.prefill_s + out * p.decode_step_s)
         return p.tokens_per_s
     if e["metric"] == "bandwidth_gb_per_s":
-        wb = compute.decode_weight_bytes(spec, weights, batch)
+        wb = timing.decode_weight_bytes(spec, weights, batch)
         return wb / p.decode_step_s / 1e9
     raise NotExpressible(f"metric {e['metric']} for decode")
 
@@ -281,7 +282,7 @@ def predict_prefill(e, cat, notes):
     weights = _weights(w)
     tp = _tp(w, e["id"], notes)
     inp = int(w["input_tokens"])
-    dev = timing.Device.of(gpu, compute.PEAK_KEY[weights])
+    dev = timing.Device.of(gpu, timing.PEAK_KEY[weights])
     from advisor.perf.network import intra_node_fabric
 
     pf = timing.prefill_time(
@@ -612,7 +613,7 @@ def predict_training(e, cat, notes):
     if metric == "tflops_per_gpu":
         if e["id"].startswith("megatron-ptdp"):
             # the paper's eq. 3 counts the recomputed forward pass (hardware FLOPs)
-            fl = compute.training_flops(spec, st.tokens_per_step, seq, checkpointing=ck)
+            fl = flops.training_flops(spec, st.tokens_per_step, seq, checkpointing=ck)
             return fl.hardware_flops / st.step_time_s / layout.gpus / 1e12
         return st.model_tflops_per_gpu
     raise NotExpressible(f"metric {metric}")

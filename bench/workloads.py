@@ -137,7 +137,7 @@ def run_train_step(a) -> dict:
     gpu, gpu_note = _catalog_gpu(env, a.gpu_id)
     peak = None
     if gpu is not None:
-        from advisor.perf.compute import peak_flops
+        from advisor.perf.timing import peak_flops
 
         try:
             peak = peak_flops(gpu, dtype)

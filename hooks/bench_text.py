@@ -40,7 +40,7 @@ PATTERNS: tuple[tuple[str, str, str], ...] = (
         "flops_per_step",
         r"B\*S\*\(6\*N \+ 12\*L\*S\*d_attn\) with N = matmul parameters \(embeddings excluded, "
         r"tied head counted\) = (?P<n>\d+), L = (?P<layers>\d+), d_attn = (?P<d_attn>\d+) "
-        r"\(advisor\.compute\.training_flops; Kaplan 2020, PaLM app\. B\)",
+        r"\(advisor\.(?:compute|perf\.compute|arch\.flops)\.training_flops; Kaplan 2020, PaLM app\. B\)",
     ),
     ("formula", "achieved_tflops", r"flops_per_step/median/1e12"),
     (

@@ -72,7 +72,6 @@ MOVES: dict[str, str] = {
     "memory": "memory.estimate",
     "activations": "memory.activations",
     # perf: how long it takes
-    "compute": "perf.compute",
     "timing": "perf.timing",
     "training": "perf.training",
     "serving": "perf.serving",

@@ -220,7 +220,8 @@ QWEN2_SWA = dict(
 
 
 def test_qwen2_max_window_layers_one_rule_in_spec_memory_and_compute():
-    from advisor.perf import compute
+    from advisor.arch import flops
+    from advisor.perf import timing
 
     spec = from_hf_config(QWEN2_SWA, name="qwen2-swa")
     assert spec.num_sliding_layers == 14
@@ -233,8 +234,8 @@ def test_qwen2_max_window_layers_one_rule_in_spec_memory_and_compute():
     assert kv == per_layer_token * (14 * seq + 14 * 4096)
     # all 28 layers capped at the window (the old rule) is 4.5x too low
     assert kv / (per_layer_token * 28 * 4096) == pytest.approx(4.5)
-    assert compute.kv_read_bytes(spec, seq) == kv
-    assert compute._layer_spans(spec, seq) == spans
+    assert timing.kv_read_bytes(spec, seq) == kv
+    assert flops._layer_spans(spec, seq) == spans
     # without the flag the window is not used at all
     off = from_hf_config(dict(QWEN2_SWA, use_sliding_window=False), name="qwen2")
     assert off.num_sliding_layers == 0

@@ -27,7 +27,7 @@ from advisor.core.errors import AdvisorError
 from advisor.data.catalog import load_catalog
 from advisor.memory import estimate as memory
 from advisor.money import cost
-from advisor.perf import compute
+from advisor.perf import training
 
 ROOT = Path(__file__).resolve().parent.parent
 CAT = load_catalog()
@@ -241,8 +241,9 @@ def test_training_memory_grows_with_batch_and_shrinks_with_gpus(b, s, sharding, 
 )
 def test_training_time_and_cloud_cost_grow_with_tokens(tokens, more, gpus):
     setup = memory.TrainingSetup(model=SPEC, batch=4, seq=1024, gpus=gpus, sharding="zero3")
-    a = compute.time_to_train(setup, GPU, tokens)
-    b = compute.time_to_train(setup, GPU, tokens + more)
+    step = training.setup_step(setup, GPU)
+    a = training.run(step, tokens)
+    b = training.run(step, tokens + more)
     assert 0 < a.hours <= b.hours and math.isfinite(b.hours)
     ca = cost.cloud_training_cost(max(a.hours, 1e-6), gpus, GPU.id, CAT.offers)
     cb = cost.cloud_training_cost(max(b.hours, 1e-6), gpus, GPU.id, CAT.offers)

@@ -270,9 +270,9 @@ def test_cli_on_the_real_catalog(capsys):
 def test_shared_work_gives_the_per_candidate_figures(task, batch, acquire):
     """recommend() computes memory plans, decode rates and priced offers once per call and
     caches the owning cost; every candidate's figures must equal those computed for it alone
-    with the public functions (advisor.memory.estimate, advisor.perf.compute, advisor.money.cost)."""
+    with the public functions (advisor.memory.estimate, advisor.perf.training, advisor.money.cost)."""
     from advisor.money import cost
-    from advisor.perf import compute
+    from advisor.perf import training
 
     spec = MODELS.model("llama-3.1-8b").spec
     w = rec.Workload(model=spec, task=task, batch=batch, seq=2048, acquire=acquire)
@@ -293,7 +293,7 @@ def test_shared_work_gives_the_per_candidate_figures(task, batch, acquire):
         else:
             plan = next(p for p in rec._plans(w, r.count) if p[0] == r.sharding)
             assert mem._estimate(plan[1]).total_bytes == r.memory_per_gpu_bytes
-            st = compute.training_step_time(plan[1], g)
+            st = training.setup_step(plan[1], g)
             assert r.tokens_per_s == st.tokens_per_s
         if r.own_cost is not None:
             # the cards in whole systems (advisor.data.systems), their server and its power

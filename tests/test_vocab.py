@@ -11,19 +11,18 @@ from conftest import ROOT
 
 from advisor import webapi
 from advisor.advice import profile, recommend
-from advisor.arch import quant
+from advisor.arch import flops, quant
 from advisor.core import vocab
 from advisor.data.catalog import load_catalog
 from advisor.memory import estimate as memory
 from advisor.money import cost
-from advisor.perf import compute
 
 CAT = load_catalog(ROOT / "catalog")
 
 
 def test_modules_validate_against_the_vocabulary():
     assert recommend.TASKS is vocab.TASKS and webapi.TASKS is vocab.TASKS
-    assert compute.TASKS == vocab.TASKS[1:] == vocab.TRAINING_TASKS
+    assert flops.TASKS == vocab.TASKS[1:] == vocab.TRAINING_TASKS
     assert memory.PRECISIONS is vocab.PRECISIONS and memory.SHARDING is vocab.SHARDING
     assert memory.QUANT is vocab.QLORA_BASE_FORMATS
     assert webapi.INFER_WEIGHTS is vocab.WEIGHT_FORMATS

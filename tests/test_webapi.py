@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 
 from advisor import webapi
+from advisor.arch import flops
 from advisor.data.catalog import load_catalog, read_documents
 from advisor.memory import estimate as memory
 from advisor.money import cost
-from advisor.perf import compute
+from advisor.perf import timing
 
 CAT = load_catalog()
 webapi.set_catalog(CAT)
@@ -94,13 +95,13 @@ def test_vram_training_setup_and_limits_independent_of_the_varied_field():
     assert "max_batch" not in fast["chosen"] and fast["total_bytes"] == r["total_bytes"]
 
 
-def test_roofline_equals_compute():
+def test_roofline_equals_timing_roofline():
     spec = CAT.model("llama-3.1-8b").spec
     g = CAT.gpu("h100-sxm")
     r = webapi.run("roofline", {"batch": 2, "seq": 1024})
-    flops = compute.decode_flops(spec, 1024, 2)
-    nbytes = compute.decode_weight_bytes(spec, "bf16", 2) + compute.kv_read_bytes(spec, 1024, 2)
-    ref = compute.roofline(flops, nbytes, g, "bf16")
+    fl = flops.decode_flops(spec, 1024, 2)
+    nbytes = timing.decode_weight_bytes(spec, "bf16", 2) + timing.kv_read_bytes(spec, 1024, 2)
+    ref = timing.roofline(fl, nbytes, g, "bf16")
     assert r["bound"] == ref.bound == "memory_bandwidth"
     assert r["intensity_flop_per_byte"] == ref.intensity_flop_per_byte
     assert r["ridge_point"] == ref.ridge_point

@@ -7,9 +7,11 @@ How a candidate is judged, in order (the first failure is its rejection):
    GPUs (Megatron-style; heads must divide); inference tries the smallest tensor-parallel degree
    that fits and serves with count / degree replicas;
 2. the card must have a dense rate for the precision (no bf16 on V100 / T4);
-3. time: training hours for `dataset_tokens` (advisor.perf.compute.time_to_train) against
-   `deadline_hours`; decode tokens/s (advisor.perf.compute.decode_tokens_per_s) against
-   `target_tokens_per_s`;
+3. time: training hours for `dataset_tokens` (advisor.perf.training: the kernel-level step of
+   the setup, `setup_step`, as `advisor time train` times it) against `deadline_hours`; serving
+   tokens/s (advisor.perf.serving_fit, as the serving calculator) against the targets; the
+   bound from the kernel-level roofline (advisor.perf.timing.decode_roofline,
+   advisor.perf.training.step_roofline);
 4. money: rent (the cheapest catalog offer) and/or own (advisor.money.cost.tco with the card's catalog
    price) must be possible and within `budget` (rent: the cost over the horizon, or of the run
    for training; own: the purchase).
@@ -32,8 +34,9 @@ from ..data import support, systems
 from ..data.hardware import TIERS
 from ..memory import estimate as mem
 from ..money import cost
-from ..perf import compute
+from ..perf import efficiency as perf_eff
 from ..perf import serving_fit as sfit
+from ..perf import timing, training
 
 TASKS = vocab.TASKS
 ACQUIRE = vocab.ACQUIRE
@@ -367,25 +370,6 @@ def _own_cost(
     return res.own_total, res.purchase
 
 
-def decode_rate(w: Workload, gpu, tensor_parallel: int, efficiency=compute.DEFAULT_EFFICIENCY):
-    """The workload's decode rate on `gpu` at a tensor-parallel degree, per replica
-    (advisor.perf.compute.decode_tokens_per_s with the workload's batch, context and formats). An
-    encoder has none (``model.not_causal``)."""
-    from ..arch.models import require_causal
-
-    require_causal(w.model)
-    return compute.decode_tokens_per_s(
-        w.model,
-        gpu,
-        batch=w.batch,
-        context=w.seq,
-        weights=w.inference_weights,
-        kv_dtype=w.kv_dtype,
-        tensor_parallel=tensor_parallel,
-        efficiency=efficiency,
-    )
-
-
 def _fmt_money(v: float, currency: str) -> str:
     return f"{v:,.0f} {currency}"
 
@@ -394,14 +378,14 @@ def recommend(
     workload: Workload,
     catalog,
     *,
-    efficiency: compute.Efficiency = compute.DEFAULT_EFFICIENCY,
     measured=None,
     rates=None,
 ) -> tuple[Recommendation, ...]:
     """Rank every catalog accelerator x count for `workload` (module docstring). `measured`
-    (MeasuredEfficiency-like objects) replaces the efficiency assumptions per accelerator;
+    (advisor.data.achievable.Measured records from bench runs) replaces, per accelerator, the
+    model's training step by the measured MFU and its achievable bandwidth by the measured one;
     `rates` defaults to `catalog.currency`."""
-    rows = ranked_rows(workload, catalog, efficiency=efficiency, measured=measured, rates=rates)
+    rows = ranked_rows(workload, catalog, measured=measured, rates=rates)
     return tuple(Recommendation(**r) for r in rows)
 
 
@@ -423,7 +407,6 @@ def ranked_rows(
     workload: Workload,
     catalog,
     *,
-    efficiency: compute.Efficiency = compute.DEFAULT_EFFICIENCY,
     measured=None,
     rates=None,
 ) -> list[dict]:
@@ -445,7 +428,7 @@ def ranked_rows(
     for gpu in catalog.gpus:
         if w.tiers and gpu.tier not in w.tiers:
             continue
-        eff = compute.efficiency_for(gpu.id, measured, efficiency)
+        eff = perf_eff.measured_for(gpu.id, measured)
         priced = offers_by_gpu.get(gpu.id, ())
         decode = {}  # tensor-parallel degree -> decode rate: the same for every count
         for count in counts:
@@ -469,7 +452,8 @@ def ranked_rows(
 def _judge(
     w: Workload, gpu, count: int, eff, priced, factor: float, plans, decode, sys_catalog=()
 ) -> dict:
-    """One candidate: the fields of its Recommendation (all but `rank`). `priced`: this
+    """One candidate: the fields of its Recommendation (all but `rank`). `eff`: the bench
+    runs' figures for this accelerator (advisor.data.achievable.Measured) or None. `priced`: this
     accelerator's offers (`_priced`); `plans`: `_plan_estimates` for `count`; `decode`
     memoises its decode rate per tensor-parallel degree across counts."""
     capacity = int(gpu.memory_bytes)
@@ -556,13 +540,12 @@ def _judge(
     for why in support.training(gpu, w.task, w.train_precision):
         return reject(_reason(why.key, why.message, **why.params))
     try:
+        mfu = eff.train_mfu if eff is not None else None
+        st = training.setup_step(setup, gpu, mfu=mfu, mfu_source=eff.source if eff else "")
         if w.dataset_tokens is not None:
-            tt = compute.time_to_train(setup, gpu, w.dataset_tokens, efficiency=eff, memory=est)
-            hours, st = tt.hours, tt.step
-        else:
-            st = compute.training_step_time(setup, gpu, efficiency=eff, memory=est)
+            hours = training.run(st, w.dataset_tokens).hours
         tps = st.tokens_per_s
-        bound = st.roofline.bound
+        bound = training.step_roofline(st, setup, gpu, est).bound
     except AdvisorError as exc:
         return reject(_reason(exc.key, exc.message, **exc.params))
     rec.update(hours=hours, tokens_per_s=tps, bound=bound)
@@ -592,6 +575,8 @@ def _judge_serving(w: Workload, gpu, count: int, eff, rec: dict) -> Reason | Non
             model=w.model.name,
         )
     input_tokens, output_tokens = sfit.split_context(w.seq)
+    # a bench run's measured copy bandwidth replaces the catalog's achievable one
+    achievable = perf_eff.achievable_with(gpu, eff) if eff and eff.bandwidth_fraction else None
     try:
         f = sfit.best_fit(
             w.model,
@@ -605,6 +590,7 @@ def _judge_serving(w: Workload, gpu, count: int, eff, rec: dict) -> Reason | Non
             kv_dtypes=w.kv_formats,
             per_user_tokens_per_s=w.target_tokens_per_s_per_user,
             total_tokens_per_s=w.target_tokens_per_s,
+            achievable=achievable,
         )
     except AdvisorError as exc:
         return _reason(exc.key, exc.message, **exc.params)
@@ -632,7 +618,7 @@ def _judge_serving(w: Workload, gpu, count: int, eff, rec: dict) -> Reason | Non
         )
     p = f.point
     try:  # the roofline's bound; a card with no dense rate for the format is refused here
-        roof = compute.decode_tokens_per_s(
+        roof = timing.decode_roofline(
             w.model,
             gpu,
             batch=f.per_replica,
@@ -640,8 +626,8 @@ def _judge_serving(w: Workload, gpu, count: int, eff, rec: dict) -> Reason | Non
             weights=f.weights,
             kv_dtype=f.kv_dtype,
             tensor_parallel=f.tensor_parallel,
-            efficiency=eff,
-        ).roofline
+            achievable=achievable,
+        )
         bound = roof.bound
     except AdvisorError as exc:
         return _reason(exc.key, exc.message, **exc.params)

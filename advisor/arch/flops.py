@@ -1,7 +1,22 @@
 """FLOP conventions of a model description: matrix-multiply parameters, training, prefill
-and decode FLOPs per token, attention FLOPs, the experts a batch touches (moved as they
-were from the time model, issue 36: the model description owns them; each function cites
-its source)."""
+and decode FLOPs per token, attention FLOPs, the experts a batch touches, the keys each layer
+attends to (the model description owns them, issue 36; the time model, advisor.perf, reads them).
+
+Conventions and sources
+- Training FLOPs per token: ``6 * N`` for the matrix-multiply parameters ``N`` (forward 2N,
+  backward 4N; Kaplan et al. 2020, arXiv:2001.08361 §2.1; Hoffmann et al. 2022,
+  arXiv:2203.15556), with ``N`` the *active* parameters for mixture-of-experts models, plus the
+  attention term ``6 * 2 * layers * seq * d_attn`` (``12 * L * H * Q * T`` in PaLM, Chowdhery et
+  al. 2022, arXiv:2204.02311 appendix B; the ``s/6h`` term of Narayanan et al. 2021,
+  arXiv:2104.04473 eq. 3). This is the "model FLOPs" convention of published MFU figures
+  (no causal halving, no recompute).
+- Hardware FLOPs add recomputation: full activation checkpointing re-runs the forward pass
+  (``8 * N`` per token, Narayanan et al. 2021 §3.5); selective checkpointing re-runs only the
+  attention core (Korthikanti et al. 2022, arXiv:2205.05198 §5).
+- Inference counts the real causal work: prefill ``2 * N`` per token plus ``4 * d_attn`` per
+  (query, key) pair per layer over the causal triangle; decode ``2 * N`` per new token plus
+  attention over the cached context (Pope et al. 2022, arXiv:2211.05102 §2).
+"""
 
 from __future__ import annotations
 

@@ -146,7 +146,7 @@ class ModelSpec:
         """Whether decoder layer `layer` (0-based) keeps a window (sliding or chunked): from the
         layer list (`stack`) where a family sets one, else the uniform rule below.
 
-        The one rule every module uses (memory.kv_cache_bytes, compute._layer_spans,
+        The one rule every module uses (memory.kv_cache_bytes, arch.flops._layer_spans,
         num_sliding_layers), as transformers builds `config.layer_types`:
         - no window: no layer slides;
         - Gemma 2 (`sliding_window_pattern` p > 1): layer i slides when (i + 1) % p != 0

@@ -9,7 +9,9 @@ from ..core.units import GIB
 from ..data.catalog import load_catalog
 from ..memory import estimate as mem
 from ..money import cost
-from ..perf import compute
+from ..perf import efficiency as perf_eff
+from ..perf import serving_fit as sfit
+from ..perf import timing, training
 from ._common import (
     MODEL_DEFAULTS,
     add_bench_args,
@@ -77,7 +79,8 @@ def register(subparsers) -> None:
     run.add_argument(
         "--mfu",
         type=number("mfu", limits.MFU),
-        help="assumed MFU, the flat textbook estimate (default: advisor's kernel-level model)",
+        help="assumed MFU: step = model FLOPs / (GPUs x dense peak x MFU) "
+        "(default: advisor's kernel-level model)",
     )
     add_bench_args(run)
     run.set_defaults(func=_run)
@@ -212,12 +215,14 @@ def _run(args) -> int:
                 gpu,
                 "try --sharding zero3, more --gpus, or --checkpointing full",
             )
-        eff = compute.DEFAULT_EFFICIENCY
         if args.mfu is not None:
-            eff = compute.Efficiency(train_mfu=args.mfu, source="--mfu")
+            mfu, source = args.mfu, "--mfu"
         else:
-            eff = compute.efficiency_for(gpu.id, measured_from_args(args), eff)
-        estimate = compute.time_to_train(setup, gpu, args.tokens, efficiency=eff, memory=est)
+            m = perf_eff.measured_for(gpu.id, measured_from_args(args))
+            mfu, source = (m.train_mfu, m.source) if m else (None, "")
+        step = training.setup_step(setup, gpu, mfu=mfu, mfu_source=source)
+        estimate = training.run(step, args.tokens)
+        bound = training.step_roofline(step, setup, gpu, est).bound
         hours = limits.check_range("hours", estimate.hours, limits.HOURS)
     c = cost.cloud_training_cost(
         hours,
@@ -229,13 +234,16 @@ def _run(args) -> int:
         currency=args.currency,
         rates=getattr(catalog, "currency", None),
     )
-    obj = {"cost": c.to_dict(), "training": estimate.to_dict() if estimate else None}
+    training_d = None
+    if estimate:
+        training_d = {**estimate.to_dict(), "gpus": args.gpus, "bound": bound}
+    obj = {"cost": c.to_dict(), "training": training_d}
     lines = []
     if estimate:
         lines.append(
             f"training: {estimate.hours:,.1f} h ({estimate.days:,.2f} days) on {args.gpus} x "
             f"{gpu.id}, {estimate.gpu_hours:,.0f} GPU-hours, MFU "
-            f"{estimate.step.model_flops_utilisation:.0%}, {estimate.step.roofline.bound}-bound"
+            f"{estimate.step.mfu:.0%}, {bound}-bound"
         )
     lines.append(f"cloud cost of {hours:,.1f} h on {args.gpus} x {gpu.id} ({args.pricing}):")
     for r in c.per_provider:
@@ -261,24 +269,34 @@ def _tokens(args) -> int:
         from ..arch.models import require_causal
 
         spec = require_causal(model_from_args(args, catalog))
-        est = mem.inference_memory(
-            mem.InferenceSetup(
-                model=spec,
-                batch=args.batch,
-                seq=args.seq,
-                weights=args.weights,
-                kv_dtype=args.kv_dtype,
-                tensor_parallel=args.gpus,
-            )
+        m = perf_eff.measured_for(gpu.id, measured_from_args(args))
+        achievable = perf_eff.achievable_with(gpu, m) if m and m.bandwidth_fraction else None
+        input_tokens, output_tokens = sfit.split_context(args.seq)
+        # the serving model of every answer (advisor.perf.serving_fit): `batch` requests in
+        # flight on one replica over the --gpus (tensor parallel)
+        rate = sfit.fit(
+            spec,
+            gpu,
+            gpus=args.gpus,
+            concurrency=args.batch,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            weights=args.weights,
+            kv_dtype=args.kv_dtype,
+            tensor_parallel=args.gpus,
+            achievable=achievable,
         )
-        if est.total_bytes > gpu.memory_bytes:
+        if rate.unsupported:
+            u = rate.unsupported[0]
+            raise AdvisorError(u.key, u.message, **u.params)
+        if not rate.fits:
             raise does_not_fit(
                 "inference",
-                est.total_bytes,
+                rate.total_bytes,
                 gpu,
                 "try more --gpus (tensor parallel), --weights int4, or a shorter --seq",
             )
-        rate = compute.decode_tokens_per_s(
+        bound = timing.decode_roofline(
             spec,
             gpu,
             batch=args.batch,
@@ -286,9 +304,9 @@ def _tokens(args) -> int:
             weights=args.weights,
             kv_dtype=args.kv_dtype,
             tensor_parallel=args.gpus,
-            efficiency=compute.efficiency_for(gpu.id, measured_from_args(args)),
-        )
-        tps = rate.tokens_per_s
+            achievable=achievable,
+        ).bound
+        tps = rate.point.tokens_per_s
     t = cost.cloud_cost_per_million_tokens(
         tps,
         args.gpus,
@@ -299,26 +317,25 @@ def _tokens(args) -> int:
         currency=args.currency,
         rates=getattr(catalog, "currency", None),
     )
-    obj = {"tokens": t.to_dict(), "decode": rate.to_dict() if rate else None}
+    obj = {"tokens": t.to_dict(), "serving": rate.to_dict() if rate else None}
     lines = []
     if rate:
         from ..perf import accuracy
 
-        eff = rate.efficiency
-        how = (
-            f"bandwidth efficiency {eff.decode_bandwidth:.0%} ({eff.source})"
-            if eff.decode_bandwidth is not None
-            else "kernel-level model"
-        )
-        band = accuracy.band("decode")
+        how = "kernel-level model"
+        if achievable is not None:
+            how += f", bandwidth measured ({m.source})"
+        band = accuracy.band("serving")
         if band:
             how += (
                 f"; measured accuracy median ±{band.median_abs_error:.0%}, worst "
                 f"±{band.worst_abs_error:.0%} on {band.n} runs"
             )
+        p = rate.point
         lines.append(
-            f"decode: {rate.tokens_per_s:,.0f} tokens/s ({rate.tokens_per_s_per_sequence:,.1f} per "
-            f"sequence), {rate.roofline.bound}-bound, {how}"
+            f"serving: {p.tokens_per_s:,.0f} tokens/s ({p.tokens_per_s_per_user:,.1f} per "
+            f"request, {args.batch} in flight, {input_tokens} + {output_tokens} tokens each), "
+            f"{bound}-bound, {how}"
         )
     lines.append(f"cost per 1M generated tokens at {tps:,.0f} tokens/s on {args.gpus} x {gpu.id}:")
     for provider, v in t.per_provider:

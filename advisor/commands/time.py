@@ -13,7 +13,7 @@ from ..core.errors import AdvisorError, parse_number, shown
 from ..core.units import GIB
 from ..data.catalog import load_catalog
 from ..money import interactivity
-from ..perf import accuracy, cluster, compute, queueing, serving, speculative, training
+from ..perf import accuracy, cluster, queueing, serving, speculative, timing, training
 from ..perf.parallel import Layout
 from ._common import (
     _bare,
@@ -546,16 +546,16 @@ def run_serve(args) -> int:
                 "max_rate": best_rate.to_dict() if best_rate else None,
                 "limits": {"ttft_ms": args.ttft_ms, "tpot_ms": args.tpot_ms},
                 "accuracy": accuracy.band_dict("serving"),
-                "compute_peak": compute.weight_peak_key(gpu, args.weights),
-                "fp4_dequantised": compute.fp4_dequantised(gpu, args.weights),
+                "compute_peak": timing.weight_peak_key(gpu, args.weights),
+                "fp4_dequantised": timing.fp4_dequantised(gpu, args.weights),
             }
         )
     print(
         f"{spec.name} on {gpu.id}, TP {args.tp} x {plan.replicas} replica(s), "
         f"{args.input} in / {args.output} out, {args.weights} weights" + _band("serving")
     )
-    if compute.fp4_dequantised(gpu, args.weights):
-        peak = compute.weight_peak_key(gpu, args.weights)
+    if timing.fp4_dequantised(gpu, args.weights):
+        peak = timing.weight_peak_key(gpu, args.weights)
         print(
             f"{gpu.id} has no tensor cores for {args.weights}: weights dequantised, matmuls at {peak}"
         )

@@ -1,5 +1,5 @@
 """Plausible ranges for every number a reader can type: one table for the CLI, the web API and
-the core validators (advisor.money.cost, advisor.advice.recommend, advisor.perf.compute), so that a slip such as
+the core validators (advisor.money.cost, advisor.advice.recommend, advisor.perf.training), so that a slip such as
 `--gpu-price 1e308` or `--mfu 1e-300` ends in a named error instead of NaN, infinity or a
 300-digit figure. Each range is (lowest, highest), inclusive; the highest sits far above any
 real product or plan (catching unit slips), never near a realistic one.

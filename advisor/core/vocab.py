@@ -1,6 +1,6 @@
 """The words of advisor's inputs, defined once: every choice list and how the site labels it.
 
-Modules validate against these tuples (memory, recommend, webapi, profile, compute), the site's
+Modules validate against these tuples (memory, recommend, webapi, profile, perf.training), the site's
 report form lists them (hooks/reports.py) and the calculators receive them as JSON
 (`form_choices()`, shipped by hooks/pyodide_assets.py to docs/assets/calc/render.mjs), so no
 list is copied anywhere. The first entry of each tuple is its default and comes first in a form.
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 # the workload's task (advisor.advice.recommend, advisor.webapi, the calculators)
 TASKS = ("inference", "train", "lora", "qlora")
-TRAINING_TASKS = TASKS[1:]  # advisor.perf.compute's training-time estimates
+TRAINING_TASKS = TASKS[1:]  # advisor.perf.training's tasks
 # a client profile (advisor.advice.profile): the buyer's words, with the fine-tuning method
 PROFILE_TASKS = ("serving", "fine-tuning", "training")
 FINE_TUNING_METHODS = ("lora", "qlora")

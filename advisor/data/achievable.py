@@ -65,6 +65,20 @@ class Achievable:
         }
 
 
+@dataclass(frozen=True)
+class Measured:
+    """What a bench run on one accelerator measured (bench_results/*.json, read by
+    advisor.data.benchresults.measured_efficiencies): a training step's MFU and a device copy's
+    bandwidth as a fraction of the datasheet; either may be None. The time model applies them
+    through advisor.perf.efficiency.measured_for (advisor.perf.training.at_mfu, and the
+    accelerator's achievable bandwidth)."""
+
+    gpu_id: str
+    source: str
+    train_mfu: float | None = None
+    bandwidth_fraction: float | None = None
+
+
 def achievable_from_dict(doc, source_name: str, gpu) -> Achievable:
     """An `Achievable` from a `catalog/efficiency/*.yaml` document and its catalog GPU:
     `matmul_tflops` (dtype -> measured TFLOPS) and `bandwidth_gb_per_s` become fractions of the

@@ -194,7 +194,7 @@ def _is_num(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-# Derived figures that advisor uses as efficiencies (advisor.perf.compute.Efficiency): fractions of
+# Derived figures that advisor uses as efficiencies (advisor.data.achievable.Measured): fractions of
 # a datasheet peak. MFU cannot exceed 1; a bandwidth reading may beat the datasheet a little
 # (rounded datasheet figures, caches) but not by 50 %.
 _FRACTIONS = {"mfu": (1e-3, 1.0), "fraction_of_datasheet_bandwidth": (1e-3, 1.5)}
@@ -361,9 +361,9 @@ def load_results(folder: str | os.PathLike, *, on_error=None) -> BenchResults:
 
 
 def measured_efficiencies(results, gpu_ids: dict | None = None) -> tuple:
-    """Duck-typed `advisor.perf.compute.MeasuredEfficiency`-like records (gpu_id, source, train_mfu,
-    decode_bandwidth) from GPU runs whose configuration names a catalog GPU."""
-    from types import SimpleNamespace
+    """`advisor.data.achievable.Measured` records (gpu_id, source, train_mfu,
+    bandwidth_fraction) from GPU runs whose configuration names a catalog GPU."""
+    from .achievable import Measured
 
     out = []
     for r in results:
@@ -378,13 +378,11 @@ def measured_efficiencies(results, gpu_ids: dict | None = None) -> tuple:
             bw = 1.0
         if mfu or bw:
             out.append(
-                SimpleNamespace(
+                Measured(
                     gpu_id=gpu,
                     source=f"bench_results/{r.file}{note}",
                     train_mfu=mfu,
-                    prefill_mfu=None,
-                    decode_bandwidth=bw,
-                    interconnect=None,
+                    bandwidth_fraction=bw,
                 )
             )
     return tuple(out)

@@ -13,7 +13,7 @@ The model, stated:
 - A prefill instance (`prefill_tp` GPUs) prefills one prompt at a time in S seconds (no batching
   of prompts: conservative for short prompts). `n` of them under random arrivals are an M/M/n
   queue (Erlang C, advisor.perf.queueing): TTFT = wait + S + KV transfer + one decode step.
-- KV transfer: the prompt's KV cache (compute.kv_read_bytes) over the prefill instance's
+- KV transfer: the prompt's KV cache (timing.kv_read_bytes) over the prefill instance's
   scale-out NICs, `nic_gb_per_s` each (400 Gb/s = 50 GB/s by default), not overlapped with the
   prefill (layer-by-layer streaming, as in DistServe §4, would hide part of it).
 """

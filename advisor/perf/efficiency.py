@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 
 from ..data.achievable import (
     Achievable,
+    Measured,
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -181,3 +182,27 @@ def calibrated_gpus(gpus, results) -> tuple:
         new = calibrated(base, g, results)
         out.append(g if new is base else replace(g, achievable=new))
     return tuple(out)
+
+
+def measured_for(gpu_id: str, measured) -> Measured | None:
+    """The figures the bench runs in `measured` (advisor.data.achievable.Measured records, or
+    None) give for `gpu_id`, later runs winning field by field; None when none names it."""
+    out = None
+    for m in measured or ():
+        if m.gpu_id != gpu_id or (m.train_mfu is None and m.bandwidth_fraction is None):
+            continue
+        changes = {k: getattr(m, k) for k in ("train_mfu", "bandwidth_fraction") if getattr(m, k)}
+        out = replace(out or Measured(gpu_id, m.source), source=m.source, **changes)
+    return out
+
+
+def achievable_with(gpu, measured: Measured | None) -> Achievable:
+    """`gpu`'s achievable ceilings with a measured copy bandwidth in place of the catalog's."""
+    a = achievable_of(gpu)
+    if measured is None or not measured.bandwidth_fraction:
+        return a
+    return replace(
+        a,
+        bandwidth_fraction=measured.bandwidth_fraction,
+        source=f"{a.source}; bandwidth measured: {measured.source}",
+    )

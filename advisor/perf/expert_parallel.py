@@ -12,7 +12,7 @@ experts and the results are combined back: two all-to-alls.
 Per decode step of a GPU with `b` sequences (`decode_step`):
 - attention, dense weights, KV read, element-wise, output head: timing.decode_step_time at
   batch `b`, tp 1, without its experts;
-- experts: the group's b * ep tokens choose k experts each, uniformly (compute.
+- experts: the group's b * ep tokens choose k experts each, uniformly (arch.flops.
   expected_experts_touched); the busiest GPU receives `imbalance` x the mean b * k
   assignments over the experts it touches, each a GEMM at M = its tokens;
 - all-to-all: dispatch in FP8 (1 byte per element plus a 4-byte scale per 128, DeepEP's FP8

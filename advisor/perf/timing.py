@@ -22,13 +22,17 @@ Sources
   k (read + write), the MLP activation (gated: read 2*ffn, write ffn; else read + write ffn):
   10h + 2(q + kv) + 3 ffn (2 ffn ungated); backward about twice that (counted from the
   Llama / GPT-2 layer definitions in transformers; fused kernels only lower it).
+- Roofline (Williams, Waterman, Patterson 2009, CACM 52(4)): attainable = min(peak,
+  intensity * bandwidth); ridge point = peak / bandwidth (FLOP per byte). `roofline` places a
+  workload on it at datasheet peaks (the roofline calculator) or at the achievable ceilings the
+  kernel-level model uses (`decode_roofline`; advisor.perf.training.step_roofline).
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from types import MappingProxyType
 
 from ..arch import layers as L
@@ -561,3 +565,182 @@ def prefill_time(
 
 def finite(x: float) -> float:
     return x if math.isfinite(x) else math.inf
+
+
+# ---------------------------------------------------------------------------------------------
+# Datasheet figures and the roofline (duck-typed on advisor.data.hardware.GPU)
+# ---------------------------------------------------------------------------------------------
+
+BOUNDS = ("compute", "memory_bandwidth", "interconnect", "vram_capacity")
+
+
+def peak_flops(gpu, precision: str) -> float:
+    """Dense peak in FLOP/s for the precision a workload multiplies at (`weight_peak_key`).
+
+    Raises `AdvisorError` (key ``gpu.precision_unsupported``) when the catalog lists no dense
+    rate for it (e.g. bf16 on V100 or T4)."""
+    if precision not in PEAK_KEY:
+        from ..core.errors import unknown_name
+
+        raise unknown_name("precision", precision, PEAK_KEY)
+    key = weight_peak_key(gpu, precision)
+    peaks = gpu.peak_tflops or {}
+    if key == "fp8" and key not in peaks:
+        key = "fp16"  # fp8 weights on a card without fp8 tensor cores are upcast
+    value = peaks.get(key)
+    if not value:
+        raise AdvisorError(
+            "gpu.precision_unsupported",
+            f"{gpu.id}: no dense {key} throughput in the catalog",
+            field="precision",
+            gpu=gpu.id,
+            precision=key,
+        )
+    return float(value) * 1e12
+
+
+def bandwidth_bytes_per_s(gpu) -> float:
+    """Datasheet memory bandwidth in bytes/s (GB/s * 10^9)."""
+    return float(gpu.memory_bandwidth_gb_per_s) * 1e9
+
+
+def ridge_point(gpu, precision: str) -> float:
+    """FLOP per byte at which the roofline turns: peak FLOP/s / bandwidth bytes/s (Williams 2009)."""
+    return peak_flops(gpu, precision) / bandwidth_bytes_per_s(gpu)
+
+
+def training_bytes(components: dict) -> float:
+    """DRAM bytes one training step moves, from a memory breakdown (advisor.memory.estimate
+    components, per GPU): weights read in forward and backward and written by the optimizer
+    (3x); gradients written and read (2x); optimizer states and master weights read and written
+    (2x); saved activations written in forward and read in backward (2x). A lower bound:
+    traffic inside a layer (fused kernels) is not counted."""
+    c = components
+    return float(
+        3 * c.get("weights", 0)
+        + c.get("quant_scales", 0)
+        + 3 * c.get("lora_adapters", 0)
+        + 2 * c.get("gradients", 0)
+        + 2 * c.get("master_weights", 0)
+        + 2 * c.get("optimizer_states", 0)
+        + 2 * c.get("activations", 0)
+        + 2 * c.get("logits", 0)
+    )
+
+
+@dataclass(frozen=True)
+class Roofline:
+    """Where a workload sits on a GPU's roofline (Williams et al. 2009)."""
+
+    flops: float
+    bytes_moved: float
+    intensity_flop_per_byte: float
+    ridge_point: float
+    bound: str  # one of BOUNDS
+    peak_tflops: float
+    bandwidth_gb_per_s: float
+    attainable_tflops: float  # min(peak, intensity * bandwidth)
+    compute_time_s: float  # flops / (peak * compute efficiency)
+    memory_time_s: float  # bytes / (bandwidth * bandwidth efficiency)
+    comm_time_s: float = 0.0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def roofline(
+    flops: float,
+    bytes_moved: float,
+    gpu,
+    precision: str,
+    *,
+    compute_efficiency: float = 1.0,
+    bandwidth_efficiency: float = 1.0,
+    comm_time_s: float = 0.0,
+    fits: bool = True,
+) -> Roofline:
+    """Arithmetic intensity (FLOP/byte) against the ridge point; the bound is `vram_capacity`
+    when the workload does not fit, `interconnect` when communication takes longer than both
+    compute and memory traffic, else `compute` or `memory_bandwidth` by the slower of the two
+    (at the stated efficiencies; at efficiency 1, the datasheet roofline, this is intensity
+    against the ridge point)."""
+    from ..core.errors import check_non_negative
+
+    check_non_negative("flops", flops)
+    check_non_negative("bytes_moved", bytes_moved)
+    check_non_negative("comm_time_s", comm_time_s)
+    peak = peak_flops(gpu, precision)
+    bw = bandwidth_bytes_per_s(gpu)
+    intensity = flops / bytes_moved if bytes_moved else math.inf
+    t_c = flops / (peak * compute_efficiency)
+    t_m = bytes_moved / (bw * bandwidth_efficiency)
+    if not fits:
+        bound = "vram_capacity"
+    elif comm_time_s > max(t_c, t_m):
+        bound = "interconnect"
+    else:
+        bound = "compute" if t_c >= t_m else "memory_bandwidth"
+    attainable = min(peak, intensity * bw) if bytes_moved else peak
+    return Roofline(
+        flops=float(flops),
+        bytes_moved=float(bytes_moved),
+        intensity_flop_per_byte=intensity,
+        ridge_point=peak / bw,
+        bound=bound,
+        peak_tflops=peak / 1e12,
+        bandwidth_gb_per_s=bw / 1e9,
+        attainable_tflops=attainable / 1e12,
+        compute_time_s=t_c,
+        memory_time_s=t_m,
+        comm_time_s=float(comm_time_s),
+    )
+
+
+def decode_roofline(
+    spec: ModelSpec,
+    gpu,
+    *,
+    batch: int,
+    context: int,
+    weights: str = "bf16",
+    kv_dtype: str = "bf16",
+    tensor_parallel: int = 1,
+    achievable=None,
+    fits: bool = True,
+) -> Roofline:
+    """One decode step per GPU on the roofline at the kernel-level model's ceilings: its FLOPs
+    (advisor.arch.flops.decode_flops) at the achievable matmul rate, the weights and KV cache it
+    reads at the decode bandwidth `decode_step_time` uses, and that step's tensor-parallel
+    all-reduces (2 per layer of batch*h, Pope et al. 2022 §3)."""
+    from ..arch.flops import decode_flops
+
+    batch = check_int("batch", batch)
+    context = check_int("seq", context)
+    tp = check_int("tensor_parallel", tensor_parallel)
+    peak = peak_flops(gpu, weights)  # refuses a card with no dense rate for the format
+    stack = eff.DEFAULT_STACK
+    dev = Device.of(gpu, weight_peak_key(gpu, weights), stack, achievable)
+    nbytes = decode_weight_bytes(spec, weights, batch) + kv_read_bytes(
+        spec, context, batch, kv_dtype
+    )
+    step = decode_step_time(
+        spec,
+        dev,
+        stack,
+        batch=batch,
+        context=context,
+        weights=weights,
+        kv_bytes=KV_BYTES[kv_dtype],
+        tp=tp,
+        tp_fabric=net.intra_node_fabric(gpu) if tp > 1 else None,
+    )
+    return roofline(
+        decode_flops(spec, context, batch) / tp,
+        nbytes / tp,
+        gpu,
+        weights,
+        compute_efficiency=dev.matmul_flops / peak,
+        bandwidth_efficiency=dev.bandwidth * dev.decode_bandwidth / bandwidth_bytes_per_s(gpu),
+        comm_time_s=step["comm_s"],
+        fits=fits,
+    )

@@ -16,12 +16,18 @@ t_microbatch_stage = layers/p * (fwd + bwd + recompute + exposed TP and EP traff
 MFU follows the published convention: model FLOPs (6N + attention, no recompute, no causal
 halving; advisor.perf.flops.training_flops) over step time x dense peak x GPUs (Chowdhery et al.
 2022, arXiv:2204.02311 appendix B).
+
+`setup_step` runs `train_step` for a memory model's `TrainingSetup` (one node, data-parallel
+ranks of one micro-batch each: the layout the budget calculator, the picker, `advisor cost run`
+and the reports size a run with); `at_mfu` replaces the model's step time with a stated MFU (a
+user's --mfu, a measured bench run): step = model FLOPs / (GPUs * dense peak * MFU), the
+definition of MFU; `run` is the time to train on a token budget (whole steps).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from ..arch import flops
 from ..arch.models import ModelSpec, param_count
@@ -272,3 +278,141 @@ def train_step(
         },
         notes=tuple(notes),
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# A memory model's TrainingSetup on one node; a stated MFU; time to train
+# ---------------------------------------------------------------------------------------------
+
+
+def task_of(setup) -> str:
+    """train, lora or qlora for an advisor.memory.estimate.TrainingSetup."""
+    if setup.lora_rank:
+        return "qlora" if setup.quant else "lora"
+    return "train"
+
+
+def setup_layout(setup) -> Layout:
+    """The one-node layout of a TrainingSetup: `gpus` / `tensor_parallel` data-parallel ranks of
+    `batch` sequences each, its sharding."""
+    gpus = check_int("gpus", setup.gpus)
+    tp = check_int("tensor_parallel", setup.tensor_parallel)
+    if gpus % tp:
+        raise AdvisorError(
+            "gpus.tp_divides",
+            f"gpus: {gpus} is not a multiple of tensor_parallel {tp}",
+            field="tensor_parallel",
+            gpus=gpus,
+            tensor_parallel=tp,
+        )
+    return Layout(
+        tp=tp,
+        dp=gpus // tp,
+        gpus_per_node=max(8, gpus),
+        micro_batch=setup.batch,
+        sharding=setup.sharding,
+    )
+
+
+def setup_step(setup, gpu, *, mfu: float | None = None, mfu_source: str = "") -> TrainStep:
+    """`train_step` for an advisor.memory.estimate.TrainingSetup on one node (`setup_layout`);
+    with `mfu`, that step at the stated MFU (`at_mfu`)."""
+    precision = setup.precision if setup.precision in PRECISIONS else "bf16"
+    st = train_step(
+        setup.model,
+        gpu,
+        setup_layout(setup),
+        seq=setup.seq,
+        precision=precision,
+        checkpointing=setup.checkpointing,
+        task=task_of(setup),
+    )
+    return st if mfu is None else at_mfu(st, gpu, mfu, mfu_source)
+
+
+def at_mfu(st: TrainStep, gpu, mfu: float, source: str = "") -> TrainStep:
+    """`st` with its step time from a stated MFU: model FLOPs of the step / (GPUs * the dense
+    peak `st` is measured against * mfu), the published definition of MFU (Chowdhery et al.
+    2022, appendix B); communication and the bubble are inside that figure, so `parts_s` holds
+    the whole step as compute."""
+    from ..core.errors import check_positive
+
+    check_positive("mfu", mfu, maximum=1.0)
+    model_flops = st.model_tflops_per_gpu * 1e12 * st.step_time_s * st.layout.gpus
+    peaks = gpu.peak_tflops or {}
+    key = st.peak_key
+    peak = float(peaks.get(key) or peaks.get("fp16") or peaks.get("bf16") or 0) * 1e12
+    step = model_flops / (st.layout.gpus * peak * mfu)
+    return replace(
+        st,
+        step_time_s=step,
+        tokens_per_s=st.tokens_per_step / step,
+        tokens_per_s_per_gpu=st.tokens_per_step / step / st.layout.gpus,
+        model_tflops_per_gpu=model_flops / step / st.layout.gpus / 1e12,
+        mfu=mfu,
+        parts_s={"compute": step},
+        notes=(*st.notes, f"step time at MFU {mfu:.0%} ({source or 'stated'})"),
+    )
+
+
+def step_roofline(st: TrainStep, setup, gpu, memory=None):
+    """A TrainingSetup's step on the roofline at the kernel-level model's figures: hardware
+    FLOPs per GPU (recomputation included) over the step's compute time, the bytes a step
+    moves (advisor.perf.timing.training_bytes of the memory breakdown) at the accelerator's
+    achievable bandwidth, the exposed communication (TP, EP, CP, pipeline sends, DP)."""
+    est = memory if memory is not None else mem.training_memory(setup)
+    fl = flops.training_flops(
+        setup.model,
+        st.tokens_per_step,
+        setup.seq,
+        task=task_of(setup),
+        checkpointing=setup.checkpointing,
+        lora_params=int(mem.lora_params(setup.model, setup.lora_rank, setup.lora_targets))
+        if setup.lora_rank
+        else 0,
+    )
+    per_gpu = fl.hardware_flops / st.layout.gpus
+    precision = setup.precision if setup.precision in PRECISIONS else "bf16"
+    peak = timing.peak_flops(gpu, precision)
+    parts = st.parts_s
+    comm = sum(parts.get(k, 0.0) for k in ("tp_comm", "ep_comm", "cp_comm", "p2p", "dp_exposed"))
+    a = eff.achievable_of(gpu)
+    return timing.roofline(
+        per_gpu,
+        timing.training_bytes(est.components),
+        gpu,
+        precision,
+        compute_efficiency=per_gpu / peak / max(parts.get("compute", st.step_time_s), 1e-30),
+        bandwidth_efficiency=a.bandwidth_fraction,
+        comm_time_s=comm,
+        fits=est.total_bytes <= gpu.memory_bytes,
+    )
+
+
+@dataclass(frozen=True)
+class Run:
+    """Time to train on `tokens` tokens: whole steps of one `TrainStep`."""
+
+    tokens: int
+    steps: int
+    hours: float
+    gpu_hours: float
+    step: TrainStep
+
+    @property
+    def days(self) -> float:
+        return self.hours / 24
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["days"] = self.days
+        d["step"] = self.step.to_dict()
+        return d
+
+
+def run(st: TrainStep, tokens: int) -> Run:
+    """ceil(tokens / tokens per step) steps of `st`."""
+    tokens = check_int("tokens", tokens)
+    steps = math.ceil(tokens / st.tokens_per_step)
+    hours = steps * st.step_time_s / 3600
+    return Run(tokens=tokens, steps=steps, hours=hours, gpu_hours=hours * st.layout.gpus, step=st)

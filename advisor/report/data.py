@@ -6,8 +6,9 @@ HTML.
 What each section is computed from
 - audit: per-GPU memory of the recommended configuration (advisor.memory.estimate.training_memory /
   inference_memory, the setups advisor.advice.recommend judged), and on one GPU as a reference;
-- diagnosis: the roofline bound of the recommended configuration (advisor.perf.compute,
-  Williams, Waterman & Patterson 2009, https://doi.org/10.1145/1498765.1498785) plus the data
+- diagnosis: the roofline bound of the recommended configuration at the kernel-level model's
+  ceilings (advisor.perf.timing.decode_roofline, advisor.perf.training.step_roofline; Williams,
+  Waterman & Patterson 2009, https://doi.org/10.1145/1498765.1498785) plus the data
   feed: tokens/s x 8 bytes per token id (torch.long, https://pytorch.org/docs/stable/tensors.html);
 - recommendation: advisor.advice.recommend.recommend (rank 1 = recommended, the best candidate on
   another accelerator = runner-up), after the profile's on-premises power limit (sum of the
@@ -28,8 +29,8 @@ from ..advice.profile import Profile, Workload
 from ..core.errors import AdvisorError
 from ..memory import estimate as mem
 from ..money import cost
-from ..perf import compute
 from ..perf import serving_fit as sfit
+from ..perf import timing, training
 from .i18n import STRINGS
 
 # Serving plans go up to four 8-GPU servers (replicas beyond one node).
@@ -251,7 +252,7 @@ def serving_memory(f) -> dict:
 def _diagnosis(r, w: rec.Workload, setup, est, gpu, fit=None) -> dict:
     if w.task == "inference":
         p = fit.point
-        rl = compute.decode_tokens_per_s(
+        rl = timing.decode_roofline(
             w.model,
             gpu,
             batch=fit.per_replica,
@@ -259,7 +260,7 @@ def _diagnosis(r, w: rec.Workload, setup, est, gpu, fit=None) -> dict:
             weights=fit.weights,
             kv_dtype=fit.kv_dtype,
             tensor_parallel=fit.tensor_parallel,
-        ).roofline
+        )
         tokens_per_s = p.tokens_per_s
         extra = {
             "time_per_token_ms": p.tpot_s * 1000,
@@ -268,10 +269,10 @@ def _diagnosis(r, w: rec.Workload, setup, est, gpu, fit=None) -> dict:
             "ttft_prompt_tokens": fit.input_tokens,
         }
     else:
-        st = compute.training_step_time(setup, gpu, memory=est)
-        rl = st.roofline
+        st = training.setup_step(setup, gpu)
+        rl = training.step_roofline(st, setup, gpu, est)
         tokens_per_s = st.tokens_per_s
-        extra = {"step_time_s": st.step_time_s, "mfu": st.model_flops_utilisation}
+        extra = {"step_time_s": st.step_time_s, "mfu": st.mfu}
     feed = tokens_per_s * TOKEN_ID_BYTES
     return {
         "bound": rl.bound,
@@ -684,10 +685,10 @@ def build_report(
                 wd["memory"] = est.to_dict()
             wd["diagnosis"] = _diagnosis(best, aw, setup, est, gpu, fit)
             prec = (aw.quant or "bf16") if aw.task == "inference" else aw.train_precision
-            sources.extend(_gpu_sources(gpu, compute.PEAK_KEY.get(prec, "bf16")))
+            sources.extend(_gpu_sources(gpu, timing.PEAK_KEY.get(prec, "bf16")))
             if runner is not None:
                 sources.extend(
-                    _gpu_sources(_gpu(catalog, runner.gpu_id), compute.PEAK_KEY.get(prec, "bf16"))
+                    _gpu_sources(_gpu(catalog, runner.gpu_id), timing.PEAK_KEY.get(prec, "bf16"))
                 )
             po = _cheapest_offer(catalog, best.gpu_id)
             wd["pilot_offer"] = (
@@ -703,7 +704,7 @@ def build_report(
                 x = wd["cost"][opt]
                 if x is not None and x["gpu_id"] not in (best.gpu_id, runner and runner.gpu_id):
                     sources.extend(
-                        _gpu_sources(_gpu(catalog, x["gpu_id"]), compute.PEAK_KEY.get(prec, "bf16"))
+                        _gpu_sources(_gpu(catalog, x["gpu_id"]), timing.PEAK_KEY.get(prec, "bf16"))
                     )
             tco = wd["cost"]["tco"]
             if tco and tco.get("system_id"):

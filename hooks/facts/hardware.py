@@ -183,18 +183,38 @@ def decode_bound() -> MappingProxyType:
     far under the card's ridge point (peak FLOP/s / bandwidth). The upper bound on tokens/s at
     batch 1 is bandwidth / weight bytes.
     """
-    from advisor.perf import compute
+    from advisor.perf import efficiency, timing
 
     w = _sizes.weights("llama8b", "bf16")
     h, r = card("h100"), card("rtx4090")
     spec = model("llama8b").spec
-    est_h = compute.decode_tokens_per_s(spec, gpu("h100"), batch=1, context=2048)
-    est_r = compute.decode_tokens_per_s(spec, gpu("rtx4090"), batch=1, context=2048)
+
+    def estimate(g):
+        """The kernel-level decode step at batch 1 (advisor.perf.timing, as every serving
+        figure) and the share of the stated bandwidth it streams at."""
+        dev = timing.Device.of(g, timing.weight_peak_key(g, "bf16"))
+        step = timing.decode_step_time(
+            spec,
+            dev,
+            efficiency.DEFAULT_STACK,
+            batch=1,
+            context=2048,
+            weights="bf16",
+            kv_bytes=timing.KV_BYTES["bf16"],
+            tp=1,
+            tp_fabric=None,
+        )
+        share = dev.bandwidth * dev.decode_bandwidth / timing.bandwidth_bytes_per_s(g)
+        return 1 / step["seconds"], share
+
+    est_h, share_h = estimate(gpu("h100"))
+    est_r, share_r = estimate(gpu("rtx4090"))
     return _frozen(
-        bandwidth_efficiency=compute.FLAT_DEFAULTS["decode_bandwidth"],
+        h100_bandwidth_efficiency=share_h,
+        rtx4090_bandwidth_efficiency=share_r,
         est_context=2048,
-        h100_est_tok_s=est_h.tokens_per_s,
-        rtx4090_est_tok_s=est_r.tokens_per_s,
+        h100_est_tok_s=est_h,
+        rtx4090_est_tok_s=est_r,
         intensity=2 / w["bytes_per_param"],
         ridge_h100=h["ridge_bf16"],
         ridge_rtx4090=r["ridge_bf16"],
