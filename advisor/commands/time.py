@@ -186,6 +186,18 @@ def register(sub) -> None:
     )
     s.add_argument("--price", type=usd_h, help="USD per GPU-hour (default: cheapest offer)")
     s.add_argument(
+        "--utilisation",
+        type=number("utilisation", limits.FRACTION, exclusive_low=True),
+        default=0.6,
+        help="owned hardware: busy fraction of the hours, for its cost per million tokens",
+    )
+    s.add_argument(
+        "--horizon-months",
+        type=count("horizon_months", *limits.MONTHS),
+        default=36,
+        help="owned hardware: months its owning total is spread over",
+    )
+    s.add_argument(
         "--ep",
         type=count("ep", maximum=4096),
         help="MoE: expert parallel over this many GPUs with data-parallel attention",
@@ -361,6 +373,28 @@ def _speculation(args):
     )
 
 
+def _owned_hour(cat, gpu, gpus: int, args):
+    """What a busy GPU-hour of owned `gpu` costs (advisor.money.interactivity.owned_usd_per_gpu_hour,
+    the web API's `_owned_hour`; electricity at recommend's default)."""
+    from ..advice import recommend
+
+    return interactivity.owned_usd_per_gpu_hour(
+        gpu,
+        gpus,
+        cat.systems,
+        utilisation=args.utilisation,
+        horizon_months=args.horizon_months,
+        electricity_usd_per_kwh=recommend.DEFAULT_ELECTRICITY_USD_PER_KWH,
+    )
+
+
+def _one_point_plan(point):
+    """A stand-in plan of one point, for interactivity.curve at --concurrency."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(points=(point,))
+
+
 def _gpu_hour_price(cat, gpu, given):
     if given is not None:
         return given, "given"
@@ -440,6 +474,18 @@ def _run_ep(args, spec, gpu) -> int:
 def _run_disagg(args, spec, gpu) -> int:
     from ..perf import disaggregated
 
+    for name, given in (
+        ("draft_tokens", args.draft_tokens is not None),
+        ("prefix_hit", bool(args.prefix_hit)),
+        ("request_rate", args.request_rate is not None),
+        ("concurrency", args.concurrency is not None),
+    ):
+        if given:  # the split's model has none of them (the web API refuses them too)
+            raise AdvisorError(
+                "disagg.plain_only",
+                f"--{name.replace('_', '-')} does not apply with --disaggregate",
+                field=name,
+            )
     if args.ttft_ms is None or args.tpot_ms is None or not args.gpus:
         raise AdvisorError(
             "cli.disagg_needs_targets",
@@ -506,7 +552,9 @@ def run_serve(args) -> int:
             gpu=gpu.id,
         )
     price, price_from = _gpu_hour_price(cat, gpu, args.price)
-    curve = interactivity.curve(plan, price) if plan.points else ()
+    owned = _owned_hour(cat, gpu, args.gpus or args.tp, args)
+    own_h = owned.usd_per_gpu_hour if owned else None
+    curve = interactivity.curve(plan, price, own_h) if plan.points else ()
     load = None
     if args.request_rate is not None:
         load = queueing.at_rate(spec, gpu, request_rate=args.request_rate, **kw)
@@ -540,6 +588,7 @@ def run_serve(args) -> int:
                 "curve": [c.to_dict() for c in curve],
                 "usd_per_gpu_hour": price,
                 "price_from": price_from,
+                "owned": owned.to_dict() if owned else None,
                 "speculative": kw["speculative"].to_dict() if kw["speculative"] else None,
                 "prefix_hit_rate": args.prefix_hit,
                 "load": load.to_dict() if load else None,
@@ -570,6 +619,17 @@ def run_serve(args) -> int:
     if args.prefix_hit:
         print(f"prefix cache: {args.prefix_hit:.0%} of prompt tokens skip the prefill")
     usd = {c.concurrency: c.usd_per_million_tokens for c in curve}
+    own = {c.concurrency: c.own_usd_per_million_tokens for c in curve}
+    if point is not None:
+        one = interactivity.curve(_one_point_plan(point), price, own_h)[0]
+        usd[point.concurrency], own[point.concurrency] = (
+            one.usd_per_million_tokens,
+            one.own_usd_per_million_tokens,
+        )
+
+    def cell(v):
+        return "-" if v is None else f"{v:.3f}"
+
     rows = [
         (
             x.concurrency,
@@ -578,7 +638,8 @@ def run_serve(args) -> int:
             f"{x.tokens_per_s_per_user:.1f}",
             f"{x.tokens_per_s:,.0f}",
             f"{x.tokens_per_s_per_gpu:,.0f}",
-            "-" if usd.get(x.concurrency) is None else f"{usd[x.concurrency]:.3f}",
+            cell(usd.get(x.concurrency)),
+            cell(own.get(x.concurrency)),
         )
         for x in ([point] if point else plan.points)
     ]
@@ -590,13 +651,22 @@ def run_serve(args) -> int:
             "tok/s/user",
             "tok/s total",
             "tok/s/GPU",
-            "USD/M tok",
+            "USD/M tok rented",
+            "USD/M tok owned",
         ),
         rows,
         left=0,
     )
     if price is not None:
-        print(f"cost at {price:.2f} USD per GPU-hour ({price_from})")
+        print(f"rented at {price:.2f} USD per GPU-hour ({price_from})")
+    if owned is not None:
+        print(
+            f"owned at {owned.usd_per_gpu_hour:.2f} USD per busy GPU-hour ({owned.gpus_bought} "
+            f"GPUs bought as whole systems, {owned.utilisation:.0%} busy over "
+            f"{owned.horizon_months} months"
+            + ("" if owned.server_priced else "; the server has no public price, not counted")
+            + ")"
+        )
     if load is not None:
         print(
             f"at {load.request_rate_per_s:.4g} requests/s (random arrivals): "
