@@ -252,3 +252,36 @@ def test_cli_disaggregated_and_expert_parallel_match_the_web_api():
     at16 = next(p for p in w["points"] if p["concurrency"] == 16)
     for k in ("ttft_s", "tpot_s", "tokens_per_s_per_user", "tokens_per_s_per_gpu"):
         assert c["point"][k] == at16[k]
+
+
+def test_report_interactivity_curve_with_cost_per_million():
+    """The report's curve (section 4) carries tokens/s per GPU and the cost per million tokens,
+    rented and owned, from the recommendation's own costs: at the users' point they are the
+    recommendation row's figures, and a point with more tokens/s costs less per token."""
+    from advisor import report
+    from advisor.advice.profile import parse_profile
+    from tests.conftest import ROOT
+
+    text = (ROOT / "examples" / "bank-serving-70b.yaml").read_text(encoding="utf-8")
+    profile = parse_profile(text, CAT)
+    data = report.build_report(profile, CAT, lang="en")
+    checked = 0
+    for wd in data["workloads"]:
+        r, curve = wd["recommendation"], wd["serving_curve"]
+        if r is None or curve is None:
+            continue
+        users = curve["users_point"]
+        assert users["per_million_tokens"] == r["per_million_tokens"]
+        assert users["own_per_million_tokens"] == r["own_per_million_tokens"]
+        priced = [p for p in curve["points"] if p["own_per_million_tokens"] is not None]
+        assert priced, "the example is owned: its curve is priced"
+        by_tps = sorted(priced, key=lambda p: p["tokens_per_s"])
+        costs = [p["own_per_million_tokens"] for p in by_tps]
+        assert costs == sorted(costs, reverse=True)
+        html = report.render_html(data, report.Publisher("P"))
+        assert "Tokens/s per GPU" in html and "Per million tokens, owned" in html
+        assert report.tr("en", "rec.curve_cost")[:40] in html
+        checked += 1
+    assert checked
+    az = report.render_html(report.build_report(profile, CAT, lang="az"), report.Publisher("P"))
+    assert "Milyon tokenə, alışda" in az

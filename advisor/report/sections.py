@@ -297,9 +297,15 @@ class Sections:
                 self.n(p["tpot_s"] * 1e3, 1),
                 self.n(p["tokens_per_s_per_user"], 1),
                 self.n(p["tokens_per_s"], 0),
+                self.n(p["tokens_per_s_per_gpu"], 0),
+                self._per_m(p.get("per_million_tokens")),
+                self._per_m(p.get("own_per_million_tokens")),
             )
             for p in c["points"]
         ]
+
+    def _per_m(self, v) -> str:
+        return "—" if v is None else self.money(v, 3)
 
     def cluster_text(self, wd) -> str:
         ch = wd["cluster"]["chosen"]
