@@ -281,6 +281,7 @@ def test_report_interactivity_curve_with_cost_per_million():
         html = report.render_html(data, report.Publisher("P"))
         assert "Tokens/s per GPU" in html and "Per million tokens, owned" in html
         assert report.tr("en", "rec.curve_cost")[:40] in html
+        assert 'data-chart="interactivity-' in html
         checked += 1
     assert checked
     az = report.render_html(report.build_report(profile, CAT, lang="az"), report.Publisher("P"))
