@@ -946,22 +946,22 @@ def _serving_ep(req: ServingRequest, spec, g) -> dict:
             )
     domain = g.scale_up.domain_size if g.scale_up else 8
     layout = epm.EPLayout(ep=req.ep, domain=domain, imbalance=req.imbalance)
-    kw = dict(
+    offer = _cheapest_offer(g.id)
+    price = offer.on_demand_usd_per_gpu_hour if offer else None
+    owned = _owned_hour(g, req.gpus, req)
+    ec = interactivity.ep_curve(
+        spec,
+        g,
+        layout=layout,
+        gpus=req.gpus,
         input_tokens=req.input_tokens,
         output_tokens=req.output_tokens,
         weights=req.weights,
         kv_dtype=req.kv_dtype,
+        usd_per_gpu_hour=price,
+        own_usd_per_gpu_hour=owned.usd_per_gpu_hour if owned else None,
     )
-    cap = epm.max_batch_per_gpu(
-        spec,
-        g,
-        context=req.input_tokens + req.output_tokens,
-        weights=req.weights,
-        kv_dtype=req.kv_dtype,
-        layout=layout,
-    )
-    top = min(cap, 1024)
-    if top < 1:
+    if not ec.points:
         raise AdvisorError(
             "serving.no_room",
             f"gpu: the weights of {spec.name} leave no room for one request's KV cache on "
@@ -969,18 +969,12 @@ def _serving_ep(req: ServingRequest, spec, g) -> dict:
             field="gpu",
             gpu=g.id,
         )
-    levels, b = [], 1
-    while b < top:
-        levels.append(b)
-        b *= 2
-    levels.append(top)
     points = []
-    for b in levels:
-        p = epm.point(spec, g, batch_per_gpu=b, layout=layout, **kw)
+    for p in ec.points:
         total = p.tokens_per_s_per_gpu * req.gpus
         points.append(
             {
-                "concurrency": b,
+                "concurrency": p.batch_per_gpu,
                 "ttft_s": p.ttft_s,
                 "tpot_s": p.tpot_s,
                 "tokens_per_s_per_user": p.tokens_per_s_per_user,
@@ -998,26 +992,9 @@ def _serving_ep(req: ServingRequest, spec, g) -> dict:
         if (ttft is None or p["ttft_s"] <= ttft) and (tpot is None or p["tpot_s"] <= tpot)
     ]
     best = max(ok, key=lambda p: p["tokens_per_s"]) if ok else None
-    offer = _cheapest_offer(g.id)
-    price = offer.on_demand_usd_per_gpu_hour if offer else None
-    owned = _owned_hour(g, req.gpus, req)
-    own_h = owned.usd_per_gpu_hour if owned else None
-
-    def per_m(p, usd_h):
-        if usd_h is None:
-            return None
-        return cost.cost_per_million_tokens(p["tokens_per_s"], usd_h * req.gpus)
-
-    curve = [
-        interactivity.CurvePoint(
-            concurrency=p["concurrency"],
-            tokens_per_s_per_user=p["tokens_per_s_per_user"],
-            tokens_per_s_per_gpu=p["tokens_per_s_per_gpu"],
-            usd_per_million_tokens=per_m(p, price),
-            own_usd_per_million_tokens=per_m(p, own_h),
-        ).to_dict()
-        for p in points
-    ]
+    top = ec.points[-1].batch_per_gpu
+    cap = ec.kv_limited_batch_per_gpu
+    curve = [c.to_dict() for c in ec.curve]
     return {
         "model": _model_info(spec),
         "gpu": _gpu_info(g),

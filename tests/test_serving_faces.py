@@ -252,6 +252,15 @@ def test_cli_disaggregated_and_expert_parallel_match_the_web_api():
     at16 = next(p for p in w["points"] if p["concurrency"] == 16)
     for k in ("ttft_s", "tpot_s", "tokens_per_s_per_user", "tokens_per_s_per_gpu"):
         assert c["point"][k] == at16[k]
+    # the whole expert-parallel curve and its costs, on 16 GPUs (two groups of 8)
+    w = _serve(model="mixtral-8x7b", ep=8, gpus=16, imbalance=1.5)
+    c = _cli_json(
+        "--model", "mixtral-8x7b", "--gpu", "h100-sxm", "--ep", "8", "--gpus", "16",
+        "--imbalance", "1.5",
+    )  # fmt: skip
+    assert c["curve"] == w["curve"] and c["owned"] == w["owned"]
+    assert [p["batch_per_gpu"] for p in c["points"]] == [p["concurrency"] for p in w["points"]]
+    assert [p["tpot_s"] for p in c["points"]] == [p["tpot_s"] for p in w["points"]]
 
 
 def test_report_interactivity_curve_with_cost_per_million():

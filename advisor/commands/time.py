@@ -208,7 +208,9 @@ def register(sub) -> None:
         help="with --ep: sequences per GPU (default: the KV-cache limit, at most 1024)",
     )
     s.add_argument(
-        "--domain", type=count("domain", maximum=4096), default=8, help="scale-up domain (GPUs)"
+        "--domain",
+        type=count("domain", maximum=4096),
+        help="scale-up domain (GPUs; default: the accelerator's, else 8)",
     )
     s.add_argument(
         "--imbalance",
@@ -410,7 +412,7 @@ def _gpu_hour_price(cat, gpu, given):
     return best.on_demand_usd_per_gpu_hour, f"cheapest on-demand offer ({best.provider})"
 
 
-def _run_ep(args, spec, gpu) -> int:
+def _run_ep(args, cat, spec, gpu) -> int:
     from ..perf import expert_parallel as epm
 
     for name in ("request_rate", "draft_tokens", "ttft_ms", "tpot_ms", "concurrency"):
@@ -420,21 +422,39 @@ def _run_ep(args, spec, gpu) -> int:
                 f"--{name.replace('_', '-')} does not apply with --ep",
                 field=name,
             )
+    gpus = args.gpus or args.ep
+    if gpus % args.ep:
+        raise AdvisorError(
+            "ep.gpus_multiple",
+            f"--gpus: {gpus} is not a multiple of the expert-parallel group of {args.ep}",
+            field="gpus",
+            gpus=gpus,
+            ep=args.ep,
+        )
+    # the accelerator's scale-up domain unless given (the web API's choice)
+    domain = args.domain or (gpu.scale_up.domain_size if gpu.scale_up else 8)
     layout = epm.EPLayout(
         ep=args.ep,
-        domain=args.domain,
+        domain=domain,
         imbalance=epm.DEFAULT_IMBALANCE if args.imbalance is None else args.imbalance,
     )
     kv = args.kv_dtype
-    cap = epm.max_batch_per_gpu(
+    price, price_from = _gpu_hour_price(cat, gpu, args.price)
+    owned = _owned_hour(cat, gpu, gpus, args)
+    ec = interactivity.ep_curve(
         spec,
         gpu,
-        context=args.input + args.output,
+        layout=layout,
+        gpus=gpus,
+        input_tokens=args.input,
+        output_tokens=args.output,
         weights=args.weights,
         kv_dtype=kv,
-        layout=layout,
+        usd_per_gpu_hour=price,
+        own_usd_per_gpu_hour=owned.usd_per_gpu_hour if owned else None,
     )
-    b = args.batch_per_gpu or min(cap, 1024)
+    cap = ec.kv_limited_batch_per_gpu
+    b = args.batch_per_gpu or min(cap, interactivity.EP_MAX_BATCH_PER_GPU)
     p = epm.point(
         spec,
         gpu,
@@ -447,23 +467,50 @@ def _run_ep(args, spec, gpu) -> int:
     )
     if args.json:
         return print_json(
-            {"layout": layout.__dict__, "kv_limited_batch_per_gpu": cap, "point": p.to_dict()}
+            {
+                "layout": layout.__dict__,
+                "kv_limited_batch_per_gpu": cap,
+                "point": p.to_dict(),
+                "points": [x.to_dict() for x in ec.points],
+                "curve": [c.to_dict() for c in ec.curve],
+                "usd_per_gpu_hour": price,
+                "price_from": price_from,
+                "owned": owned.to_dict() if owned else None,
+            }
         )
     print(
-        f"{spec.name} on {args.ep} x {gpu.id}, expert parallel {args.ep} with data-parallel "
-        f"attention, domain {args.domain}, imbalance {layout.load_factor}" + _band("serving")
+        f"{spec.name} on {gpus} x {gpu.id}, expert parallel {args.ep} with data-parallel "
+        f"attention, domain {domain}, imbalance {layout.load_factor}" + _band("serving")
     )
+    usd = {c.concurrency: c for c in ec.curve}
+
+    def cell(v):
+        return "-" if v is None else f"{v:.3f}"
+
+    shown_pts = [p] if args.batch_per_gpu else list(ec.points)
     print_table(
-        ("seq/GPU", "TTFT ms", "TPOT ms", "tok/s/user", "tok/s/GPU", "all-to-all"),
+        (
+            "seq/GPU",
+            "TTFT ms",
+            "TPOT ms",
+            "tok/s/user",
+            "tok/s/GPU",
+            "all-to-all",
+            "USD/M tok rented",
+            "USD/M tok owned",
+        ),
         [
             (
-                p.batch_per_gpu,
-                f"{p.ttft_s * 1e3:.1f}",
-                f"{p.tpot_s * 1e3:.1f}",
-                f"{p.tokens_per_s_per_user:.1f}",
-                f"{p.tokens_per_s_per_gpu:,.0f}",
-                f"{p.all_to_all_share:.0%}",
+                x.batch_per_gpu,
+                f"{x.ttft_s * 1e3:.1f}",
+                f"{x.tpot_s * 1e3:.1f}",
+                f"{x.tokens_per_s_per_user:.1f}",
+                f"{x.tokens_per_s_per_gpu:,.0f}",
+                f"{x.all_to_all_share:.0%}",
+                cell(getattr(usd.get(x.batch_per_gpu), "usd_per_million_tokens", None)),
+                cell(getattr(usd.get(x.batch_per_gpu), "own_usd_per_million_tokens", None)),
             )
+            for x in shown_pts
         ],
         left=0,
     )
@@ -527,7 +574,7 @@ def _run_disagg(args, spec, gpu) -> int:
 def run_serve(args) -> int:
     cat, spec, gpu = _inputs(args)
     if args.ep:
-        return _run_ep(args, spec, gpu)
+        return _run_ep(args, cat, spec, gpu)
     if args.disaggregate:
         return _run_disagg(args, spec, gpu)
     kw = dict(

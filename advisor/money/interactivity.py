@@ -122,3 +122,82 @@ def owned_usd_per_gpu_hour(
         horizon_months=horizon_months,
         server_priced=bought.server_usd is not None,
     )
+
+
+EP_MAX_BATCH_PER_GPU = 1024  # the largest load the expert-parallel curve goes to
+
+
+@dataclass(frozen=True)
+class EPCurve:
+    """An expert-parallel deployment's curve (advisor.perf.expert_parallel.point at 1, 2, 4, ...
+    sequences per GPU up to the KV cache's limit, at most EP_MAX_BATCH_PER_GPU) with its costs
+    per million output tokens over `gpus` GPUs."""
+
+    kv_limited_batch_per_gpu: int
+    points: tuple  # advisor.perf.expert_parallel.EPPoint
+    curve: tuple[CurvePoint, ...]
+
+
+def ep_curve(
+    spec,
+    gpu,
+    *,
+    layout,
+    gpus: int,
+    input_tokens: int,
+    output_tokens: int,
+    weights: str,
+    kv_dtype: str,
+    usd_per_gpu_hour: float | None = None,
+    own_usd_per_gpu_hour: float | None = None,
+) -> EPCurve:
+    """The interactivity curve of MoE serving with expert parallelism (`layout`) on `gpus` GPUs:
+    every GPU a data-parallel attention rank holding `batch_per_gpu` sequences, so the total
+    is tokens/s per GPU x `gpus`; the web API's and `advisor time serve --ep`'s one curve."""
+    from ..perf import expert_parallel as epm
+
+    cap = epm.max_batch_per_gpu(
+        spec,
+        gpu,
+        context=input_tokens + output_tokens,
+        weights=weights,
+        kv_dtype=kv_dtype,
+        layout=layout,
+    )
+    top = min(cap, EP_MAX_BATCH_PER_GPU)
+    levels, b = [], 1
+    while b < top:
+        levels.append(b)
+        b *= 2
+    if top >= 1:
+        levels.append(top)
+    pts = tuple(
+        epm.point(
+            spec,
+            gpu,
+            batch_per_gpu=b,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            weights=weights,
+            kv_dtype=kv_dtype,
+            layout=layout,
+        )
+        for b in levels
+    )
+
+    def per_m(p, usd_h):
+        if usd_h is None:
+            return None
+        return cost_per_million_tokens(p.tokens_per_s_per_gpu * gpus, usd_h * gpus)
+
+    curve = tuple(
+        CurvePoint(
+            concurrency=p.batch_per_gpu,
+            tokens_per_s_per_user=p.tokens_per_s_per_user,
+            tokens_per_s_per_gpu=p.tokens_per_s_per_gpu,
+            usd_per_million_tokens=per_m(p, usd_per_gpu_hour),
+            own_usd_per_million_tokens=per_m(p, own_usd_per_gpu_hour),
+        )
+        for p in pts
+    )
+    return EPCurve(kv_limited_batch_per_gpu=cap, points=pts, curve=curve)
