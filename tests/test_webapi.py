@@ -179,6 +179,9 @@ BAD = [
     ("budget", {"gpu": "h100-nvl", "price_usd": ""}, "budget.no_price", "price_usd"),
     ("roofline", {"phase": "x"}, "name.unknown", "phase"),
     ("picker", {"max_gpus": 0}, "field.too_small", "max_gpus"),
+    ("serving", {"request_rate": "-1"}, "field.positive", "request_rate"),
+    ("serving", {"pools": "disaggregated", "gpus": 8}, "disagg.needs_limits", "ttft_ms"),
+    ("serving", {"ep": 8, "gpus": 8}, "ep.dense_model", "ep"),
 ]
 
 

@@ -186,6 +186,18 @@ def register(sub) -> None:
     )
     s.add_argument("--price", type=usd_h, help="USD per GPU-hour (default: cheapest offer)")
     s.add_argument(
+        "--utilisation",
+        type=number("utilisation", limits.FRACTION, exclusive_low=True),
+        default=0.6,
+        help="owned hardware: busy fraction of the hours, for its cost per million tokens",
+    )
+    s.add_argument(
+        "--horizon-months",
+        type=count("horizon_months", *limits.MONTHS),
+        default=36,
+        help="owned hardware: months its owning total is spread over",
+    )
+    s.add_argument(
         "--ep",
         type=count("ep", maximum=4096),
         help="MoE: expert parallel over this many GPUs with data-parallel attention",
@@ -196,7 +208,9 @@ def register(sub) -> None:
         help="with --ep: sequences per GPU (default: the KV-cache limit, at most 1024)",
     )
     s.add_argument(
-        "--domain", type=count("domain", maximum=4096), default=8, help="scale-up domain (GPUs)"
+        "--domain",
+        type=count("domain", maximum=4096),
+        help="scale-up domain (GPUs; default: the accelerator's, else 8)",
     )
     s.add_argument(
         "--imbalance",
@@ -361,6 +375,28 @@ def _speculation(args):
     )
 
 
+def _owned_hour(cat, gpu, gpus: int, args):
+    """What a busy GPU-hour of owned `gpu` costs (advisor.money.interactivity.owned_usd_per_gpu_hour,
+    the web API's `_owned_hour`; electricity at recommend's default)."""
+    from ..advice import recommend
+
+    return interactivity.owned_usd_per_gpu_hour(
+        gpu,
+        gpus,
+        cat.systems,
+        utilisation=args.utilisation,
+        horizon_months=args.horizon_months,
+        electricity_usd_per_kwh=recommend.DEFAULT_ELECTRICITY_USD_PER_KWH,
+    )
+
+
+def _one_point_plan(point):
+    """A stand-in plan of one point, for interactivity.curve at --concurrency."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(points=(point,))
+
+
 def _gpu_hour_price(cat, gpu, given):
     if given is not None:
         return given, "given"
@@ -376,7 +412,7 @@ def _gpu_hour_price(cat, gpu, given):
     return best.on_demand_usd_per_gpu_hour, f"cheapest on-demand offer ({best.provider})"
 
 
-def _run_ep(args, spec, gpu) -> int:
+def _run_ep(args, cat, spec, gpu) -> int:
     from ..perf import expert_parallel as epm
 
     for name in ("request_rate", "draft_tokens", "ttft_ms", "tpot_ms", "concurrency"):
@@ -386,21 +422,39 @@ def _run_ep(args, spec, gpu) -> int:
                 f"--{name.replace('_', '-')} does not apply with --ep",
                 field=name,
             )
+    gpus = args.gpus or args.ep
+    if gpus % args.ep:
+        raise AdvisorError(
+            "ep.gpus_multiple",
+            f"--gpus: {gpus} is not a multiple of the expert-parallel group of {args.ep}",
+            field="gpus",
+            gpus=gpus,
+            ep=args.ep,
+        )
+    # the accelerator's scale-up domain unless given (the web API's choice)
+    domain = args.domain or (gpu.scale_up.domain_size if gpu.scale_up else 8)
     layout = epm.EPLayout(
         ep=args.ep,
-        domain=args.domain,
+        domain=domain,
         imbalance=epm.DEFAULT_IMBALANCE if args.imbalance is None else args.imbalance,
     )
     kv = args.kv_dtype
-    cap = epm.max_batch_per_gpu(
+    price, price_from = _gpu_hour_price(cat, gpu, args.price)
+    owned = _owned_hour(cat, gpu, gpus, args)
+    ec = interactivity.ep_curve(
         spec,
         gpu,
-        context=args.input + args.output,
+        layout=layout,
+        gpus=gpus,
+        input_tokens=args.input,
+        output_tokens=args.output,
         weights=args.weights,
         kv_dtype=kv,
-        layout=layout,
+        usd_per_gpu_hour=price,
+        own_usd_per_gpu_hour=owned.usd_per_gpu_hour if owned else None,
     )
-    b = args.batch_per_gpu or min(cap, 1024)
+    cap = ec.kv_limited_batch_per_gpu
+    b = args.batch_per_gpu or min(cap, interactivity.EP_MAX_BATCH_PER_GPU)
     p = epm.point(
         spec,
         gpu,
@@ -413,23 +467,50 @@ def _run_ep(args, spec, gpu) -> int:
     )
     if args.json:
         return print_json(
-            {"layout": layout.__dict__, "kv_limited_batch_per_gpu": cap, "point": p.to_dict()}
+            {
+                "layout": layout.__dict__,
+                "kv_limited_batch_per_gpu": cap,
+                "point": p.to_dict(),
+                "points": [x.to_dict() for x in ec.points],
+                "curve": [c.to_dict() for c in ec.curve],
+                "usd_per_gpu_hour": price,
+                "price_from": price_from,
+                "owned": owned.to_dict() if owned else None,
+            }
         )
     print(
-        f"{spec.name} on {args.ep} x {gpu.id}, expert parallel {args.ep} with data-parallel "
-        f"attention, domain {args.domain}, imbalance {layout.load_factor}" + _band("serving")
+        f"{spec.name} on {gpus} x {gpu.id}, expert parallel {args.ep} with data-parallel "
+        f"attention, domain {domain}, imbalance {layout.load_factor}" + _band("serving")
     )
+    usd = {c.concurrency: c for c in ec.curve}
+
+    def cell(v):
+        return "-" if v is None else f"{v:.3f}"
+
+    shown_pts = [p] if args.batch_per_gpu else list(ec.points)
     print_table(
-        ("seq/GPU", "TTFT ms", "TPOT ms", "tok/s/user", "tok/s/GPU", "all-to-all"),
+        (
+            "seq/GPU",
+            "TTFT ms",
+            "TPOT ms",
+            "tok/s/user",
+            "tok/s/GPU",
+            "all-to-all",
+            "USD/M tok rented",
+            "USD/M tok owned",
+        ),
         [
             (
-                p.batch_per_gpu,
-                f"{p.ttft_s * 1e3:.1f}",
-                f"{p.tpot_s * 1e3:.1f}",
-                f"{p.tokens_per_s_per_user:.1f}",
-                f"{p.tokens_per_s_per_gpu:,.0f}",
-                f"{p.all_to_all_share:.0%}",
+                x.batch_per_gpu,
+                f"{x.ttft_s * 1e3:.1f}",
+                f"{x.tpot_s * 1e3:.1f}",
+                f"{x.tokens_per_s_per_user:.1f}",
+                f"{x.tokens_per_s_per_gpu:,.0f}",
+                f"{x.all_to_all_share:.0%}",
+                cell(getattr(usd.get(x.batch_per_gpu), "usd_per_million_tokens", None)),
+                cell(getattr(usd.get(x.batch_per_gpu), "own_usd_per_million_tokens", None)),
             )
+            for x in shown_pts
         ],
         left=0,
     )
@@ -440,6 +521,18 @@ def _run_ep(args, spec, gpu) -> int:
 def _run_disagg(args, spec, gpu) -> int:
     from ..perf import disaggregated
 
+    for name, given in (
+        ("draft_tokens", args.draft_tokens is not None),
+        ("prefix_hit", bool(args.prefix_hit)),
+        ("request_rate", args.request_rate is not None),
+        ("concurrency", args.concurrency is not None),
+    ):
+        if given:  # the split's model has none of them (the web API refuses them too)
+            raise AdvisorError(
+                "disagg.plain_only",
+                f"--{name.replace('_', '-')} does not apply with --disaggregate",
+                field=name,
+            )
     if args.ttft_ms is None or args.tpot_ms is None or not args.gpus:
         raise AdvisorError(
             "cli.disagg_needs_targets",
@@ -481,7 +574,7 @@ def _run_disagg(args, spec, gpu) -> int:
 def run_serve(args) -> int:
     cat, spec, gpu = _inputs(args)
     if args.ep:
-        return _run_ep(args, spec, gpu)
+        return _run_ep(args, cat, spec, gpu)
     if args.disaggregate:
         return _run_disagg(args, spec, gpu)
     kw = dict(
@@ -506,7 +599,9 @@ def run_serve(args) -> int:
             gpu=gpu.id,
         )
     price, price_from = _gpu_hour_price(cat, gpu, args.price)
-    curve = interactivity.curve(plan, price) if plan.points else ()
+    owned = _owned_hour(cat, gpu, args.gpus or args.tp, args)
+    own_h = owned.usd_per_gpu_hour if owned else None
+    curve = interactivity.curve(plan, price, own_h) if plan.points else ()
     load = None
     if args.request_rate is not None:
         load = queueing.at_rate(spec, gpu, request_rate=args.request_rate, **kw)
@@ -540,6 +635,7 @@ def run_serve(args) -> int:
                 "curve": [c.to_dict() for c in curve],
                 "usd_per_gpu_hour": price,
                 "price_from": price_from,
+                "owned": owned.to_dict() if owned else None,
                 "speculative": kw["speculative"].to_dict() if kw["speculative"] else None,
                 "prefix_hit_rate": args.prefix_hit,
                 "load": load.to_dict() if load else None,
@@ -570,6 +666,17 @@ def run_serve(args) -> int:
     if args.prefix_hit:
         print(f"prefix cache: {args.prefix_hit:.0%} of prompt tokens skip the prefill")
     usd = {c.concurrency: c.usd_per_million_tokens for c in curve}
+    own = {c.concurrency: c.own_usd_per_million_tokens for c in curve}
+    if point is not None:
+        one = interactivity.curve(_one_point_plan(point), price, own_h)[0]
+        usd[point.concurrency], own[point.concurrency] = (
+            one.usd_per_million_tokens,
+            one.own_usd_per_million_tokens,
+        )
+
+    def cell(v):
+        return "-" if v is None else f"{v:.3f}"
+
     rows = [
         (
             x.concurrency,
@@ -578,7 +685,8 @@ def run_serve(args) -> int:
             f"{x.tokens_per_s_per_user:.1f}",
             f"{x.tokens_per_s:,.0f}",
             f"{x.tokens_per_s_per_gpu:,.0f}",
-            "-" if usd.get(x.concurrency) is None else f"{usd[x.concurrency]:.3f}",
+            cell(usd.get(x.concurrency)),
+            cell(own.get(x.concurrency)),
         )
         for x in ([point] if point else plan.points)
     ]
@@ -590,13 +698,22 @@ def run_serve(args) -> int:
             "tok/s/user",
             "tok/s total",
             "tok/s/GPU",
-            "USD/M tok",
+            "USD/M tok rented",
+            "USD/M tok owned",
         ),
         rows,
         left=0,
     )
     if price is not None:
-        print(f"cost at {price:.2f} USD per GPU-hour ({price_from})")
+        print(f"rented at {price:.2f} USD per GPU-hour ({price_from})")
+    if owned is not None:
+        print(
+            f"owned at {owned.usd_per_gpu_hour:.2f} USD per busy GPU-hour ({owned.gpus_bought} "
+            f"GPUs bought as whole systems, {owned.utilisation:.0%} busy over "
+            f"{owned.horizon_months} months"
+            + ("" if owned.server_priced else "; the server has no public price, not counted")
+            + ")"
+        )
     if load is not None:
         print(
             f"at {load.request_rate_per_s:.4g} requests/s (random arrivals): "

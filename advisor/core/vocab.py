@@ -50,6 +50,8 @@ PRICINGS = ("on_demand", "spot", "reserved")
 CURRENCIES = ("USD", "AZN", "EUR")
 LANGUAGES = ("az", "en")
 SERVING_ENGINES = ("vllm", "trtllm")  # advisor.perf.serving: whose memory plan and step overhead
+# prefill and decode on the same GPUs, or on separate pools (advisor.perf.disaggregated)
+SERVING_POOLS = ("colocated", "disaggregated")
 CLUSTER_PRECISIONS = (
     "bf16",
     "fp8",
@@ -74,6 +76,7 @@ FORM_FIELDS = {
     "currency": CURRENCIES,
     "acquire": ACQUIRE,
     "engine": SERVING_ENGINES,
+    "pools": SERVING_POOLS,
     "cluster_precision": CLUSTER_PRECISIONS,
     "mode": INFERENCE_MODES,
     "picker_weights": PICKER_WEIGHTS,

@@ -731,6 +731,7 @@ def build_report(
                 )
                 wd["serving"] = cap.to_dict()
                 wd["serving_curve"] = _serving_curve(spec, gpu, fit)
+                _curve_costs(wd["serving_curve"], wd["recommendation"])
             elif aw.task == "train":
                 wd["cluster"] = _cluster(spec, gpu, w, wd["pilot_offer"], catalog)
         else:
@@ -816,6 +817,23 @@ def _serving_curve(spec, gpu, fit) -> dict | None:
     d["points"] = sorted([*pts, users], key=lambda p: p["concurrency"])
     d["users_point"] = users
     return d
+
+
+def _curve_costs(curve: dict | None, r: dict | None) -> None:
+    """The interactivity curve's cost per million generated tokens at each point, rented and
+    owned (advisor.money.interactivity's axes, in the report's currency): the recommendation's
+    own hourly cost (advisor.advice.recommend: the billed instances' price; the owning total over
+    its busy hours) spread over the point's tokens, i.e. its cost per million times its
+    tokens/s over the point's. At the users' point the ratio is 1: the recommendation's figures
+    (tests/test_report.py test_serving_sections_agree)."""
+    if not curve or not r:
+        return
+    tps = r.get("tokens_per_s")
+    for p in curve["points"]:
+        ratio = tps / p["tokens_per_s"] if tps and p["tokens_per_s"] else None
+        for key in ("per_million_tokens", "own_per_million_tokens"):
+            v = r.get(key)
+            p[key] = None if v is None or ratio is None else v * ratio
 
 
 def _cluster(spec, gpu, w: Workload, pilot_offer, catalog) -> dict | None:

@@ -297,9 +297,15 @@ class Sections:
                 self.n(p["tpot_s"] * 1e3, 1),
                 self.n(p["tokens_per_s_per_user"], 1),
                 self.n(p["tokens_per_s"], 0),
+                self.n(p["tokens_per_s_per_gpu"], 0),
+                self._per_m(p.get("per_million_tokens")),
+                self._per_m(p.get("own_per_million_tokens")),
             )
             for p in c["points"]
         ]
+
+    def _per_m(self, v) -> str:
+        return "—" if v is None else self.money(v, 3)
 
     def cluster_text(self, wd) -> str:
         ch = wd["cluster"]["chosen"]
@@ -505,6 +511,61 @@ class Sections:
                 "month": be,
             }
         return out
+
+    def curve_chart(self, wd) -> dict:
+        """Geometry of the interactivity chart (SVG user units, 640 x 300): tokens/s per GPU
+        (y) against tokens/s per user (x), one dot per point of the serving curve, the users'
+        point ringed; five gridlines on each axis at a 1-2-2.5-5 step."""
+        pts = wd["serving_curve"]["points"]
+        mark = (wd["serving_curve"].get("users_point") or {}).get("concurrency")
+        W, H, L, B, T, Rm = 640, 300, 70, 44, 16, 16
+
+        def nice(top):
+            top = top or 1.0
+            mag = 10 ** math.floor(math.log10(top))
+            step = next(
+                s * mag for s in (0.1, 0.2, 0.25, 0.5, 1, 2, 2.5, 5, 10) if top / (s * mag) <= 5
+            )
+            return step, math.ceil(top / step) * step
+
+        xs, xmax = nice(max(p["tokens_per_s_per_user"] for p in pts))
+        ys, ymax = nice(max(p["tokens_per_s_per_gpu"] for p in pts))
+
+        def x(v):
+            return L + (W - L - Rm) * v / xmax
+
+        def y(v):
+            return T + (H - T - B) * (1 - v / ymax)
+
+        dots = [
+            {
+                "cx": f"{x(p['tokens_per_s_per_user']):.1f}",
+                "cy": f"{y(p['tokens_per_s_per_gpu']):.1f}",
+                "ty": f"{y(p['tokens_per_s_per_gpu']) - 7:.1f}",
+                "c": self.n(p["concurrency"]),
+                "users": p["concurrency"] == mark,
+            }
+            for p in pts
+        ]
+        return {
+            "W": W,
+            "H": H,
+            "L": L,
+            "B": B,
+            "Rm": Rm,
+            "T": T,
+            "grid": [
+                {"y": f"{y(k * ys):.1f}", "ty": f"{y(k * ys) + 4:.1f}", "label": self.n(k * ys)}
+                for k in range(round(ymax / ys) + 1)
+            ],
+            "ticks": [
+                {"x": f"{x(k * xs):.1f}", "label": self.n(k * xs)}
+                for k in range(round(xmax / xs) + 1)
+            ],
+            "mid": f"{(L + W - Rm) / 2:.0f}",
+            "line": " ".join(f"{d['cx']},{d['cy']}" for d in dots),
+            "dots": dots,
+        }
 
     def risks(self) -> list[tuple[str | None, str]]:
         """(workload name or None, text) of every risk."""

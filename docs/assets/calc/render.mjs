@@ -15,7 +15,7 @@ export const FORMS = {
   roofline: [["model", "model"], ["phase", "select"], ["gpu", "gpu"], ["batch", "number"], ["seq", "number"], ["weights", "select"]],
   budget: [["gpu", "gpu"], ["gpus", "number"], ["price_usd", "text"], ["cloud_usd_per_gpu_hour", "text"], ["utilisation", "number"], ["horizon_months", "number"], ["electricity_usd_per_kwh", "number"], ["currency", "select"], ["model", "model"], ["train_tokens", "tokens"], ["batch", "number"], ["seq", "number"]],
   picker: [["model", "model"], ["task", "select"], ["batch", "number"], ["seq", "number"], ["acquire", "select"], ["currency", "select"], ["horizon_months", "number"], ["max_gpus", "number"], ["budget", "text"], ["target_tokens_per_s", "text"], ["per_user_tokens_per_s", "text"], ["weights", "select", "picker_weights"]],
-  serving: [["model", "model"], ["config", "config"], ["gpu", "gpu"], ["tensor_parallel", "number"], ["gpus", "number"], ["input_tokens", "number"], ["output_tokens", "number"], ["weights", "select"], ["kv_dtype", "select"], ["engine", "select"], ["ttft_ms", "text"], ["tpot_ms", "text"]],
+  serving: [["model", "model"], ["config", "config"], ["gpu", "gpu"], ["tensor_parallel", "number"], ["gpus", "number"], ["input_tokens", "number"], ["output_tokens", "number"], ["weights", "select"], ["kv_dtype", "select"], ["engine", "select"], ["ttft_ms", "text"], ["tpot_ms", "text"], ["request_rate", "text"], ["draft_tokens", "number"], ["acceptance", "number"], ["draft_layers", "number"], ["prefix_hit_rate", "number"], ["pools", "select"], ["ep", "number"], ["imbalance", "number"], ["utilisation", "number"], ["horizon_months", "number"]],
   cluster: [["model", "model"], ["config", "config"], ["gpu", "gpu"], ["tokens", "tokens"], ["seq", "number"], ["deadline_days", "text"], ["budget_usd", "text"], ["price_usd_per_gpu_hour", "text"], ["network", "network"], ["precision", "select", "cluster_precision"], ["max_gpus", "number"]],
 };
 
@@ -386,7 +386,91 @@ function renderServing(r, S) {
   const best = b ? b.concurrency : null;
   const tbl = `<table class="calc-table calc-main"><thead><tr>${head2.map((h) => `<th>${esc(h)}</th>`).join("")}</tr></thead><tbody>${rows.map((row, i) => `<tr${r.points[i].concurrency === best ? ' class="calc-best"' : ""}>${row.map((c) => `<td>${esc(c)}</td>`).join("")}</tr>`).join("")}</tbody></table>`;
   const fp4 = r.fp4_dequantised ? ` <span data-out="fp4_dequantised">${esc(fillText(tr(S, "calc.sv.fp4_dequant", "This card has no tensor cores for {fmt}: the weights are dequantised and multiplied at {peak}."), { fmt: String(r.weights || "").toUpperCase(), peak: String(r.compute_peak || "").toUpperCase() }))}</span>` : "";
-  return `<p class="calc-headline">${where}<br>${head}</p><p class="calc-note">${kv}${fp4}</p>${servingChart(r, S)}${tbl}${bandLine(r, S)}`;
+  return `<p class="calc-headline">${where}<br>${head}</p>${servingExtras(r, S)}<p class="calc-note">${kv}${fp4}</p>${servingChart(r, S)}${tbl}${interactivityTable(r, S)}${bandLine(r, S)}`;
+}
+
+// Issue 35: the load at a request rate and the largest rate within the limits
+// (advisor.perf.queueing), speculative decoding, the prefix cache, disaggregated pools and
+// expert parallelism, each a line when the form asks for it.
+function servingExtras(r, S) {
+  const ms = (s) => fmt(s * 1e3, S, 1);
+  const note = (name, html) => `<p class="calc-note" data-out="${name}">${html}</p>`;
+  const strong = (name, text) => `<strong data-out="${name}">${esc(text)}</strong>`;
+  let out = "";
+  if (r.expert_parallel) {
+    const e = r.expert_parallel;
+    const where = fillText(tr(S, e.in_domain ? "calc.sv.ep_in" : "calc.sv.ep_out", ""), { d: fmt(e.domain, S, 0) });
+    out += note("ep", esc(fillText(tr(S, "calc.sv.ep", ""), { ep: fmt(e.ep, S, 0), where, imb: fmt(e.imbalance, S, 2) })));
+  }
+  if (r.load) {
+    const l = r.load;
+    out += note("load", fillHtml(tr(S, "calc.sv.load", ""), {
+      rate: esc(fmt(l.request_rate_per_s, S, 2)),
+      c: esc(fmt(l.concurrency, S, 1)),
+      ttft: strong("load_ttft", withPm(ms(l.ttft_s), r, "prefill", S)),
+      wait: esc(ms(l.queue_wait_s)),
+      tpot: strong("load_tpot", withPm(ms(l.tpot_s), r, "decode", S)),
+      tokens: esc(fmt(l.tokens_per_s, S, 0)),
+    }));
+  }
+  const limited = r.limits && (r.limits.ttft_ms || r.limits.tpot_ms);
+  if (limited && !r.expert_parallel) {
+    const m = r.max_rate;
+    out += m
+      ? note("max_rate", fillHtml(tr(S, "calc.sv.max_rate", ""), {
+          rate: strong("max_rate_value", fmt(m.request_rate_per_s, S, 2)),
+          ttft: esc(withPm(ms(m.ttft_s), r, "prefill", S)),
+          tpot: esc(withPm(ms(m.tpot_s), r, "decode", S)),
+          gpu_tps: esc(fmt(m.tokens_per_s_per_gpu, S, 0)),
+        }))
+      : note("max_rate", esc(tr(S, "calc.sv.no_rate", "")));
+  }
+  if (r.speculative) {
+    const sp = r.speculative;
+    out += note("speculative", esc(fillText(tr(S, "calc.sv.spec", ""), { k: fmt(sp.draft_tokens, S, 0), a: fmt(sp.acceptance, S, 2), tps: fmt(sp.tokens_per_step, S, 2) })));
+  }
+  if (r.prefix_hit_rate) out += note("prefix", esc(fillText(tr(S, "calc.sv.prefix", ""), { p: formatPercent(r.prefix_hit_rate, lang2(S), 0) })));
+  if (r.disaggregated) {
+    const d = r.disaggregated.plan;
+    out += d
+      ? note("disaggregated", fillHtml(tr(S, "calc.sv.disagg", ""), {
+          np: strong("disagg_prefill", fmt(d.prefill_instances, S, 0)),
+          ptp: esc(d.prefill_tp),
+          nd: strong("disagg_decode", fmt(d.decode_instances, S, 0)),
+          dtp: esc(d.decode_tp),
+          c: esc(fmt(d.decode_concurrency, S, 0)),
+          rate: esc(fmt(d.request_rate_per_s, S, 2)),
+          ttft: esc(withPm(ms(d.ttft_s), r, "prefill", S)),
+          xfer: esc(fmt(d.kv_transfer_s * 1e3, S, 2)),
+          tpot: esc(withPm(ms(d.tpot_s), r, "decode", S)),
+          gpu_tps: esc(fmt(d.tokens_per_s_per_gpu, S, 0)),
+        }))
+      : note("disaggregated", esc(tr(S, "calc.sv.disagg_none", "")));
+  }
+  return out;
+}
+
+// The curve serving benchmarks compare on (advisor.money.interactivity): tokens/s per GPU against
+// tokens/s per user, with USD per million output tokens rented and owned.
+function interactivityTable(r, S) {
+  if (!r.curve || !r.curve.length) return "";
+  const usd = (v) => (v == null ? MISSING : fmt(v, S, 3));
+  const head = [tr(S, "calc.sv.concurrency", "Concurrent requests"), tr(S, "calc.sv.tps_user", "tokens/s per user"), tr(S, "calc.sv.tps_gpu", "tokens/s per GPU"), tr(S, "calc.sv.cost_rent", "USD per million tokens, rented"), tr(S, "calc.sv.cost_own", "USD per million tokens, owned")];
+  const rows = r.curve.map((c) => [fmt(c.concurrency, S, 0), fmt(c.tokens_per_s_per_user, S, 1), fmt(c.tokens_per_s_per_gpu, S, 0), usd(c.usd_per_million_tokens), usd(c.own_usd_per_million_tokens)]);
+  const o = r.owned;
+  let price = "";
+  if (r.usd_per_gpu_hour != null || o) {
+    price = esc(fillText(tr(S, "calc.sv.price_note", ""), {
+      price: r.usd_per_gpu_hour == null ? MISSING : formatMoney(r.usd_per_gpu_hour, "USD", lang2(S), 2),
+      provider: r.price_provider || MISSING,
+      own: o ? formatMoney(o.usd_per_gpu_hour, "USD", lang2(S), 2) : MISSING,
+      bought: o ? fmt(o.gpus_bought, S, 0) : MISSING,
+      util: o ? formatPercent(o.utilisation, lang2(S), 0) : MISSING,
+      months: o ? fmt(o.horizon_months, S, 0) : MISSING,
+    }));
+    if (o && !o.server_priced) price += " " + esc(tr(S, "calc.sv.server_unpriced", ""));
+  } else price = esc(tr(S, "calc.sv.no_price", ""));
+  return `<p class="calc-note">${esc(tr(S, "calc.sv.curve_head", ""))}</p>${table(head, rows, "calc-curve")}<p class="calc-note" data-out="price_note">${price}</p>`;
 }
 
 // ---------------------------------------------------------------- cluster
