@@ -42,7 +42,7 @@ OUT = ROOT / "bench_results" / "validation" / "throughput.json"
 # the summary alone (error bands by kind), small enough to ship in the advisor wheel
 SUMMARY_OUT = OUT.with_name("throughput-summary.json")
 SCHEMA_VERSION = 1
-TARGET_MEDIAN = 0.15
+TARGET_MEDIAN = 0.10  # issue 35: whole set median |error| <= 10 %, worst <= 40 %
 TARGET_WORST = 0.40
 # issue 35: the 2025-26 part, median |error| <= 15 % with at least 80 % of it answered
 TARGET_MEDIAN_2025 = 0.15
@@ -103,7 +103,7 @@ def _load_entries() -> list[dict]:
     return out
 
 
-def _model(cat, w: dict, notes: list[str]):
+def _model(cat, w: dict, notes: list[str], training: bool = False):
     mid = w.get("model")
     if mid:
         if mid not in {m.id for m in cat.models}:
@@ -113,11 +113,12 @@ def _model(cat, w: dict, notes: list[str]):
                 model=mid,
             )
         spec = cat.model(mid).spec
-        if spec.layers and any(layer.mlp.experts for layer in spec.layers):
-            # The layer-list MoE families (DeepSeek-V3, gpt-oss, Qwen3-MoE) reach the time model
-            # through one representative layer (timing.train_layer) and an expert-parallel
-            # all-to-all with assumed latencies (advisor.perf.expert_parallel): their first predictions
-            # ranged from -96 % to +330 %, so they are carried, not counted, until that is itemised.
+        if training and spec.layers and any(layer.mlp.experts for layer in spec.layers):
+            # MoE training of the layer-list families (DeepSeek-V3, gpt-oss, Qwen3-MoE) still
+            # reaches the time model through one representative layer (timing.train_layer):
+            # carried, not counted, until issue 35's training part itemises it. Serving runs
+            # over the real layer list (timing.decode_step_time, advisor.perf.expert_parallel)
+            # and is counted.
             raise NotExpressible(
                 f"MoE time model for {mid} not yet validated (issue 35)",
                 "moe_unvalidated",
@@ -535,7 +536,7 @@ def _sharding(v) -> str:
 
 def predict_training(e, cat, notes):
     w = e["workload"]
-    spec = _model(cat, w, notes)
+    spec = _model(cat, w, notes, training=True)
     if spec.is_moe and w.get("model") is None:
         raise NotExpressible("MoE model not in the catalog", "model_unknown", model="MoE")
     gpu = _gpu(cat, w, notes)
@@ -787,11 +788,22 @@ def evaluate(entries, cat) -> list[dict]:
             pred = PREDICT[e["kind"]](e, cat, notes)
             if not (isinstance(pred, float | int) and math.isfinite(pred) and pred > 0):
                 raise NotExpressible(f"advisor gave {pred!r}")
-            row.update(
-                expressible=True,
-                predicted=float(pred),
-                error=float(pred) / float(e["value"]) - 1.0,
-            )
+            err = float(pred) / float(e["value"]) - 1.0
+            if _layer_list_moe(cat, e):
+                # MoE serving over the real layer list (advisor.perf.expert_parallel,
+                # timing.decode_step_time): predicted and shown, carried but not counted until
+                # the gap on Hopper and long prompts is itemised (module docstring, issue 35)
+                row.update(carried_predicted=float(pred), carried_error=err)
+                raise NotExpressible(
+                    f"MoE serving of {e['workload']['model']} over its layer list predicts "
+                    f"{pred:.0f} against {e['value']:g} ({err:+.0%}): carried, not counted",
+                    "moe_serving_gap",
+                    model=e["workload"]["model"],
+                    predicted=round(float(pred)),
+                    measured=round(float(e["value"])),
+                    error_pct=f"{err * 100:+.0f}",
+                )
+            row.update(expressible=True, predicted=float(pred), error=err)
         except NotExpressible as exc:
             row.update(
                 expressible=False, reason=str(exc), reason_key=exc.key, reason_params=exc.params
@@ -801,6 +813,29 @@ def evaluate(entries, cat) -> list[dict]:
         row["assumptions"] = notes
         rows.append(row)
     return rows
+
+
+def _layer_list_moe(cat, e: dict) -> bool:
+    """A serving, decode or latency entry of a catalog MoE model described layer by layer
+    (DeepSeek-V3, gpt-oss, Qwen3-MoE)."""
+    mid = e["workload"].get("model")
+    if e["kind"] == "training" or not mid or mid not in {m.id for m in cat.models}:
+        return False
+    spec = cat.model(mid).spec
+    return bool(spec.layers) and any(layer.mlp.experts for layer in spec.layers)
+
+
+def _carried_moe(rows) -> dict:
+    """The MoE serving entries predicted over their layer list but carried (not counted)."""
+    errs = [abs(r["carried_error"]) for r in rows if r.get("carried_error") is not None]
+    if not errs:
+        return {}
+    return {
+        "n": len(errs),
+        "median_abs_error": statistics.median(errs),
+        "worst_abs_error": max(errs),
+        "within_15pct": sum(x <= 0.15 for x in errs),
+    }
 
 
 def summarise(rows) -> dict:
@@ -824,6 +859,7 @@ def summarise(rows) -> dict:
                 "within_15pct": sum(e <= 0.15 for e in errs),
             }
     out["period_2025_26"] = _period_summary(rows, "2025-26")
+    out["moe_serving_carried"] = _carried_moe(rows)
     out["by_family"] = _family_summary(val)
     out["not_expressible"] = sum(1 for r in rows if not r["expressible"])
     out["calibration"] = sum(1 for r in rows if r["role"] == "calibration")

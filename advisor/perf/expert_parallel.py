@@ -9,26 +9,32 @@ parallelism: the non-expert weights are replicated), and holds `num_experts / ep
 layer's routed experts. In every MoE layer each token is dispatched to the GPUs of its top-k
 experts and the results are combined back: two all-to-alls.
 
-Per decode step of a GPU with `b` sequences (`decode_step`):
-- attention, dense weights, KV read, element-wise, output head: timing.decode_step_time at
-  batch `b`, tp 1, without its experts;
-- experts: the group's b * ep tokens choose k experts each, uniformly (compute.
-  expected_experts_touched); the busiest GPU receives `imbalance` x the mean b * k
-  assignments over the experts it touches, each a GEMM at M = its tokens;
-- all-to-all: dispatch in FP8 (1 byte per element plus a 4-byte scale per 128, DeepEP's FP8
-  dispatch) and combine in BF16 (2 bytes) of b * k * hidden elements, (ep - 1) / ep of them
-  leaving the GPU, at the scale-up fabric's bandwidth when the group fits the domain, else at
-  the scale-out NIC's (`scale_out_gb_per_s`, 400 Gb/s = 50 GB/s by default), each all-to-all
-  with a fixed latency `a2a_latency_us`.
+Per decode step of a GPU with `b` sequences (`decode_step`), over the model's real layer list
+(`ModelSpec.stack`: DeepSeek-V3's 3 dense first layers and 58 MoE layers, gpt-oss's alternating
+sliding and full layers, Qwen3-MoE's uniform MoE layers):
+- attention (MLA's absorbed decode FLOPs or GQA's KV stream, each layer over its own span),
+  dense weights and shared experts, element-wise passes, output head: timing.decode_step_time
+  at batch `b`, tp 1, with the routed experts taken out again;
+- routed experts of each MoE layer: the group's b * ep tokens choose k experts each,
+  uniformly (arch.flops.expected_experts_touched), so one GPU holds touched / ep of the
+  experts a step touches; the busiest GPU receives `imbalance` x the mean b * k assignments,
+  run as one grouped GEMM per weight (timing.grouped_gemm_time);
+- all-to-all, per MoE layer: dispatch in FP8 (1 byte per element plus a 4-byte scale per
+  128, DeepEP's FP8 dispatch, deepseek-ai/DeepEP README) and combine in BF16 (2 bytes) of
+  b * k * hidden elements, (ep - 1) / ep of them leaving the GPU, at the scale-up fabric's
+  bus bandwidth (advisor.perf.network.intra_node_fabric: the catalog's NVLink / xGMI figure
+  per direction, NCCL's bus efficiency) with its per-step latency once per all-to-all (DeepEP
+  and TensorRT-LLM's MoE all-to-all issue every peer's transfer in one kernel), when the group
+  fits the domain; else at the scale-out NIC's (`scale_out_gb_per_s`, 400 Gb/s = 50 GB/s by
+  default) with `LATENCY_ACROSS_US`.
 
 Stated assumptions: `imbalance` (the busiest GPU's expert load over the mean) is 1.2 by
 default: an assumption, not a measurement (DeepSeek's EPLB replicates hot experts to bring it
 down, DeepSeek-V3 §3.4; Megatron-Bridge's MoE benchmarks "force-balance the token distribution
-among experts", i.e. 1.0). `a2a_latency_us` is 10 us in a scale-up domain and 30 us across
-nodes (assumed; DeepEP's README reports 65-92 us for low-latency dispatch and combine at EP 8
-over RDMA with 128 tokens, bandwidth included). The all-to-alls are not overlapped with compute
-(two-batch overlap would hide part of them). The MoE layers are all `num_layers` (a model's
-dense first layers count as MoE here).
+among experts", i.e. 1.0). Across nodes the all-to-all latency is 30 us (assumed; DeepEP's
+README reports 65-92 us for low-latency dispatch and combine at EP 8 over RDMA with 128
+tokens, bandwidth included). The all-to-alls are not overlapped with compute (two-batch
+overlap would hide part of them).
 """
 
 from __future__ import annotations
@@ -42,11 +48,10 @@ from ..core.errors import AdvisorError, check_int, check_positive
 from . import efficiency as eff
 from . import network as net
 from . import timing
-from .timing import KV_BYTES, PEAK_KEY, decode_weight_bytes
+from .timing import KV_BYTES, decode_weight_bytes
 
 DEFAULT_IMBALANCE = 1.2
 SCALE_OUT_GB_PER_S = 50.0  # one 400 Gb/s NIC per GPU
-LATENCY_IN_DOMAIN_US = 10.0
 LATENCY_ACROSS_US = 30.0
 DISPATCH_BYTES = 1.0 + 4.0 / 128  # FP8 plus one fp32 scale per 128 elements
 COMBINE_BYTES = 2.0
@@ -97,26 +102,36 @@ def _check_moe(spec: ModelSpec, layout: EPLayout):
         )
 
 
-def _expert_time(spec: ModelSpec, dev, m_tokens: float, touched: float, wb, dq) -> float:
+def _expert_time(spec: ModelSpec, mlp, dev, m_tokens: float, touched: float, wb, dq) -> float:
+    """One MoE layer's routed experts: `touched` experts sharing `m_tokens` assignments, one
+    grouped GEMM per weight."""
     if touched <= 0 or m_tokens <= 0:
         return 0.0
     per = m_tokens / touched
-    return touched * sum(
-        timing.gemm_time(per, k, n, dev, weight_bytes=wb, dequant=dq)
-        for k, n in timing.expert_linears(spec)
+    return sum(
+        timing.grouped_gemm_time(touched, per, k, n, dev, weight_bytes=wb, dequant=dq)
+        for k, n in timing.expert_linears(spec, mlp)
     )
 
 
-def all_to_all_s(spec: ModelSpec, gpu, tokens: float, layout: EPLayout) -> float:
+def moe_layers(spec: ModelSpec) -> tuple:
+    """(MoE MLP, count) for each distinct MoE layer of the stack."""
+    return tuple(
+        (layer.mlp, count) for layer, count in timing.layer_groups(spec) if layer.mlp.is_moe
+    )
+
+
+def all_to_all_s(spec: ModelSpec, gpu, tokens: float, layout: EPLayout, mlp=None) -> float:
     """One MoE layer's dispatch + combine for `tokens` tokens on one GPU (module docstring)."""
     if layout.ep <= 1:
         return 0.0
-    elems = tokens * spec.experts_per_token * spec.hidden_size * (layout.ep - 1) / layout.ep
+    k = mlp.experts_per_token if mlp is not None else spec.experts_per_token
+    elems = tokens * k * spec.hidden_size * (layout.ep - 1) / layout.ep
     elems *= layout.load_factor
     if layout.in_domain:
         fab = net.intra_node_fabric(gpu)
         bw = fab.bytes_per_s
-        lat = LATENCY_IN_DOMAIN_US
+        lat = fab.latency_us
     else:
         bw = layout.scale_out_gb_per_s * 1e9 * net.DEFAULT_BUS_EFFICIENCY
         lat = LATENCY_ACROSS_US
@@ -139,7 +154,7 @@ def decode_step(
     _check_moe(spec, layout)
     stack = stack or eff.DEFAULT_STACK
     b = check_int("batch", batch, maximum=1 << 16)
-    dev = timing.Device.of(gpu, PEAK_KEY[weights], stack)
+    dev = timing.Device.of(gpu, timing.weight_peak_key(gpu, weights), stack)
     whole = timing.decode_step_time(
         spec,
         dev,
@@ -153,34 +168,44 @@ def decode_step(
     )
     wb = timing._weight_bytes(weights)
     dq = stack.dequant_factor(weights)
-    e, k = spec.num_experts, spec.experts_per_token
-    # the experts as decode_step_time counted them (all on one GPU) ...
-    own = _expert_time(spec, dev, b * k, expected_experts_touched(e, k, b), wb, dq)
-    # ... and as the busiest GPU of the group runs them
-    touched = expected_experts_touched(e, k, b * layout.ep) / layout.ep
-    experts = _expert_time(spec, dev, b * k * layout.load_factor, touched, wb, dq)
-    a2a = all_to_all_s(spec, gpu, b, layout)
-    rest = whole["seconds"] - own * spec.num_layers
-    total = rest + (experts + a2a) * spec.num_layers
+    own = experts = a2a = 0.0
+    for mlp, count in moe_layers(spec):
+        e, k = mlp.experts, mlp.experts_per_token
+        # the routed experts as decode_step_time counted them (all on one GPU) ...
+        own += count * _expert_time(
+            spec, mlp, dev, b * k, expected_experts_touched(e, k, b), wb, dq
+        )
+        # ... and as the busiest GPU of the group runs them
+        touched = expected_experts_touched(e, k, b * layout.ep) / layout.ep
+        experts += count * _expert_time(spec, mlp, dev, b * k * layout.load_factor, touched, wb, dq)
+        a2a += count * all_to_all_s(spec, gpu, b, layout, mlp)
+    rest = whole["seconds"] - own
+    total = rest + experts + a2a
     return MappingProxyType(
         {
             "seconds": total,
             "attention_dense_s": rest,
-            "experts_s": experts * spec.num_layers,
-            "all_to_all_s": a2a * spec.num_layers,
+            "experts_s": experts,
+            "all_to_all_s": a2a,
         }
     )
 
 
 def weight_bytes_per_gpu(spec: ModelSpec, weights: str, layout: EPLayout) -> float:
-    """Non-expert weights in full (replicated) plus 1/ep of the routed experts."""
+    """Non-expert weights in full (replicated) plus 1/ep of the routed experts, summed over the
+    layer list (dense first layers hold no routed experts)."""
     _check_moe(spec, layout)
+    from ..arch import quant
+
     total = decode_weight_bytes(spec, weights, batch=1 << 30)
-    one = decode_weight_bytes(spec, weights, batch=1)
-    # experts' share: total minus what one token touches, scaled up to all experts
-    k, e = spec.experts_per_token, spec.num_experts
-    expert_all = (total - one) * e / (e - k) if e > k else 0.0
-    return total - expert_all + expert_all / layout.ep
+    fmt = quant.weight_format(weights)
+    per = fmt.data_bits / 8 + (fmt.scale_bytes_per_param if fmt.quantised else 0.0)
+    h = spec.hidden_size
+    routed = sum(
+        count * mlp.experts * (3 if mlp.gated else 2) * h * mlp.width * per
+        for mlp, count in moe_layers(spec)
+    )
+    return total - routed + routed / layout.ep
 
 
 def max_batch_per_gpu(
@@ -196,7 +221,8 @@ def max_batch_per_gpu(
     """Sequences of `context` tokens whose KV cache fits beside this GPU's weights (each GPU
     keeps the whole cache of its own sequences: DP attention)."""
     free = gpu.memory_bytes * gpu_memory_utilization - weight_bytes_per_gpu(spec, weights, layout)
-    per_seq = 2 * spec.kv_dim * KV_BYTES[kv_dtype] * timing.span_sum(spec, context)
+    # per layer its KV elements per token (MLA's latent, GQA's 2 * kv_dim) times its span
+    per_seq = KV_BYTES[kv_dtype] * spec.kv_elems(context)
     return max(0, int(free // per_seq))
 
 
@@ -251,11 +277,11 @@ def point(
     step = decode_step(
         spec, gpu, batch=b, context=ctx, weights=weights, kv_dtype=kv_dtype, layout=layout
     )
-    dev = timing.Device.of(gpu, PEAK_KEY[weights], stack)
+    dev = timing.Device.of(gpu, timing.weight_peak_key(gpu, weights), stack)
     pf = timing.prefill_time(
         spec, dev, stack, batch=1, prompt=input_tokens, weights=weights, tp=1, tp_fabric=None
     )["seconds"]
-    pf += all_to_all_s(spec, gpu, input_tokens, layout) * spec.num_layers
+    pf += sum(c * all_to_all_s(spec, gpu, input_tokens, layout, m) for m, c in moe_layers(spec))
     cycle = b * pf + output_tokens * step["seconds"]
     tpot = cycle / output_tokens
     return EPPoint(
