@@ -333,6 +333,8 @@ def predict_serving(e, cat, notes):
         raise NotExpressible(
             "the source does not say whether the figure is per GPU or per system", "per_gpu_unclear"
         )
+    if w.get("disaggregated") and w.get("expert_parallel"):
+        return _predict_ep_pool(e, cat, notes)
     if w.get("input_tokens") is None and w.get("output_tokens") is not None and "mlperf" in e["id"]:
         raise NotExpressible(
             "MLPerf: the mean output length is MLPerf's reference (TOKENS_PER_SAMPLE), the mean "
@@ -480,6 +482,57 @@ def _predict_expert_parallel(e, cat, notes, spec, gpu) -> float:
         layout=layout,
     )
     return p.tokens_per_s_per_gpu
+
+
+def _predict_ep_pool(e, cat, notes) -> float:
+    """One pool of a disaggregated deployment with wide expert parallelism and data-parallel
+    attention (SGLang's and vLLM's PD + large-scale EP), per node of `count` GPUs:
+    - decode pool (`tokens_per_s`): `batch` sequences per GPU at an `input_tokens` context,
+      each GPU emitting batch / decode step (advisor.perf.expert_parallel.decode_step);
+    - prefill pool (`input_tokens_per_s`): each GPU prefilling one `input_tokens` prompt per
+      iteration (expert_parallel.prefill_s).
+    The group spans nodes of 8 GPUs (the H100/H200 HGX scale-up domain); the all-to-all
+    crosses the NIC beyond it."""
+    from advisor.perf import expert_parallel as epm
+
+    w = e["workload"]
+    spec = _model(cat, w, notes)
+    gpu = _gpu(cat, w, notes)
+    if not spec.is_moe or w.get("input_tokens") is None:
+        raise NotExpressible(
+            "disaggregated prefill and decode pools with wide expert parallelism: the pools' "
+            "batch and layout are not stated",
+            "disaggregated",
+        )
+    weights = _weights(w)
+    kv = w.get("kv_dtype") or "bf16"
+    layout = epm.EPLayout(ep=int(w["expert_parallel"]), domain=8)
+    per_node = int(w.get("count") or 8)
+    ctx = int(w["input_tokens"])
+    notes.append(
+        f"EP {layout.ep} with attention DP over nodes of 8 GPUs, expert load imbalance "
+        f"{layout.load_factor} (advisor.perf.expert_parallel's assumption), KV {kv}"
+    )
+    if e["metric"] == "tokens_per_s" and w.get("batch"):
+        b = int(w["batch"])
+        cap = epm.max_batch_per_gpu(
+            spec, gpu, context=ctx, weights=weights, kv_dtype=kv, layout=layout
+        )
+        if b > cap:
+            notes.append(f"stated batch {b} above the KV-cache limit {cap}")
+            b = cap
+        step = epm.decode_step(
+            spec, gpu, batch=b, context=ctx, weights=weights, kv_dtype=kv, layout=layout
+        )
+        return per_node * b / step["seconds"]
+    if e["metric"] == "input_tokens_per_s":
+        pf = epm.prefill_s(spec, gpu, prompt=ctx, weights=weights, layout=layout)
+        return per_node * ctx / pf
+    raise NotExpressible(
+        "disaggregated prefill and decode pools with wide expert parallelism: the pools' "
+        "batch and layout are not stated",
+        "disaggregated",
+    )
 
 
 def _predict_at_rate(e, cat, notes, rate: float) -> float:

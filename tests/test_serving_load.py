@@ -402,3 +402,24 @@ def test_expert_parallel_walks_the_layer_list():
     one = ep.all_to_all_s(ds, gpu, 64, ep.EPLayout(ep=8, imbalance=1.0), moe[0][0])
     by_hand = 2 * fab.latency_s + 64 * 8 * 7168 * 7 / 8 * (ep.DISPATCH_BYTES + 2) / fab.bytes_per_s
     assert one == pytest.approx(by_hand)
+
+
+def test_across_nodes_prefill_forwards_by_node_and_decode_sends_per_expert():
+    """DeepEP: normal (prefill) kernels cross the NIC once per destination node and spread
+    over NVLink; low-latency (decode) kernels send one copy per remote expert over RDMA. With
+    k = 8 experts over 4 nodes a token reaches 3 * (1 - (3/4)^8) = 2.70 other nodes on average."""
+    from advisor.perf import expert_parallel as ep
+
+    assert ep.remote_nodes(8, 4) == pytest.approx(3 * (1 - 0.75**8))
+    assert ep.remote_nodes(8, 1) == 0.0
+    ds = CAT.model("deepseek-v3").spec
+    gpu = CAT.gpu("h100-sxm")
+    lay = ep.EPLayout(ep=32, domain=8, imbalance=1.0)
+    mlp = ep.moe_layers(ds)[0][0]
+    node = ep.all_to_all_s(ds, gpu, 2000, lay, mlp, forward_by_node=True)
+    expert = ep.all_to_all_s(ds, gpu, 2000, lay, mlp)
+    nic = lay.scale_out_gb_per_s * 1e9 * ep.net.DEFAULT_BUS_EFFICIENCY
+    per_token = 7168 * (ep.DISPATCH_BYTES + ep.COMBINE_BYTES)
+    assert expert == pytest.approx(2 * 30e-6 + 2000 * 8 * 31 / 32 * per_token / nic)
+    assert node == pytest.approx(2 * 30e-6 + 2000 * ep.remote_nodes(8, 4) * per_token / nic)
+    assert node < expert

@@ -28,10 +28,19 @@ sliding and full layers, Qwen3-MoE's uniform MoE layers):
   fits the domain; else at the scale-out NIC's (`scale_out_gb_per_s`, 400 Gb/s = 50 GB/s by
   default) with `LATENCY_ACROSS_US`.
 
+Prefill (`prefill_s`): each rank prefills one prompt of its own per iteration; its attention
+and dense weights as timing.prefill_time counts them, its share of the group's routed-expert
+work as in decode, and the all-to-all of its prompt's tokens (across nodes through DeepEP's
+node forwarding, `all_to_all_s`).
+
 Stated assumptions: `imbalance` (the busiest GPU's expert load over the mean) is 1.2 by
 default: an assumption, not a measurement (DeepSeek's EPLB replicates hot experts to bring it
 down, DeepSeek-V3 §3.4; Megatron-Bridge's MoE benchmarks "force-balance the token distribution
-among experts", i.e. 1.0). Across nodes the all-to-all latency is 30 us (assumed; DeepEP's
+among experts", i.e. 1.0). Its order of size is what SGLang measured end to end: DeepSeek-V3
+prefill at EP32 on H100 ran 50,302 tokens/s per node with its default expert placement and
+59,337 with a simulated perfect balance, 1.18x (LMSYS, "Deploying DeepSeek with PD
+Disaggregation and Large-scale Expert Parallelism on 96 H100 GPUs", 2025-05-05, "Overall
+Throughput" table; lm-sys/lm-sys.github.io blog/2025-05-05-large-scale-ep.md). Across nodes the all-to-all latency is 30 us (assumed; DeepEP's
 README reports 65-92 us for low-latency dispatch and combine at EP 8 over RDMA with 128
 tokens, bandwidth included). The all-to-alls are not overlapped with compute (two-batch
 overlap would hide part of them).
@@ -121,21 +130,47 @@ def moe_layers(spec: ModelSpec) -> tuple:
     )
 
 
-def all_to_all_s(spec: ModelSpec, gpu, tokens: float, layout: EPLayout, mlp=None) -> float:
-    """One MoE layer's dispatch + combine for `tokens` tokens on one GPU (module docstring)."""
+def remote_nodes(k: int, nodes: int) -> float:
+    """Expected number of other nodes a token's k experts fall on, experts spread evenly over
+    `nodes` nodes and chosen uniformly: (nodes - 1) * (1 - (1 - 1/nodes)^k)."""
+    if nodes <= 1:
+        return 0.0
+    return (nodes - 1) * (1.0 - (1.0 - 1.0 / nodes) ** k)
+
+
+def all_to_all_s(
+    spec: ModelSpec,
+    gpu,
+    tokens: float,
+    layout: EPLayout,
+    mlp=None,
+    *,
+    forward_by_node: bool = False,
+) -> float:
+    """One MoE layer's dispatch + combine for `tokens` tokens on one GPU (module docstring).
+
+    Across nodes, `forward_by_node` is DeepEP's normal (prefill and training) kernels: a token
+    crosses the NIC once per destination node and is spread over NVLink there ("forwarding data
+    from NVLink domain to RDMA domain", deepseek-ai/DeepEP README; DeepSeek-V3 §3.2), so the NIC
+    carries `remote_nodes` copies of it instead of one per remote expert; the NVLink leg runs
+    beside it and the slower of the two counts. Decode uses DeepEP's low-latency kernels "with
+    pure RDMA": one copy per remote expert (`forward_by_node` False)."""
     if layout.ep <= 1:
         return 0.0
     k = mlp.experts_per_token if mlp is not None else spec.experts_per_token
-    elems = tokens * k * spec.hidden_size * (layout.ep - 1) / layout.ep
-    elems *= layout.load_factor
+    per_token = spec.hidden_size * (DISPATCH_BYTES + COMBINE_BYTES) * layout.load_factor
+    fab = net.intra_node_fabric(gpu)
     if layout.in_domain:
-        fab = net.intra_node_fabric(gpu)
-        bw = fab.bytes_per_s
-        lat = fab.latency_us
-    else:
-        bw = layout.scale_out_gb_per_s * 1e9 * net.DEFAULT_BUS_EFFICIENCY
-        lat = LATENCY_ACROSS_US
-    return 2 * lat * 1e-6 + elems * (DISPATCH_BYTES + COMBINE_BYTES) / bw
+        out = tokens * k * (layout.ep - 1) / layout.ep * per_token
+        return 2 * fab.latency_s + out / fab.bytes_per_s
+    nic = layout.scale_out_gb_per_s * 1e9 * net.DEFAULT_BUS_EFFICIENCY
+    if forward_by_node:
+        nodes = -(-layout.ep // layout.domain)
+        rdma = tokens * remote_nodes(k, nodes) * per_token / nic
+        nvlink = tokens * k * (layout.domain - 1) / layout.ep * per_token / fab.bytes_per_s
+        return 2 * LATENCY_ACROSS_US * 1e-6 + max(rdma, nvlink)
+    out = tokens * k * (layout.ep - 1) / layout.ep * per_token
+    return 2 * LATENCY_ACROSS_US * 1e-6 + out / nic
 
 
 def decode_step(
@@ -189,6 +224,42 @@ def decode_step(
             "all_to_all_s": a2a,
         }
     )
+
+
+def prefill_s(
+    spec: ModelSpec,
+    gpu,
+    *,
+    prompt: int,
+    weights: str,
+    layout: EPLayout,
+    stack: eff.Stack | None = None,
+) -> float:
+    """One prompt's prefill on one GPU of the EP group, every rank prefilling one prompt of its
+    own in the same iteration (the MoE layers need all ranks): attention, dense weights and
+    shared experts for its `prompt` tokens (timing.prefill_time at tp 1, routed experts taken
+    out again), then in each MoE layer the busiest GPU's share of the group's ep * prompt
+    tokens (touched / ep experts, `imbalance` x the mean prompt * k assignments, one grouped
+    GEMM per weight) and the dispatch and combine of its prompt's tokens."""
+    _check_moe(spec, layout)
+    stack = stack or eff.DEFAULT_STACK
+    dev = timing.Device.of(gpu, timing.weight_peak_key(gpu, weights), stack)
+    whole = timing.prefill_time(
+        spec, dev, stack, batch=1, prompt=prompt, weights=weights, tp=1, tp_fabric=None
+    )["seconds"]
+    wb = timing._weight_bytes(weights)
+    dq = stack.dequant_factor(weights)
+    t = float(prompt)
+    own = experts = a2a = 0.0
+    for mlp, count in moe_layers(spec):
+        e, k = mlp.experts, mlp.experts_per_token
+        own += count * _expert_time(
+            spec, mlp, dev, t * k, expected_experts_touched(e, k, prompt), wb, dq
+        )
+        touched = expected_experts_touched(e, k, prompt * layout.ep) / layout.ep
+        experts += count * _expert_time(spec, mlp, dev, t * k * layout.load_factor, touched, wb, dq)
+        a2a += count * all_to_all_s(spec, gpu, t, layout, mlp, forward_by_node=True)
+    return whole - own + experts + a2a
 
 
 def weight_bytes_per_gpu(spec: ModelSpec, weights: str, layout: EPLayout) -> float:
@@ -277,11 +348,7 @@ def point(
     step = decode_step(
         spec, gpu, batch=b, context=ctx, weights=weights, kv_dtype=kv_dtype, layout=layout
     )
-    dev = timing.Device.of(gpu, timing.weight_peak_key(gpu, weights), stack)
-    pf = timing.prefill_time(
-        spec, dev, stack, batch=1, prompt=input_tokens, weights=weights, tp=1, tp_fabric=None
-    )["seconds"]
-    pf += sum(c * all_to_all_s(spec, gpu, input_tokens, layout, m) for m, c in moe_layers(spec))
+    pf = prefill_s(spec, gpu, prompt=input_tokens, weights=weights, layout=layout, stack=stack)
     cycle = b * pf + output_tokens * step["seconds"]
     tpot = cycle / output_tokens
     return EPPoint(
