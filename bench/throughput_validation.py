@@ -409,6 +409,7 @@ def predict_serving(e, cat, notes):
         gpus=count,
         engine=engine,
         grouped_kv_kernel=grouped,
+        activations=w.get("activations"),
     )
     m = e["metric"]
     if m == "tokens_per_s":
@@ -480,6 +481,7 @@ def _predict_expert_parallel(e, cat, notes, spec, gpu) -> float:
         weights=weights,
         kv_dtype=kv,
         layout=layout,
+        activations=w.get("activations"),
     )
     return p.tokens_per_s_per_gpu
 

@@ -423,3 +423,24 @@ def test_across_nodes_prefill_forwards_by_node_and_decode_sends_per_expert():
     assert expert == pytest.approx(2 * 30e-6 + 2000 * 8 * 31 / 32 * per_token / nic)
     assert node == pytest.approx(2 * 30e-6 + 2000 * ep.remote_nodes(8, 4) * per_token / nic)
     assert node < expert
+
+
+def test_mixed_precision_moe_multiplies_at_the_wider_operand():
+    """gpt-oss: MXFP4 MoE weights with bf16 activations on Hopper run at the bf16 rate, with
+    MXFP8 activations on Blackwell at the FP8 rate (TensorRT-LLM gpt_oss README support
+    matrix); without `activations` the weight format decides."""
+    from advisor.perf import timing
+
+    h200, b200 = CAT.gpu("h200"), CAT.gpu("b200")
+    assert timing.matmul_peak_key(b200, "mxfp4") == "fp4"
+    assert timing.matmul_peak_key(b200, "mxfp4", "fp8") == "fp8"
+    assert timing.matmul_peak_key(h200, "mxfp4", "bf16") == "bf16"
+    assert timing.matmul_peak_key(h200, "bf16", "fp8") == "bf16"
+    with pytest.raises(AdvisorError) as e:
+        timing.matmul_peak_key(h200, "mxfp4", "int3")
+    assert e.value.field == "activations"
+    spec = CAT.model("gpt-oss-20b").spec
+    kw = dict(concurrency=64, input_tokens=1024, output_tokens=1024, weights="mxfp4")
+    fast = serving.point(spec, b200, **kw)
+    slow = serving.point(spec, b200, activations="fp8", **kw)
+    assert slow.tokens_per_s < fast.tokens_per_s

@@ -183,13 +183,14 @@ def decode_step(
     kv_dtype: str,
     layout: EPLayout,
     stack: eff.Stack | None = None,
+    activations: str | None = None,
 ) -> MappingProxyType:
     """One decode step of one GPU of the EP group with `batch` sequences (module docstring):
     seconds by part."""
     _check_moe(spec, layout)
     stack = stack or eff.DEFAULT_STACK
     b = check_int("batch", batch, maximum=1 << 16)
-    dev = timing.Device.of(gpu, timing.weight_peak_key(gpu, weights), stack)
+    dev = timing.Device.of(gpu, timing.matmul_peak_key(gpu, weights, activations), stack)
     whole = timing.decode_step_time(
         spec,
         dev,
@@ -234,6 +235,7 @@ def prefill_s(
     weights: str,
     layout: EPLayout,
     stack: eff.Stack | None = None,
+    activations: str | None = None,
 ) -> float:
     """One prompt's prefill on one GPU of the EP group, every rank prefilling one prompt of its
     own in the same iteration (the MoE layers need all ranks): attention, dense weights and
@@ -243,7 +245,7 @@ def prefill_s(
     GEMM per weight) and the dispatch and combine of its prompt's tokens."""
     _check_moe(spec, layout)
     stack = stack or eff.DEFAULT_STACK
-    dev = timing.Device.of(gpu, timing.weight_peak_key(gpu, weights), stack)
+    dev = timing.Device.of(gpu, timing.matmul_peak_key(gpu, weights, activations), stack)
     whole = timing.prefill_time(
         spec, dev, stack, batch=1, prompt=prompt, weights=weights, tp=1, tp_fabric=None
     )["seconds"]
@@ -322,6 +324,7 @@ def point(
     kv_dtype: str = "fp8",
     layout: EPLayout,
     stack: eff.Stack | None = None,
+    activations: str | None = None,
 ) -> EPPoint:
     """The steady state of advisor.perf.serving (prefills between the decode steps, TPOT = cycle /
     output) on one GPU of the EP group, with `batch_per_gpu` requests in flight on each GPU."""
@@ -346,9 +349,25 @@ def point(
             maximum=cap,
         )
     step = decode_step(
-        spec, gpu, batch=b, context=ctx, weights=weights, kv_dtype=kv_dtype, layout=layout
+        spec,
+        gpu,
+        batch=b,
+        context=ctx,
+        weights=weights,
+        kv_dtype=kv_dtype,
+        layout=layout,
+        stack=stack,
+        activations=activations,
     )
-    pf = prefill_s(spec, gpu, prompt=input_tokens, weights=weights, layout=layout, stack=stack)
+    pf = prefill_s(
+        spec,
+        gpu,
+        prompt=input_tokens,
+        weights=weights,
+        layout=layout,
+        stack=stack,
+        activations=activations,
+    )
     cycle = b * pf + output_tokens * step["seconds"]
     tpot = cycle / output_tokens
     return EPPoint(

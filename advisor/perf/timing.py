@@ -98,6 +98,27 @@ def weight_peak_key(gpu, weights: str) -> str:
     return "fp8" if "fp8" in (gpu.peak_tflops or {}) else "fp16"
 
 
+ACTIVATIONS = ("bf16", "fp16", "fp8")
+
+
+def matmul_peak_key(gpu, weights: str, activations: str | None = None) -> str:
+    """The peak a run's matrix multiplies reach: `weight_peak_key`, or, where the engine keeps
+    the activations in another precision, the slower of the two (a tensor core multiplies at
+    its wider operand's rate: MXFP4 weights with bf16 activations run at the bf16 rate, with
+    MXFP8 activations on Blackwell at the FP8 rate; TensorRT-LLM examples/models/core/gpt_oss/
+    README.md "MoE Support Matrix": Hopper bf16 x mxfp4, Blackwell mxfp8 x mxfp4)."""
+    key = weight_peak_key(gpu, weights)
+    if activations is None:
+        return key
+    if activations not in ACTIVATIONS:
+        from ..core.errors import unknown_name
+
+        raise unknown_name("activations", activations, ACTIVATIONS)
+    order = {"fp4": 0, "fp8": 1, "fp16": 2, "bf16": 2}
+    act = PEAK_KEY[activations]
+    return act if order.get(act, 2) > order.get(key, 2) else key
+
+
 def fp4_dequantised(gpu, weights: str) -> bool:
     """True when FP4 weights are dequantised on this card (said next to the figure)."""
     return PEAK_KEY.get(weights) == "fp4" and weight_peak_key(gpu, weights) != "fp4"
