@@ -444,3 +444,27 @@ def test_mixed_precision_moe_multiplies_at_the_wider_operand():
     fast = serving.point(spec, b200, **kw)
     slow = serving.point(spec, b200, activations="fp8", **kw)
     assert slow.tokens_per_s < fast.tokens_per_s
+
+
+def test_moe_serving_band_comes_from_the_carried_moe_entries():
+    """The expert-parallel serving output carries the MoE band (the validation's carried MoE
+    serving entries), not the dense serving band."""
+    from advisor.perf import accuracy
+
+    s = {
+        "by_kind": {"serving": {"n": 40, "median_abs_error": 0.09, "worst_abs_error": 0.37}},
+        "moe_serving_carried": {"n": 15, "median_abs_error": 0.6, "worst_abs_error": 2.1},
+    }
+    got = accuracy.bands_from_summary(s)
+    assert got["moe_serving"].n == 15 and got["moe_serving"].worst_abs_error == 2.1
+    assert got["serving"].n == 40
+    assert "moe_serving" not in accuracy.bands_from_summary({"by_kind": {}})
+    out = subprocess.run(
+        [sys.executable, "-m", "advisor", "time", "serve", "--model", "mixtral-8x7b",
+         "--gpu", "h100-sxm", "--ep", "8", "--weights", "fp8", "--input", "512",
+         "--output", "256"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    band = accuracy.band("moe_serving")
+    if band:
+        assert f"MoE serving: median ±{band.median_abs_error:.0%}" in out

@@ -67,7 +67,7 @@ def _band(kind: str) -> str:
     if not b:
         return ""
     return (
-        f"  (measured accuracy for {kind}: median ±{b.median_abs_error:.0%}, worst "
+        f"  (measured accuracy for {kind.replace('_', ' ').replace('moe', 'MoE')}: median ±{b.median_abs_error:.0%}, worst "
         f"±{b.worst_abs_error:.0%} over {b.n} published runs)"
     )
 
@@ -417,7 +417,7 @@ def _run_ep(args, spec, gpu) -> int:
         )
     print(
         f"{spec.name} on {args.ep} x {gpu.id}, expert parallel {args.ep} with data-parallel "
-        f"attention, domain {args.domain}, imbalance {layout.load_factor}" + _band("serving")
+        f"attention, domain {args.domain}, imbalance {layout.load_factor}" + _band("moe_serving")
     )
     print_table(
         ("seq/GPU", "TTFT ms", "TPOT ms", "tok/s/user", "tok/s/GPU", "all-to-all"),
