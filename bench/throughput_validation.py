@@ -43,7 +43,7 @@ OUT = ROOT / "bench_results" / "validation" / "throughput.json"
 # the summary alone (error bands by kind), small enough to ship in the advisor wheel
 SUMMARY_OUT = OUT.with_name("throughput-summary.json")
 SCHEMA_VERSION = 1
-TARGET_MEDIAN = 0.15
+TARGET_MEDIAN = 0.10  # issue 35: whole set median |error| <= 10 %, worst <= 40 %
 TARGET_WORST = 0.40
 # issue 35: the 2025-26 part, median |error| <= 15 % with at least 80 % of it answered
 TARGET_MEDIAN_2025 = 0.15
@@ -104,7 +104,7 @@ def _load_entries() -> list[dict]:
     return out
 
 
-def _model(cat, w: dict, notes: list[str]):
+def _model(cat, w: dict, notes: list[str], training: bool = False):
     mid = w.get("model")
     if mid:
         if mid not in {m.id for m in cat.models}:
@@ -114,11 +114,12 @@ def _model(cat, w: dict, notes: list[str]):
                 model=mid,
             )
         spec = cat.model(mid).spec
-        if spec.layers and any(layer.mlp.experts for layer in spec.layers):
-            # The layer-list MoE families (DeepSeek-V3, gpt-oss, Qwen3-MoE) reach the time model
-            # through one representative layer (timing.train_layer) and an expert-parallel
-            # all-to-all with assumed latencies (advisor.perf.expert_parallel): their first predictions
-            # ranged from -96 % to +330 %, so they are carried, not counted, until that is itemised.
+        if training and spec.layers and any(layer.mlp.experts for layer in spec.layers):
+            # MoE training of the layer-list families (DeepSeek-V3, gpt-oss, Qwen3-MoE) still
+            # reaches the time model through one representative layer (timing.train_layer):
+            # carried, not counted, until issue 35's training part itemises it. Serving runs
+            # over the real layer list (timing.decode_step_time, advisor.perf.expert_parallel)
+            # and is counted.
             raise NotExpressible(
                 f"MoE time model for {mid} not yet validated (issue 35)",
                 "moe_unvalidated",
@@ -333,6 +334,8 @@ def predict_serving(e, cat, notes):
         raise NotExpressible(
             "the source does not say whether the figure is per GPU or per system", "per_gpu_unclear"
         )
+    if w.get("disaggregated") and w.get("expert_parallel"):
+        return _predict_ep_pool(e, cat, notes)
     if w.get("input_tokens") is None and w.get("output_tokens") is not None and "mlperf" in e["id"]:
         raise NotExpressible(
             "MLPerf: the mean output length is MLPerf's reference (TOKENS_PER_SAMPLE), the mean "
@@ -407,6 +410,7 @@ def predict_serving(e, cat, notes):
         gpus=count,
         engine=engine,
         grouped_kv_kernel=grouped,
+        activations=w.get("activations"),
     )
     m = e["metric"]
     if m == "tokens_per_s":
@@ -478,8 +482,60 @@ def _predict_expert_parallel(e, cat, notes, spec, gpu) -> float:
         weights=weights,
         kv_dtype=kv,
         layout=layout,
+        activations=w.get("activations"),
     )
     return p.tokens_per_s_per_gpu
+
+
+def _predict_ep_pool(e, cat, notes) -> float:
+    """One pool of a disaggregated deployment with wide expert parallelism and data-parallel
+    attention (SGLang's and vLLM's PD + large-scale EP), per node of `count` GPUs:
+    - decode pool (`tokens_per_s`): `batch` sequences per GPU at an `input_tokens` context,
+      each GPU emitting batch / decode step (advisor.perf.expert_parallel.decode_step);
+    - prefill pool (`input_tokens_per_s`): each GPU prefilling one `input_tokens` prompt per
+      iteration (expert_parallel.prefill_s).
+    The group spans nodes of 8 GPUs (the H100/H200 HGX scale-up domain); the all-to-all
+    crosses the NIC beyond it."""
+    from advisor.perf import expert_parallel as epm
+
+    w = e["workload"]
+    spec = _model(cat, w, notes)
+    gpu = _gpu(cat, w, notes)
+    if not spec.is_moe or w.get("input_tokens") is None:
+        raise NotExpressible(
+            "disaggregated prefill and decode pools with wide expert parallelism: the pools' "
+            "batch and layout are not stated",
+            "disaggregated",
+        )
+    weights = _weights(w)
+    kv = w.get("kv_dtype") or "bf16"
+    layout = epm.EPLayout(ep=int(w["expert_parallel"]), domain=8)
+    per_node = int(w.get("count") or 8)
+    ctx = int(w["input_tokens"])
+    notes.append(
+        f"EP {layout.ep} with attention DP over nodes of 8 GPUs, expert load imbalance "
+        f"{layout.load_factor} (advisor.perf.expert_parallel's assumption), KV {kv}"
+    )
+    if e["metric"] == "tokens_per_s" and w.get("batch"):
+        b = int(w["batch"])
+        cap = epm.max_batch_per_gpu(
+            spec, gpu, context=ctx, weights=weights, kv_dtype=kv, layout=layout
+        )
+        if b > cap:
+            notes.append(f"stated batch {b} above the KV-cache limit {cap}")
+            b = cap
+        step = epm.decode_step(
+            spec, gpu, batch=b, context=ctx, weights=weights, kv_dtype=kv, layout=layout
+        )
+        return per_node * b / step["seconds"]
+    if e["metric"] == "input_tokens_per_s":
+        pf = epm.prefill_s(spec, gpu, prompt=ctx, weights=weights, layout=layout)
+        return per_node * ctx / pf
+    raise NotExpressible(
+        "disaggregated prefill and decode pools with wide expert parallelism: the pools' "
+        "batch and layout are not stated",
+        "disaggregated",
+    )
 
 
 def _predict_at_rate(e, cat, notes, rate: float) -> float:
@@ -536,7 +592,7 @@ def _sharding(v) -> str:
 
 def predict_training(e, cat, notes):
     w = e["workload"]
-    spec = _model(cat, w, notes)
+    spec = _model(cat, w, notes, training=True)
     if spec.is_moe and w.get("model") is None:
         raise NotExpressible("MoE model not in the catalog", "model_unknown", model="MoE")
     gpu = _gpu(cat, w, notes)
@@ -788,11 +844,22 @@ def evaluate(entries, cat) -> list[dict]:
             pred = PREDICT[e["kind"]](e, cat, notes)
             if not (isinstance(pred, float | int) and math.isfinite(pred) and pred > 0):
                 raise NotExpressible(f"advisor gave {pred!r}")
-            row.update(
-                expressible=True,
-                predicted=float(pred),
-                error=float(pred) / float(e["value"]) - 1.0,
-            )
+            err = float(pred) / float(e["value"]) - 1.0
+            if _layer_list_moe(cat, e):
+                # MoE serving over the real layer list (advisor.perf.expert_parallel,
+                # timing.decode_step_time): predicted and shown, carried but not counted until
+                # the gap on Hopper and long prompts is itemised (module docstring, issue 35)
+                row.update(carried_predicted=float(pred), carried_error=err)
+                raise NotExpressible(
+                    f"MoE serving of {e['workload']['model']} over its layer list predicts "
+                    f"{pred:.0f} against {e['value']:g} ({err:+.0%}): carried, not counted",
+                    "moe_serving_gap",
+                    model=e["workload"]["model"],
+                    predicted=round(float(pred)),
+                    measured=round(float(e["value"])),
+                    error_pct=f"{err * 100:+.0f}",
+                )
+            row.update(expressible=True, predicted=float(pred), error=err)
         except NotExpressible as exc:
             row.update(
                 expressible=False, reason=str(exc), reason_key=exc.key, reason_params=exc.params
@@ -802,6 +869,29 @@ def evaluate(entries, cat) -> list[dict]:
         row["assumptions"] = notes
         rows.append(row)
     return rows
+
+
+def _layer_list_moe(cat, e: dict) -> bool:
+    """A serving, decode or latency entry of a catalog MoE model described layer by layer
+    (DeepSeek-V3, gpt-oss, Qwen3-MoE)."""
+    mid = e["workload"].get("model")
+    if e["kind"] == "training" or not mid or mid not in {m.id for m in cat.models}:
+        return False
+    spec = cat.model(mid).spec
+    return bool(spec.layers) and any(layer.mlp.experts for layer in spec.layers)
+
+
+def _carried_moe(rows) -> dict:
+    """The MoE serving entries predicted over their layer list but carried (not counted)."""
+    errs = [abs(r["carried_error"]) for r in rows if r.get("carried_error") is not None]
+    if not errs:
+        return {}
+    return {
+        "n": len(errs),
+        "median_abs_error": statistics.median(errs),
+        "worst_abs_error": max(errs),
+        "within_15pct": sum(x <= 0.15 for x in errs),
+    }
 
 
 def summarise(rows) -> dict:
@@ -825,6 +915,7 @@ def summarise(rows) -> dict:
                 "within_15pct": sum(e <= 0.15 for e in errs),
             }
     out["period_2025_26"] = _period_summary(rows, "2025-26")
+    out["moe_serving_carried"] = _carried_moe(rows)
     out["by_family"] = _family_summary(val)
     out["not_expressible"] = sum(1 for r in rows if not r["expressible"])
     out["calibration"] = sum(1 for r in rows if r["role"] == "calibration")

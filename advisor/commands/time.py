@@ -67,7 +67,7 @@ def _band(kind: str) -> str:
     if not b:
         return ""
     return (
-        f"  (measured accuracy for {kind}: median ±{b.median_abs_error:.0%}, worst "
+        f"  (measured accuracy for {kind.replace('_', ' ').replace('moe', 'MoE')}: median ±{b.median_abs_error:.0%}, worst "
         f"±{b.worst_abs_error:.0%} over {b.n} published runs)"
     )
 
@@ -480,7 +480,7 @@ def _run_ep(args, cat, spec, gpu) -> int:
         )
     print(
         f"{spec.name} on {gpus} x {gpu.id}, expert parallel {args.ep} with data-parallel "
-        f"attention, domain {domain}, imbalance {layout.load_factor}" + _band("serving")
+        f"attention, domain {domain}, imbalance {layout.load_factor}" + _band("moe_serving")
     )
     usd = {c.concurrency: c for c in ec.curve}
 

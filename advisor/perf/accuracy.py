@@ -51,6 +51,16 @@ def bands_from_summary(summary: dict) -> dict[str, Band]:
         out[kind] = Band(
             kind, int(v["n"]), float(v["median_abs_error"]), float(v["worst_abs_error"])
         )
+    # MoE serving over the layer list (expert parallelism): its own band, from the entries the
+    # validation predicts but does not count yet (`moe_serving_carried`, issue 35)
+    moe = (summary or {}).get("moe_serving_carried") or {}
+    if isinstance(moe, dict) and moe.get("n"):
+        out["moe_serving"] = Band(
+            "moe_serving",
+            int(moe["n"]),
+            float(moe["median_abs_error"]),
+            float(moe["worst_abs_error"]),
+        )
     return out
 
 

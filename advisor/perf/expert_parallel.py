@@ -9,26 +9,41 @@ parallelism: the non-expert weights are replicated), and holds `num_experts / ep
 layer's routed experts. In every MoE layer each token is dispatched to the GPUs of its top-k
 experts and the results are combined back: two all-to-alls.
 
-Per decode step of a GPU with `b` sequences (`decode_step`):
-- attention, dense weights, KV read, element-wise, output head: timing.decode_step_time at
-  batch `b`, tp 1, without its experts;
-- experts: the group's b * ep tokens choose k experts each, uniformly (arch.flops.
-  expected_experts_touched); the busiest GPU receives `imbalance` x the mean b * k
-  assignments over the experts it touches, each a GEMM at M = its tokens;
-- all-to-all: dispatch in FP8 (1 byte per element plus a 4-byte scale per 128, DeepEP's FP8
-  dispatch) and combine in BF16 (2 bytes) of b * k * hidden elements, (ep - 1) / ep of them
-  leaving the GPU, at the scale-up fabric's bandwidth when the group fits the domain, else at
-  the scale-out NIC's (`scale_out_gb_per_s`, 400 Gb/s = 50 GB/s by default), each all-to-all
-  with a fixed latency `a2a_latency_us`.
+Per decode step of a GPU with `b` sequences (`decode_step`), over the model's real layer list
+(`ModelSpec.stack`: DeepSeek-V3's 3 dense first layers and 58 MoE layers, gpt-oss's alternating
+sliding and full layers, Qwen3-MoE's uniform MoE layers):
+- attention (MLA's absorbed decode FLOPs or GQA's KV stream, each layer over its own span),
+  dense weights and shared experts, element-wise passes, output head: timing.decode_step_time
+  at batch `b`, tp 1, with the routed experts taken out again;
+- routed experts of each MoE layer: the group's b * ep tokens choose k experts each,
+  uniformly (arch.flops.expected_experts_touched), so one GPU holds touched / ep of the
+  experts a step touches; the busiest GPU receives `imbalance` x the mean b * k assignments,
+  run as one grouped GEMM per weight (timing.grouped_gemm_time);
+- all-to-all, per MoE layer: dispatch in FP8 (1 byte per element plus a 4-byte scale per
+  128, DeepEP's FP8 dispatch, deepseek-ai/DeepEP README) and combine in BF16 (2 bytes) of
+  b * k * hidden elements, (ep - 1) / ep of them leaving the GPU, at the scale-up fabric's
+  bus bandwidth (advisor.perf.network.intra_node_fabric: the catalog's NVLink / xGMI figure
+  per direction, NCCL's bus efficiency) with its per-step latency once per all-to-all (DeepEP
+  and TensorRT-LLM's MoE all-to-all issue every peer's transfer in one kernel), when the group
+  fits the domain; else at the scale-out NIC's (`scale_out_gb_per_s`, 400 Gb/s = 50 GB/s by
+  default) with `LATENCY_ACROSS_US`.
+
+Prefill (`prefill_s`): each rank prefills one prompt of its own per iteration; its attention
+and dense weights as timing.prefill_time counts them, its share of the group's routed-expert
+work as in decode, and the all-to-all of its prompt's tokens (across nodes through DeepEP's
+node forwarding, `all_to_all_s`).
 
 Stated assumptions: `imbalance` (the busiest GPU's expert load over the mean) is 1.2 by
 default: an assumption, not a measurement (DeepSeek's EPLB replicates hot experts to bring it
 down, DeepSeek-V3 §3.4; Megatron-Bridge's MoE benchmarks "force-balance the token distribution
-among experts", i.e. 1.0). `a2a_latency_us` is 10 us in a scale-up domain and 30 us across
-nodes (assumed; DeepEP's README reports 65-92 us for low-latency dispatch and combine at EP 8
-over RDMA with 128 tokens, bandwidth included). The all-to-alls are not overlapped with compute
-(two-batch overlap would hide part of them). The MoE layers are all `num_layers` (a model's
-dense first layers count as MoE here).
+among experts", i.e. 1.0). Its order of size is what SGLang measured end to end: DeepSeek-V3
+prefill at EP32 on H100 ran 50,302 tokens/s per node with its default expert placement and
+59,337 with a simulated perfect balance, 1.18x (LMSYS, "Deploying DeepSeek with PD
+Disaggregation and Large-scale Expert Parallelism on 96 H100 GPUs", 2025-05-05, "Overall
+Throughput" table; lm-sys/lm-sys.github.io blog/2025-05-05-large-scale-ep.md). Across nodes the all-to-all latency is 30 us (assumed; DeepEP's
+README reports 65-92 us for low-latency dispatch and combine at EP 8 over RDMA with 128
+tokens, bandwidth included). The all-to-alls are not overlapped with compute (two-batch
+overlap would hide part of them).
 """
 
 from __future__ import annotations
@@ -42,11 +57,10 @@ from ..core.errors import AdvisorError, check_int, check_positive
 from . import efficiency as eff
 from . import network as net
 from . import timing
-from .timing import KV_BYTES, PEAK_KEY, decode_weight_bytes
+from .timing import KV_BYTES, decode_weight_bytes
 
 DEFAULT_IMBALANCE = 1.2
 SCALE_OUT_GB_PER_S = 50.0  # one 400 Gb/s NIC per GPU
-LATENCY_IN_DOMAIN_US = 10.0
 LATENCY_ACROSS_US = 30.0
 DISPATCH_BYTES = 1.0 + 4.0 / 128  # FP8 plus one fp32 scale per 128 elements
 COMBINE_BYTES = 2.0
@@ -97,30 +111,66 @@ def _check_moe(spec: ModelSpec, layout: EPLayout):
         )
 
 
-def _expert_time(spec: ModelSpec, dev, m_tokens: float, touched: float, wb, dq) -> float:
+def _expert_time(spec: ModelSpec, mlp, dev, m_tokens: float, touched: float, wb, dq) -> float:
+    """One MoE layer's routed experts: `touched` experts sharing `m_tokens` assignments, one
+    grouped GEMM per weight."""
     if touched <= 0 or m_tokens <= 0:
         return 0.0
     per = m_tokens / touched
-    return touched * sum(
-        timing.gemm_time(per, k, n, dev, weight_bytes=wb, dequant=dq)
-        for k, n in timing.expert_linears(spec)
+    return sum(
+        timing.grouped_gemm_time(touched, per, k, n, dev, weight_bytes=wb, dequant=dq)
+        for k, n in timing.expert_linears(spec, mlp)
     )
 
 
-def all_to_all_s(spec: ModelSpec, gpu, tokens: float, layout: EPLayout) -> float:
-    """One MoE layer's dispatch + combine for `tokens` tokens on one GPU (module docstring)."""
+def moe_layers(spec: ModelSpec) -> tuple:
+    """(MoE MLP, count) for each distinct MoE layer of the stack."""
+    return tuple(
+        (layer.mlp, count) for layer, count in timing.layer_groups(spec) if layer.mlp.is_moe
+    )
+
+
+def remote_nodes(k: int, nodes: int) -> float:
+    """Expected number of other nodes a token's k experts fall on, experts spread evenly over
+    `nodes` nodes and chosen uniformly: (nodes - 1) * (1 - (1 - 1/nodes)^k)."""
+    if nodes <= 1:
+        return 0.0
+    return (nodes - 1) * (1.0 - (1.0 - 1.0 / nodes) ** k)
+
+
+def all_to_all_s(
+    spec: ModelSpec,
+    gpu,
+    tokens: float,
+    layout: EPLayout,
+    mlp=None,
+    *,
+    forward_by_node: bool = False,
+) -> float:
+    """One MoE layer's dispatch + combine for `tokens` tokens on one GPU (module docstring).
+
+    Across nodes, `forward_by_node` is DeepEP's normal (prefill and training) kernels: a token
+    crosses the NIC once per destination node and is spread over NVLink there ("forwarding data
+    from NVLink domain to RDMA domain", deepseek-ai/DeepEP README; DeepSeek-V3 §3.2), so the NIC
+    carries `remote_nodes` copies of it instead of one per remote expert; the NVLink leg runs
+    beside it and the slower of the two counts. Decode uses DeepEP's low-latency kernels "with
+    pure RDMA": one copy per remote expert (`forward_by_node` False)."""
     if layout.ep <= 1:
         return 0.0
-    elems = tokens * spec.experts_per_token * spec.hidden_size * (layout.ep - 1) / layout.ep
-    elems *= layout.load_factor
+    k = mlp.experts_per_token if mlp is not None else spec.experts_per_token
+    per_token = spec.hidden_size * (DISPATCH_BYTES + COMBINE_BYTES) * layout.load_factor
+    fab = net.intra_node_fabric(gpu)
     if layout.in_domain:
-        fab = net.intra_node_fabric(gpu)
-        bw = fab.bytes_per_s
-        lat = LATENCY_IN_DOMAIN_US
-    else:
-        bw = layout.scale_out_gb_per_s * 1e9 * net.DEFAULT_BUS_EFFICIENCY
-        lat = LATENCY_ACROSS_US
-    return 2 * lat * 1e-6 + elems * (DISPATCH_BYTES + COMBINE_BYTES) / bw
+        out = tokens * k * (layout.ep - 1) / layout.ep * per_token
+        return 2 * fab.latency_s + out / fab.bytes_per_s
+    nic = layout.scale_out_gb_per_s * 1e9 * net.DEFAULT_BUS_EFFICIENCY
+    if forward_by_node:
+        nodes = -(-layout.ep // layout.domain)
+        rdma = tokens * remote_nodes(k, nodes) * per_token / nic
+        nvlink = tokens * k * (layout.domain - 1) / layout.ep * per_token / fab.bytes_per_s
+        return 2 * LATENCY_ACROSS_US * 1e-6 + max(rdma, nvlink)
+    out = tokens * k * (layout.ep - 1) / layout.ep * per_token
+    return 2 * LATENCY_ACROSS_US * 1e-6 + out / nic
 
 
 def decode_step(
@@ -133,13 +183,14 @@ def decode_step(
     kv_dtype: str,
     layout: EPLayout,
     stack: eff.Stack | None = None,
+    activations: str | None = None,
 ) -> MappingProxyType:
     """One decode step of one GPU of the EP group with `batch` sequences (module docstring):
     seconds by part."""
     _check_moe(spec, layout)
     stack = stack or eff.DEFAULT_STACK
     b = check_int("batch", batch, maximum=1 << 16)
-    dev = timing.Device.of(gpu, PEAK_KEY[weights], stack)
+    dev = timing.Device.of(gpu, timing.matmul_peak_key(gpu, weights, activations), stack)
     whole = timing.decode_step_time(
         spec,
         dev,
@@ -153,34 +204,81 @@ def decode_step(
     )
     wb = timing._weight_bytes(weights)
     dq = stack.dequant_factor(weights)
-    e, k = spec.num_experts, spec.experts_per_token
-    # the experts as decode_step_time counted them (all on one GPU) ...
-    own = _expert_time(spec, dev, b * k, expected_experts_touched(e, k, b), wb, dq)
-    # ... and as the busiest GPU of the group runs them
-    touched = expected_experts_touched(e, k, b * layout.ep) / layout.ep
-    experts = _expert_time(spec, dev, b * k * layout.load_factor, touched, wb, dq)
-    a2a = all_to_all_s(spec, gpu, b, layout)
-    rest = whole["seconds"] - own * spec.num_layers
-    total = rest + (experts + a2a) * spec.num_layers
+    own = experts = a2a = 0.0
+    for mlp, count in moe_layers(spec):
+        e, k = mlp.experts, mlp.experts_per_token
+        # the routed experts as decode_step_time counted them (all on one GPU) ...
+        own += count * _expert_time(
+            spec, mlp, dev, b * k, expected_experts_touched(e, k, b), wb, dq
+        )
+        # ... and as the busiest GPU of the group runs them
+        touched = expected_experts_touched(e, k, b * layout.ep) / layout.ep
+        experts += count * _expert_time(spec, mlp, dev, b * k * layout.load_factor, touched, wb, dq)
+        a2a += count * all_to_all_s(spec, gpu, b, layout, mlp)
+    rest = whole["seconds"] - own
+    total = rest + experts + a2a
     return MappingProxyType(
         {
             "seconds": total,
             "attention_dense_s": rest,
-            "experts_s": experts * spec.num_layers,
-            "all_to_all_s": a2a * spec.num_layers,
+            "experts_s": experts,
+            "all_to_all_s": a2a,
         }
     )
 
 
-def weight_bytes_per_gpu(spec: ModelSpec, weights: str, layout: EPLayout) -> float:
-    """Non-expert weights in full (replicated) plus 1/ep of the routed experts."""
+def prefill_s(
+    spec: ModelSpec,
+    gpu,
+    *,
+    prompt: int,
+    weights: str,
+    layout: EPLayout,
+    stack: eff.Stack | None = None,
+    activations: str | None = None,
+) -> float:
+    """One prompt's prefill on one GPU of the EP group, every rank prefilling one prompt of its
+    own in the same iteration (the MoE layers need all ranks): attention, dense weights and
+    shared experts for its `prompt` tokens (timing.prefill_time at tp 1, routed experts taken
+    out again), then in each MoE layer the busiest GPU's share of the group's ep * prompt
+    tokens (touched / ep experts, `imbalance` x the mean prompt * k assignments, one grouped
+    GEMM per weight) and the dispatch and combine of its prompt's tokens."""
     _check_moe(spec, layout)
+    stack = stack or eff.DEFAULT_STACK
+    dev = timing.Device.of(gpu, timing.matmul_peak_key(gpu, weights, activations), stack)
+    whole = timing.prefill_time(
+        spec, dev, stack, batch=1, prompt=prompt, weights=weights, tp=1, tp_fabric=None
+    )["seconds"]
+    wb = timing._weight_bytes(weights)
+    dq = stack.dequant_factor(weights)
+    t = float(prompt)
+    own = experts = a2a = 0.0
+    for mlp, count in moe_layers(spec):
+        e, k = mlp.experts, mlp.experts_per_token
+        own += count * _expert_time(
+            spec, mlp, dev, t * k, expected_experts_touched(e, k, prompt), wb, dq
+        )
+        touched = expected_experts_touched(e, k, prompt * layout.ep) / layout.ep
+        experts += count * _expert_time(spec, mlp, dev, t * k * layout.load_factor, touched, wb, dq)
+        a2a += count * all_to_all_s(spec, gpu, t, layout, mlp, forward_by_node=True)
+    return whole - own + experts + a2a
+
+
+def weight_bytes_per_gpu(spec: ModelSpec, weights: str, layout: EPLayout) -> float:
+    """Non-expert weights in full (replicated) plus 1/ep of the routed experts, summed over the
+    layer list (dense first layers hold no routed experts)."""
+    _check_moe(spec, layout)
+    from ..arch import quant
+
     total = decode_weight_bytes(spec, weights, batch=1 << 30)
-    one = decode_weight_bytes(spec, weights, batch=1)
-    # experts' share: total minus what one token touches, scaled up to all experts
-    k, e = spec.experts_per_token, spec.num_experts
-    expert_all = (total - one) * e / (e - k) if e > k else 0.0
-    return total - expert_all + expert_all / layout.ep
+    fmt = quant.weight_format(weights)
+    per = fmt.data_bits / 8 + (fmt.scale_bytes_per_param if fmt.quantised else 0.0)
+    h = spec.hidden_size
+    routed = sum(
+        count * mlp.experts * (3 if mlp.gated else 2) * h * mlp.width * per
+        for mlp, count in moe_layers(spec)
+    )
+    return total - routed + routed / layout.ep
 
 
 def max_batch_per_gpu(
@@ -196,7 +294,8 @@ def max_batch_per_gpu(
     """Sequences of `context` tokens whose KV cache fits beside this GPU's weights (each GPU
     keeps the whole cache of its own sequences: DP attention)."""
     free = gpu.memory_bytes * gpu_memory_utilization - weight_bytes_per_gpu(spec, weights, layout)
-    per_seq = 2 * spec.kv_dim * KV_BYTES[kv_dtype] * timing.span_sum(spec, context)
+    # per layer its KV elements per token (MLA's latent, GQA's 2 * kv_dim) times its span
+    per_seq = KV_BYTES[kv_dtype] * spec.kv_elems(context)
     return max(0, int(free // per_seq))
 
 
@@ -225,6 +324,7 @@ def point(
     kv_dtype: str = "fp8",
     layout: EPLayout,
     stack: eff.Stack | None = None,
+    activations: str | None = None,
 ) -> EPPoint:
     """The steady state of advisor.perf.serving (prefills between the decode steps, TPOT = cycle /
     output) on one GPU of the EP group, with `batch_per_gpu` requests in flight on each GPU."""
@@ -249,13 +349,25 @@ def point(
             maximum=cap,
         )
     step = decode_step(
-        spec, gpu, batch=b, context=ctx, weights=weights, kv_dtype=kv_dtype, layout=layout
+        spec,
+        gpu,
+        batch=b,
+        context=ctx,
+        weights=weights,
+        kv_dtype=kv_dtype,
+        layout=layout,
+        stack=stack,
+        activations=activations,
     )
-    dev = timing.Device.of(gpu, PEAK_KEY[weights], stack)
-    pf = timing.prefill_time(
-        spec, dev, stack, batch=1, prompt=input_tokens, weights=weights, tp=1, tp_fabric=None
-    )["seconds"]
-    pf += all_to_all_s(spec, gpu, input_tokens, layout) * spec.num_layers
+    pf = prefill_s(
+        spec,
+        gpu,
+        prompt=input_tokens,
+        weights=weights,
+        layout=layout,
+        stack=stack,
+        activations=activations,
+    )
     cycle = b * pf + output_tokens * step["seconds"]
     tpot = cycle / output_tokens
     return EPPoint(

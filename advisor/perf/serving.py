@@ -32,7 +32,7 @@ from . import network as net
 from . import timing
 from .prefix_cache import uncached_tokens
 from .speculative import Speculation, time_per_token
-from .timing import KV_BYTES, PEAK_KEY, weight_peak_key
+from .timing import KV_BYTES, PEAK_KEY
 
 MAX_NUM_SEQS = 256
 ENGINES = vocab.SERVING_ENGINES
@@ -180,8 +180,10 @@ def point(
     speculative: Speculation | None = None,
     prefix_hit_rate: float = 0.0,
     tp_fabric: net.Fabric | None = None,
+    activations: str | None = None,
 ) -> ServingPoint:
-    """One steady-state operating point (module docstring). `engine` ("vllm" | "trtllm")
+    """One steady-state operating point (module docstring). `activations`: the precision the
+    engine keeps activations in where it differs from the weights' (timing.matmul_peak_key). `engine` ("vllm" | "trtllm")
     selects the engine's per-sequence step overhead (efficiency.Stack.seq_step_us).
     `grouped_kv_kernel=False` models a decode attention kernel that streams the KV cache once
     per query head (TensorRT-LLM before v0.8's XQA kernel; `kv_reads`).
@@ -203,7 +205,9 @@ def point(
             f"gpus: {gpus} is not a multiple of tensor_parallel {tp}",
             field="tensor_parallel",
         )
-    dev = timing.Device.of(gpu, weight_peak_key(gpu, weights), stack, achievable)
+    dev = timing.Device.of(
+        gpu, timing.matmul_peak_key(gpu, weights, activations), stack, achievable
+    )
     # tensor parallelism past one node crosses `tp_fabric` (advisor.perf.serving_fit)
     fabric = tp_fabric or (net.intra_node_fabric(gpu) if tp > 1 else None)
     prompt = uncached_tokens(input_tokens, prefix_hit_rate) if prefix_hit_rate else input_tokens

@@ -102,6 +102,27 @@ def weight_peak_key(gpu, weights: str) -> str:
     return "fp8" if "fp8" in (gpu.peak_tflops or {}) else "fp16"
 
 
+ACTIVATIONS = ("bf16", "fp16", "fp8")
+
+
+def matmul_peak_key(gpu, weights: str, activations: str | None = None) -> str:
+    """The peak a run's matrix multiplies reach: `weight_peak_key`, or, where the engine keeps
+    the activations in another precision, the slower of the two (a tensor core multiplies at
+    its wider operand's rate: MXFP4 weights with bf16 activations run at the bf16 rate, with
+    MXFP8 activations on Blackwell at the FP8 rate; TensorRT-LLM examples/models/core/gpt_oss/
+    README.md "MoE Support Matrix": Hopper bf16 x mxfp4, Blackwell mxfp8 x mxfp4)."""
+    key = weight_peak_key(gpu, weights)
+    if activations is None:
+        return key
+    if activations not in ACTIVATIONS:
+        from ..core.errors import unknown_name
+
+        raise unknown_name("activations", activations, ACTIVATIONS)
+    order = {"fp4": 0, "fp8": 1, "fp16": 2, "bf16": 2}
+    act = PEAK_KEY[activations]
+    return act if order.get(act, 2) > order.get(key, 2) else key
+
+
 def fp4_dequantised(gpu, weights: str) -> bool:
     """True when FP4 weights are dequantised on this card (said next to the figure)."""
     return PEAK_KEY.get(weights) == "fp4" and weight_peak_key(gpu, weights) != "fp4"
@@ -279,6 +300,40 @@ def expert_linears(spec: ModelSpec, mlp: L.Mlp | None = None) -> tuple[tuple[int
     return ((h, up), (f, h))
 
 
+def grouped_gemm_time(
+    groups: float, m: float, k: float, n: float, dev: Device, *, weight_bytes: float, dequant: float
+) -> float:
+    """`groups` GEMMs of the same (k x n) shape at M = `m` rows each, run as ONE grouped kernel
+    (the routed experts of a MoE layer: vLLM's fused_moe Triton kernel and TensorRT-LLM's
+    CUTLASS MoE GEMM launch one kernel per weight over all experts; Gale et al. 2022,
+    "MegaBlocks", arXiv:2211.15841 §4 block-sparse grouped GEMM): each group's roofline time,
+    one fixed kernel cost for the lot."""
+    if groups <= 0 or m <= 0:
+        return 0.0
+    one = gemm_time(m, k, n, dev, weight_bytes=weight_bytes, dequant=dequant)
+    return groups * (one - dev.kernel_s) + dev.kernel_s
+
+
+def attention_decode_flops(attention: L.Attention, span: int) -> float:
+    """Matrix FLOPs of one decode token's attention core in one layer over `span` cached keys.
+
+    GQA/MHA: QK^T and PV, 2 * 2 * q_dim per key (Dao et al. 2022, arXiv:2205.14135 §3: 4 N^2 d
+    for a sequence; one query row here). MLA decoded with the absorbed projections (DeepSeek-V2,
+    arXiv:2405.04434 §2.1.2 "W^UK can be absorbed into W^Q, and W^UV into W^O"; as FlashMLA and
+    vLLM's MLA backend run it): every head scores the latent plus the rope key (kv_lora_rank +
+    qk_rope_head_dim) and sums the latent values (kv_lora_rank), 2 * heads * (2 * kv_lora_rank +
+    qk_rope_head_dim) per key: about 250 FLOPs per byte of an FP8 latent cache, so MLA decode
+    attention is compute-bound where GQA's is bandwidth-bound (FlashMLA README: "up to 660
+    TFLOPS in compute-bound configuration" on H800)."""
+    if attention.kind == "mla":
+        per_key = (
+            2.0 * attention.num_heads * (2 * attention.kv_lora_rank + attention.qk_rope_head_dim)
+        )
+    else:
+        per_key = 4.0 * attention.q_dim
+    return per_key * span
+
+
 def layer_groups(spec: ModelSpec) -> tuple[tuple[L.Layer, int], ...]:
     """The distinct layers of the stack and how many times each occurs, in first-seen order
     (DeepSeek-V3: 3 dense and 58 MoE; a uniform family: one layer, num_layers times)."""
@@ -299,7 +354,9 @@ def _layer_gemm(spec, layer, dev, rows: float, tp: int, wb: float, dq: float) ->
         touched = expected_experts_touched(m.experts, m.experts_per_token, int(rows))
         per_expert = rows * m.experts_per_token / max(touched, 1e-9)
         for k, n in expert_linears(spec, m):
-            gem += touched * gemm_time(per_expert, k, n / tp, dev, weight_bytes=wb, dequant=dq)
+            gem += grouped_gemm_time(
+                touched, per_expert, k, n / tp, dev, weight_bytes=wb, dequant=dq
+            )
     return gem
 
 
@@ -492,7 +549,11 @@ def decode_step_time(
     )
     bw = dev.bandwidth * dev.decode_bandwidth
     kv = kv_bytes * spec.kv_elems(context) * batch / tp if spec.causal else 0.0
-    attn = kv * kv_reads / bw + spec.num_layers * dev.kernel_s
+    # the attention core streams the cache and multiplies over it: the slower of the two
+    # (`attention_decode_flops`; 16-bit tensor cores at the fitted attention efficiency)
+    attn_flops = decode_attention_flops(spec, context) * batch / tp
+    attn_compute = attn_flops / (dev.peak16_flops * dev.attention_fwd)
+    attn = max(kv * kv_reads / bw, attn_compute) + spec.num_layers * dev.kernel_s
     elem = batch * elementwise_elems(spec) * ACT_BYTES / tp / bw * spec.num_layers
     launch = spec.num_layers * max(0, stack.kernels_per_layer - 6) * dev.kernel_s
     head = gemm_time(batch, spec.hidden_size, spec.vocab_size / tp, dev)
@@ -514,6 +575,18 @@ def decode_step_time(
             "comm_s": comm,
             "kv_read_bytes": kv,
         }
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def decode_attention_flops(spec: ModelSpec, context: int) -> float:
+    """Attention-core FLOPs of one decode token over `context` cached tokens, all layers (each
+    layer over its own span: sliding and chunked layers only their window)."""
+    if not spec.causal:
+        return 0.0
+    return sum(
+        attention_decode_flops(layer.attention, L.span(layer.attention, context))
+        for layer in spec.stack
     )
 
 

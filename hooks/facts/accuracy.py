@@ -234,6 +234,8 @@ def throughput_summary() -> MappingProxyType:
         )
         if s.get("period_2025_26", {}).get("entries")
         else None,
+        # MoE serving predicted over the layer list but carried, not counted (issue 35)
+        moe_carried=_frozen(**s["moe_serving_carried"]) if s.get("moe_serving_carried") else None,
         holdout=tuple(
             _frozen(family=f, held=_frozen(**v["held_out"]), seen=_frozen(**v["committed_fit"]))
             for f, v in s["source_holdout"]["families"].items()
