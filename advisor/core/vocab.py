@@ -54,6 +54,7 @@ CLUSTER_PRECISIONS = (
     "bf16",
     "fp8",
     "mxfp8",
+    "nvfp4",
 )  # advisor.perf.training precisions a cluster plan offers
 # The VRAM calculator's inference: a continuous-batching server (advisor.perf.serving_fit) or, when
 # asked for, one static prefill of the whole batch (advisor.memory.estimate.inference_memory)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from ..arch.models import ModelSpec
 from ..core.errors import AdvisorError, check_choice, check_int, check_positive
 from ..memory import estimate as mem
-from . import timing, training
+from . import training
 from .parallel import Layout
 
 MiB_TOKENS = 1024 * 1024
@@ -166,9 +166,11 @@ def _state_bytes(precision: str, task: str) -> tuple[float, float]:
     return (8.0, 8.0) if wide else (4.0, 12.0)
 
 
-# The dtype advisor.memory.estimate uses for a step's activations (fp8 and MXFP8 steps keep bf16
-# activations: Transformer Engine casts only the GEMM inputs).
-_ACTIVATION_DTYPE = {"fp8": "bf16", "mxfp8": "bf16"}
+# The dtype advisor.memory.estimate uses for a step's activations (fp8, MXFP8 and NVFP4 steps keep
+# bf16 activations: Transformer Engine casts only the GEMM inputs; NVFP4 training keeps BF16
+# weights, FP32 master weights and optimizer states, arXiv:2509.25149 §4, so its model states
+# are those of an FP8 step in `_state_bytes`).
+_ACTIVATION_DTYPE = {"fp8": "bf16", "mxfp8": "bf16", "nvfp4": "bf16"}
 
 # The longest run a plan or `time train` prices: ten years, the longest deadline accepted
 # (a 405B model on one 24 GB card would otherwise get 326,720 days and a price, issue 40).
@@ -195,7 +197,7 @@ def stage_memory_bytes(
     - the framework overhead advisor.memory.estimate adds (CUDA context, allocator reserve).
 
     Cached: the planner asks the same layouts again for every accelerator it compares."""
-    stage, params, experts = _stage(spec, math.ceil(spec.num_layers / layout.pp))
+    stage, params, experts = _stage(spec, layout.pp)
     in_flight = min(layout.micro_batches, layout.pp)
     p_gpu = (params - experts + experts / layout.ep) / layout.tp
     dp = layout.dp
@@ -217,13 +219,25 @@ def stage_memory_bytes(
 
 
 @functools.lru_cache(maxsize=4096)
-def _stage(spec: ModelSpec, layers: int) -> tuple[ModelSpec, int, int]:
-    """(the stage's spec, its parameters, its expert parameters), cached: the planner asks for
-    the same stage of many layouts (100,000 calls for a 1,024-expert model)."""
+def _stage(spec: ModelSpec, pp: int) -> tuple[ModelSpec, int, int]:
+    """(the heaviest stage's spec, its parameters, its expert parameters) when `pp` stages split
+    the layers (`training.stage_chunks`: ceil(layers / pp) layers on the first stages). A model
+    with a layer list keeps its own layers on each stage (DeepSeek-V3's dense first layers make
+    the first stage lighter; the heaviest is the one whose parameters are most). Cached: the
+    planner asks for the same stage of many layouts (100,000 calls for a 1,024-expert
+    model)."""
     from ..arch.models import param_count
 
-    stage = replace(spec, num_layers=layers)
-    return stage, param_count(stage), training.expert_params(stage)
+    if not spec.layers:
+        stage = replace(spec, num_layers=math.ceil(spec.num_layers / pp))
+        return stage, param_count(stage), training.expert_params(stage)
+    best = None
+    for a, b in training.stage_chunks(spec.num_layers, pp):
+        stage = replace(spec, num_layers=b - a, layers=spec.layers[a:b])
+        got = (stage, param_count(stage), training.expert_params(stage))
+        if best is None or got[1] > best[1]:
+            best = got
+    return best
 
 
 @functools.lru_cache(maxsize=4096)
@@ -345,7 +359,7 @@ def plan(
     tokens = check_int("tokens", tokens, maximum=10**16)
     seq = check_int("seq", seq, maximum=1 << 20)
     check_choice("precision", precision, training.PRECISIONS)
-    timing.weight_peak_key(gpu, precision)  # MXFP8 on a card without MX tensor cores: refused
+    training.training_peak_key(gpu, precision)  # MXFP8 / NVFP4 without their tensor cores: refused
     check_choice("checkpointing", checkpointing, (*training.CHECKPOINTING, "auto"))
     max_gpus = check_int("max_gpus", max_gpus, maximum=MAX_CLUSTER_GPUS)
     if global_batch_tokens is not None:
