@@ -56,6 +56,14 @@ CLUSTER_PRECISIONS = (
     "mxfp8",
     "nvfp4",
 )  # advisor.perf.training precisions a cluster plan offers
+# A published run's token budget in the cluster calculator (advisor.perf.cluster.TOKEN_BUDGETS;
+# "custom": the form's own token count)
+TRAINING_RUNS = (
+    "custom",
+    "mlperf-llama31-405b",
+    "mlperf-llama2-70b-lora",
+    "deepseek-v3-pretraining",
+)
 # The VRAM calculator's inference: a continuous-batching server (advisor.perf.serving_fit) or, when
 # asked for, one static prefill of the whole batch (advisor.memory.estimate.inference_memory)
 INFERENCE_MODES = ("serving", "static")
@@ -76,6 +84,7 @@ FORM_FIELDS = {
     "acquire": ACQUIRE,
     "engine": SERVING_ENGINES,
     "cluster_precision": CLUSTER_PRECISIONS,
+    "training_run": TRAINING_RUNS,
     "mode": INFERENCE_MODES,
     "picker_weights": PICKER_WEIGHTS,
 }
