@@ -185,6 +185,7 @@ def test_moe_runs_of_the_three_2025_families_answer():
         st = _step(spec, gpu, replace(lay, sharding="zero1"), precision=prec)
         assert 0 < st.mfu < 1 and st.tokens_per_s_per_gpu > 0
         assert st.parts_s["ep_comm"] > 0
+        assert sum(st.parts_s.values()) == pytest.approx(st.step_time_s, rel=1e-9)
 
 
 # --- MXFP8 / NVFP4 ------------------------------------------------------------------------------

@@ -544,8 +544,20 @@ def train_step(
     peak = float(peaks.get(peak_key) or peaks.get("fp16") or peaks.get("bf16") or 0) * 1e12
     tflops = fl.model_flops / step / layout.gpus / 1e12
     notes = []
+    if spec.is_moe and layout.ep > 1:
+        notes.append(
+            f"MoE: routed load {imbalance:g} x the mean on the busiest GPU (assumed); token "
+            "dispatch as fused dispatchers run it (DeepEP, HybridEP); the published runs with "
+            "Megatron-Core's alltoall dispatcher were slower than this (validation: "
+            "moe_dispatcher)"
+        )
     if peak_key in ("fp8", "fp4"):
         notes.append(f"{precision} matrix multiplies; MFU against the dense {peak_key} peak")
+    if precision == "nvfp4":
+        notes.append(
+            "every GEMM at the FP4 peak: an upper bound (the NVFP4 recipe keeps a few layers in "
+            "BF16, arXiv:2509.25149)"
+        )
     mfu = tflops * 1e12 / peak if peak else 0.0
     if mfu > 1.0:
         notes.append(
