@@ -455,7 +455,7 @@ def train_step(
             moe=moe,
             frozen=frozen,
         )
-        for layer, _ in timing.layer_groups(spec)
+        for layer in (spec.stack[:1] if not spec.layers else dict(timing.layer_groups(spec)))
     }
     rec = {"none": lambda t: 0.0, "selective": lambda t: t.attention_fwd, "full": lambda t: t.fwd}
     recompute_of = rec[checkpointing]
@@ -480,9 +480,14 @@ def train_step(
         compute = lt.fwd + lt.bwd + recompute_of(lt) + dequant_s
         return (compute + tp_c + lt.ep_comm + c, compute, tp_c, lt.ep_comm, c, lt.bwd)
 
-    per_layer = [layer_total(layer) for layer in spec.stack]
+    totals = {layer: layer_total(layer) for layer in times}
     chunks = stage_chunks(spec.num_layers, layout.pp)
-    stage_sums = [tuple(sum(x[i] for x in per_layer[a:b]) for i in range(6)) for a, b in chunks]
+    if len(totals) == 1:  # all layers alike: a stage is its layer count times one layer
+        (one,) = totals.values()
+        stage_sums = [tuple(v * (b - a) for v in one) for a, b in chunks]
+    else:
+        per_layer = [totals[layer] for layer in spec.stack]
+        stage_sums = [tuple(sum(x[i] for x in per_layer[a:b]) for i in range(6)) for a, b in chunks]
     busiest = max(stage_sums, key=lambda s: s[0])
     t_head = timing.head_time(spec, dev, T, layout.tp, train=True)
     t_stage = busiest[0] + t_head
