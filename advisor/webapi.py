@@ -251,6 +251,11 @@ class ClusterRequest(_Request):
     network: str = _f("ib-ndr-400", "name")
     precision: str = _f("bf16", "choice", choices=vocab.CLUSTER_PRECISIONS)
     max_gpus: int = _f(16_384, "int", maximum=16_384)
+    # a published run's token budget (its tokens, sequence length, global batch and task
+    # replace the form's; advisor.perf.cluster.TOKEN_BUDGETS), "custom": the form's tokens
+    run: str = _f("custom", "choice", choices=vocab.TRAINING_RUNS)
+    # MoE: the EP degree of every layout; 0: the plan searches it
+    expert_parallel: int = _f(0, "int", minimum=0, maximum=4096)
 
 
 REQUESTS = {
@@ -1188,20 +1193,29 @@ def cluster(params: dict) -> dict:
     if price is None:
         offer = _cheapest_offer(g.id)
         price = offer.on_demand_usd_per_gpu_hour if offer else None
+    tokens, seq, task, batch, run = req.tokens, req.seq, "train", None, None
+    if req.run != "custom":
+        run = cl.token_budget(req.run)
+        tokens, seq, task = run.tokens, run.seq, run.task
+        batch = run.global_batch_seqs * run.seq if run.global_batch_seqs else None
     p = cl.plan(
         spec,
         g,
-        tokens=req.tokens,
-        seq=req.seq,
+        tokens=tokens,
+        seq=seq,
         deadline_hours=req.deadline_days * 24 if req.deadline_days else None,
         budget_usd=req.budget_usd,
         price_usd_per_gpu_hour=price,
         network=cat.network(req.network),
         precision=req.precision,
         max_gpus=req.max_gpus,
+        global_batch_tokens=batch,
+        task=task,
+        expert_parallel=req.expert_parallel or None,
     )
     out = p.to_dict()
     out.update(model=_model_info(spec), gpu=_gpu_info(g), accuracy=_bands("training"))
+    out["run"] = run.to_dict() if run else None
     return out
 
 

@@ -113,12 +113,36 @@ def register(sub) -> None:
     t.add_argument("--task", default="train", choices=("train", "lora", "qlora"))
     t.add_argument("--network", help="fabric between nodes (catalog/networks), needed past a node")
     t.add_argument("--tokens", type=_tokens("tokens"), help="token budget: also the time to train")
+    t.add_argument(
+        "--run",
+        choices=tuple(cluster.TOKEN_BUDGETS),
+        help="a published run's token budget (MLPerf Training's reference convergence, a full "
+        "pretraining): the time to train it",
+    )
+    t.add_argument(
+        "--imbalance",
+        type=number("imbalance", (1.0, 16.0)),
+        help=f"MoE: busiest GPU's routed load over the mean (default {training.TRAIN_IMBALANCE}, "
+        "assumed)",
+    )
     t.add_argument("--price", type=usd_h, help="USD per GPU-hour (default: cheapest offer)")
     t.set_defaults(func=run_train)
 
     pl = tsub.add_parser("plan", help="cluster plan: GPUs and layout for a deadline or budget")
     common(pl)
-    pl.add_argument("--tokens", type=_tokens("tokens"), required=True, help="e.g. 2e12 or 15T")
+    pl.add_argument("--tokens", type=_tokens("tokens"), help="e.g. 2e12 or 15T")
+    pl.add_argument(
+        "--run",
+        choices=tuple(cluster.TOKEN_BUDGETS),
+        help="a published run's token budget, sequence length, global batch and task instead "
+        "of --tokens",
+    )
+    pl.add_argument("--task", default="train", choices=("train", "lora", "qlora"))
+    pl.add_argument(
+        "--ep",
+        type=count("ep", maximum=4096),
+        help="MoE: expert parallel degree of every layout (default: the plan searches it)",
+    )
     pl.add_argument("--seq", type=count("seq", maximum=1 << 20), default=4096)
     pl.add_argument(
         "--deadline-days", type=number("deadline_days", (0.0, 3650.0), exclusive_low=True)
@@ -226,8 +250,37 @@ def register(sub) -> None:
     s.set_defaults(func=run_serve)
 
 
+def _budget(args):
+    """The --run budget (None without one); --tokens and --run together are refused."""
+    if not getattr(args, "run", None):
+        return None
+    if args.tokens:
+        raise AdvisorError(
+            "cli.run_and_tokens",
+            "--run sets the token budget: leave out --tokens",
+            field="tokens",
+        )
+    return cluster.token_budget(args.run)
+
+
+def _budget_dict(budget, spec) -> dict:
+    out = budget.to_dict()
+    if budget.model != spec.name:
+        out["note"] = f"the budget was measured for {budget.model}, not {spec.name}"
+    return out
+
+
 def run_train(args) -> int:
     cat, spec, gpu = _inputs(args)
+    budget = _budget(args)
+    if budget:
+        args.tokens = budget.tokens
+    if args.imbalance is not None and not spec.is_moe:
+        raise AdvisorError(
+            "cli.not_moe",
+            "--imbalance applies to a mixture-of-experts model",
+            field="imbalance",
+        )
     layout = Layout(
         tp=args.tp,
         pp=args.pp,
@@ -249,9 +302,12 @@ def run_train(args) -> int:
         checkpointing=args.checkpointing,
         task=args.task,
         inter=_network(cat, args.network),
+        imbalance=training.TRAIN_IMBALANCE if args.imbalance is None else args.imbalance,
     )
     _check_fits(spec, gpu, st.layout, args)
     out = {"step": st.to_dict(), "accuracy": accuracy.band_dict("training")}
+    if budget:
+        out["budget"] = _budget_dict(budget, spec)
     if args.tokens:
         steps = math.ceil(args.tokens / st.tokens_per_step)
         hours = steps * st.step_time_s / 3600
@@ -288,6 +344,11 @@ def run_train(args) -> int:
     )
     parts = ", ".join(f"{k} {v:.3f} s" for k, v in st.parts_s.items() if v > 0)
     print(f"where the time goes: {parts}")
+    for note in st.notes:
+        print(f"note: {note}")
+    if "budget" in out:
+        b = out["budget"]
+        print(f"run: {b['what']} ({b['source']})" + (f"; {b['note']}" if "note" in b else ""))
     if "run" in out:
         r = out["run"]
         cost = f", {r['cost_usd']:,.0f} USD" if r["cost_usd"] else ""
@@ -320,31 +381,50 @@ def _check_fits(spec, gpu, layout, args) -> None:
 
 def run_plan(args) -> int:
     cat, spec, gpu = _inputs(args)
+    budget = _budget(args)
+    if budget is None and not args.tokens:
+        raise AdvisorError(
+            "field.required", "--tokens (or --run): the token budget is required", field="tokens"
+        )
+    seq, task, gbt = args.seq, args.task, args.global_batch_tokens
+    if budget:
+        args.tokens, seq, task = budget.tokens, budget.seq, budget.task
+        if gbt is None and budget.global_batch_seqs:
+            gbt = budget.global_batch_seqs * budget.seq
     price = _price(cat, gpu.id, args.price)
     p = cluster.plan(
         spec,
         gpu,
         tokens=args.tokens,
-        seq=args.seq,
+        seq=seq,
         deadline_hours=args.deadline_days * 24 if args.deadline_days else None,
         budget_usd=args.budget,
         price_usd_per_gpu_hour=price,
         network=_network(cat, args.network),
         precision=args.precision,
         checkpointing=args.checkpointing,
-        global_batch_tokens=args.global_batch_tokens,
+        global_batch_tokens=gbt,
         max_gpus=args.max_gpus,
+        task=task,
+        expert_parallel=args.ep,
     )
     if args.json:
-        print_json({"plan": p.to_dict(), "accuracy": accuracy.band_dict("training")})
+        doc = {"plan": p.to_dict(), "accuracy": accuracy.band_dict("training")}
+        if budget:
+            doc["budget"] = _budget_dict(budget, spec)
+        print_json(doc)
         return 0 if p.chosen else 2
     print(f"{spec.name} on {gpu.id}, {p.tokens:.3g} tokens, seq {p.seq}" + _band("training"))
+    if budget:
+        b = _budget_dict(budget, spec)
+        print(f"run: {b['what']} ({b['source']})" + (f"; {b['note']}" if "note" in b else ""))
     rows = [
         (
             "*" if p.chosen is o else "",
             o.gpus,
             o.layout.label(),
             f"{o.step.mfu:.1%}",
+            f"{o.hours:,.1f}",
             f"{o.hours / 24:,.1f}",
             f"{o.gpu_hours:,.0f}",
             f"{o.cost_usd:,.0f}" if o.cost_usd else "-",
@@ -352,7 +432,7 @@ def run_plan(args) -> int:
         )
         for o in p.options
     ]
-    print_table(("", "GPUs", "layout", "MFU", "days", "GPU-hours", "USD", "GiB/GPU"), rows)
+    print_table(("", "GPUs", "layout", "MFU", "hours", "days", "GPU-hours", "USD", "GiB/GPU"), rows)
     print(("chosen: " if p.chosen else "no plan: ") + p.reason)
     return 0 if p.chosen else 2
 

@@ -56,7 +56,16 @@ CLUSTER_PRECISIONS = (
     "bf16",
     "fp8",
     "mxfp8",
+    "nvfp4",
 )  # advisor.perf.training precisions a cluster plan offers
+# A published run's token budget in the cluster calculator (advisor.perf.cluster.TOKEN_BUDGETS;
+# "custom": the form's own token count)
+TRAINING_RUNS = (
+    "custom",
+    "mlperf-llama31-405b",
+    "mlperf-llama2-70b-lora",
+    "deepseek-v3-pretraining",
+)
 # The VRAM calculator's inference: a continuous-batching server (advisor.perf.serving_fit) or, when
 # asked for, one static prefill of the whole batch (advisor.memory.estimate.inference_memory)
 INFERENCE_MODES = ("serving", "static")
@@ -78,6 +87,7 @@ FORM_FIELDS = {
     "engine": SERVING_ENGINES,
     "pools": SERVING_POOLS,
     "cluster_precision": CLUSTER_PRECISIONS,
+    "training_run": TRAINING_RUNS,
     "mode": INFERENCE_MODES,
     "picker_weights": PICKER_WEIGHTS,
 }

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from ..arch.models import ModelSpec
 from ..core.errors import AdvisorError, check_choice, check_int, check_positive
 from ..memory import estimate as mem
-from . import timing, training
+from . import training
 from .parallel import Layout
 
 MiB_TOKENS = 1024 * 1024
@@ -47,6 +47,91 @@ def default_global_batch_tokens(gpus: int) -> int:
 
 
 DEFAULT_PUE = 1.2
+
+
+@dataclass(frozen=True)
+class TokenBudget:
+    """A published run's length in tokens: an MLPerf Training benchmark's reference convergence
+    point (a run to a quality target) or a full pretraining, with the sequence length, global
+    batch and task it was measured with, and its source."""
+
+    id: str
+    model: str  # catalog model id
+    tokens: int
+    seq: int
+    global_batch_seqs: int | None
+    task: str
+    what: str
+    source: str
+    read: str
+
+    def to_dict(self) -> dict:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+# Token budgets (issue 35). MLPerf Training counts a run from the start to the quality target;
+# its reference convergence points (RCPs, mlcommons/logging rcp_checker) give what the
+# reference runs needed:
+# - Llama 3.1 405B pretraining (MLPerf Training v5.0): "llama31_405b_ref_1152", BS 1152,
+#   "Epochs to converge" 2,642,411,520 in all six runs: tokens (322,560 sequences of 8,192,
+#   280 steps of 1,152; target log perplexity 5.6, mlcommons/training
+#   large_language_model_pretraining README);
+# - Llama 2 70B LoRA fine-tuning (MLPerf Training v4.0-v5.0): "llama2_70b_lora_ref_8", BS 8,
+#   "samples to converge" of 20 runs, mean 3,187.2 sequences of 8,192 tokens (max_seq_len
+#   8192, GovReport 8k; target eval loss 0.925, mlcommons/training llama2_70b_lora README);
+# - DeepSeek-V3's pretraining: 14.8 trillion tokens at a 4K sequence length, the batch ramped
+#   up to 15,360 sequences (DeepSeek-V3 Technical Report, arXiv:2412.19437, abstract and §4.2).
+TOKEN_BUDGETS = {
+    b.id: b
+    for b in (
+        TokenBudget(
+            id="mlperf-llama31-405b",
+            model="llama-3.1-405b",
+            tokens=2_642_411_520,
+            seq=8192,
+            global_batch_seqs=1152,
+            task="train",
+            what="MLPerf Training v5.0 Llama 3.1 405B pretraining to log perplexity 5.6",
+            source="https://github.com/mlcommons/logging/blob/master/mlperf_logging/rcp_checker/"
+            "training_5.0.0/rcps_llama31_405b.json",
+            read="2026-12-06",
+        ),
+        TokenBudget(
+            id="mlperf-llama2-70b-lora",
+            model="llama-2-70b",
+            tokens=26_109_542,  # 3,187.2 sequences x 8,192 tokens (RCP mean, BS 8)
+            seq=8192,
+            global_batch_seqs=8,
+            task="lora",
+            what="MLPerf Training v5.0 Llama 2 70B LoRA fine-tuning to eval loss 0.925",
+            source="https://github.com/mlcommons/logging/blob/master/mlperf_logging/rcp_checker/"
+            "training_5.0.0/rcps_llama2_70b_lora.json",
+            read="2026-12-06",
+        ),
+        TokenBudget(
+            id="deepseek-v3-pretraining",
+            model="deepseek-v3",
+            tokens=14_800_000_000_000,
+            seq=4096,
+            global_batch_seqs=15360,
+            task="train",
+            what="DeepSeek-V3's full pretraining: 14.8T tokens",
+            source="https://arxiv.org/abs/2412.19437",
+            read="2026-12-06",
+        ),
+    )
+}
+
+
+def token_budget(name: str) -> TokenBudget:
+    """A TOKEN_BUDGETS entry by id (an unknown id: one error with close matches)."""
+    if name not in TOKEN_BUDGETS:
+        from ..core.errors import unknown_name
+
+        raise unknown_name("run", name, TOKEN_BUDGETS)
+    return TOKEN_BUDGETS[name]
+
+
 MAX_CLUSTER_GPUS = 16_384
 GPUS_PER_NODE = 8
 
@@ -166,9 +251,11 @@ def _state_bytes(precision: str, task: str) -> tuple[float, float]:
     return (8.0, 8.0) if wide else (4.0, 12.0)
 
 
-# The dtype advisor.memory.estimate uses for a step's activations (fp8 and MXFP8 steps keep bf16
-# activations: Transformer Engine casts only the GEMM inputs).
-_ACTIVATION_DTYPE = {"fp8": "bf16", "mxfp8": "bf16"}
+# The dtype advisor.memory.estimate uses for a step's activations (fp8, MXFP8 and NVFP4 steps keep
+# bf16 activations: Transformer Engine casts only the GEMM inputs; NVFP4 training keeps BF16
+# weights, FP32 master weights and optimizer states, arXiv:2509.25149 §4, so its model states
+# are those of an FP8 step in `_state_bytes`).
+_ACTIVATION_DTYPE = {"fp8": "bf16", "mxfp8": "bf16", "nvfp4": "bf16"}
 
 # The longest run a plan or `time train` prices: ten years, the longest deadline accepted
 # (a 405B model on one 24 GB card would otherwise get 326,720 days and a price, issue 40).
@@ -195,7 +282,7 @@ def stage_memory_bytes(
     - the framework overhead advisor.memory.estimate adds (CUDA context, allocator reserve).
 
     Cached: the planner asks the same layouts again for every accelerator it compares."""
-    stage, params, experts = _stage(spec, math.ceil(spec.num_layers / layout.pp))
+    stage, params, experts = _stage(spec, layout.pp)
     in_flight = min(layout.micro_batches, layout.pp)
     p_gpu = (params - experts + experts / layout.ep) / layout.tp
     dp = layout.dp
@@ -217,13 +304,25 @@ def stage_memory_bytes(
 
 
 @functools.lru_cache(maxsize=4096)
-def _stage(spec: ModelSpec, layers: int) -> tuple[ModelSpec, int, int]:
-    """(the stage's spec, its parameters, its expert parameters), cached: the planner asks for
-    the same stage of many layouts (100,000 calls for a 1,024-expert model)."""
+def _stage(spec: ModelSpec, pp: int) -> tuple[ModelSpec, int, int]:
+    """(the heaviest stage's spec, its parameters, its expert parameters) when `pp` stages split
+    the layers (`training.stage_chunks`: ceil(layers / pp) layers on the first stages). A model
+    with a layer list keeps its own layers on each stage (DeepSeek-V3's dense first layers make
+    the first stage lighter; the heaviest is the one whose parameters are most). Cached: the
+    planner asks for the same stage of many layouts (100,000 calls for a 1,024-expert
+    model)."""
     from ..arch.models import param_count
 
-    stage = replace(spec, num_layers=layers)
-    return stage, param_count(stage), training.expert_params(stage)
+    if not spec.layers:
+        stage = replace(spec, num_layers=math.ceil(spec.num_layers / pp))
+        return stage, param_count(stage), training.expert_params(stage)
+    best = None
+    for a, b in training.stage_chunks(spec.num_layers, pp):
+        stage = replace(spec, num_layers=b - a, layers=spec.layers[a:b])
+        got = (stage, param_count(stage), training.expert_params(stage))
+        if best is None or got[1] > best[1]:
+            best = got
+    return best
 
 
 @functools.lru_cache(maxsize=4096)
@@ -241,12 +340,22 @@ def _stage_activations(
     return c.get("activations", 0) + c.get("logits", 0), est.overhead_bytes
 
 
-def layouts(spec: ModelSpec, gpus: int, global_batch_seqs: int, gpus_per_node: int = 8):
-    """Every candidate layout at `gpus` GPUs (module docstring)."""
+def layouts(
+    spec: ModelSpec,
+    gpus: int,
+    global_batch_seqs: int,
+    gpus_per_node: int = 8,
+    expert_parallel: int | None = None,
+):
+    """Every candidate layout at `gpus` GPUs (module docstring). MoE models: EP in powers of two
+    that divide the experts, up to 64 (an NVL72 domain's 64 GPUs; Megatron-Bridge's NVL72
+    recipes run EP 32-64), or only `expert_parallel` when one is given."""
     tps = [t for t in (1, 2, 4, 8) if t <= min(gpus, gpus_per_node) and spec.num_heads % t == 0]
     eps = [1]
     if spec.is_moe:
         eps = [e for e in _pow2_upto(min(spec.num_experts, 64)) if spec.num_experts % e == 0]
+    if expert_parallel:
+        eps = [expert_parallel]
     for tp in tps:
         for pp in _pow2_upto(min(spec.num_layers, gpus // tp)):
             if gpus % (tp * pp):
@@ -291,16 +400,18 @@ def best_at(
     precision: str,
     checkpointing: str,
     network=None,
+    task: str = "train",
+    expert_parallel: int | None = None,
 ) -> tuple[Layout, training.TrainStep, int, str] | None:
     """The fastest layout at `gpus` GPUs that fits each GPU's memory (None if none fits).
     Cached: a plan's token budget, deadline, budget and price do not change it."""
     seqs = max(1, global_batch_tokens // seq)
     modes = ("none", "selective", "full") if checkpointing == "auto" else (checkpointing,)
     best = None
-    for lay in layouts(spec, gpus, seqs):
+    for lay in layouts(spec, gpus, seqs, expert_parallel=expert_parallel):
         for ck in modes:
             try:
-                need = stage_memory_bytes(spec, lay, seq, precision, ck)
+                need = stage_memory_bytes(spec, lay, seq, precision, ck, task)
             except AdvisorError:
                 continue
             if need > gpu.memory_bytes:
@@ -313,6 +424,7 @@ def best_at(
                     seq=seq,
                     precision=precision,
                     checkpointing=ck,
+                    task=task,
                     inter=network if lay.nodes > 1 else None,
                 )
             except AdvisorError:
@@ -338,14 +450,38 @@ def plan(
     global_batch_tokens: int | None = None,
     max_gpus: int = MAX_CLUSTER_GPUS,
     pue: float = DEFAULT_PUE,
+    task: str = "train",
+    expert_parallel: int | None = None,
 ) -> ClusterPlan:
     """The cluster plan (module docstring). The choice: with a deadline, the fewest GPUs that
     meet it (and the budget); with only a budget, the fastest run within it; with neither, the
-    fewest GPU-hours (the cheapest run), ties to fewer GPUs."""
+    fewest GPU-hours (the cheapest run), ties to fewer GPUs. `task`: train, lora or qlora
+    (a fine-tuning run's token budget, MLPerf's Llama 2 70B LoRA); `expert_parallel`: the EP
+    degree every layout uses (None: the plan searches EP for a mixture-of-experts model)."""
     tokens = check_int("tokens", tokens, maximum=10**16)
+    check_choice("task", task, training.flops.TASKS)
+    if seq > spec.max_position_embeddings:
+        # said here, not left to every layout's memory check (which would read "no layout fits")
+        raise AdvisorError(
+            "seq.too_long",
+            f"seq: {seq} tokens is more than the model's max_position_embeddings "
+            f"({spec.max_position_embeddings})",
+            field="seq",
+            value=seq,
+            maximum=spec.max_position_embeddings,
+        )
+    if expert_parallel is not None:
+        expert_parallel = check_int("expert_parallel", expert_parallel, maximum=4096)
+        if expert_parallel > 1 and (not spec.is_moe or spec.num_experts % expert_parallel):
+            raise AdvisorError(
+                "layout.ep_experts",
+                f"expert_parallel: {expert_parallel} needs a mixture-of-experts model whose "
+                "experts it divides",
+                field="expert_parallel",
+            )
     seq = check_int("seq", seq, maximum=1 << 20)
     check_choice("precision", precision, training.PRECISIONS)
-    timing.weight_peak_key(gpu, precision)  # MXFP8 on a card without MX tensor cores: refused
+    training.training_peak_key(gpu, precision)  # MXFP8 / NVFP4 without their tensor cores: refused
     check_choice("checkpointing", checkpointing, (*training.CHECKPOINTING, "auto"))
     max_gpus = check_int("max_gpus", max_gpus, maximum=MAX_CLUSTER_GPUS)
     if global_batch_tokens is not None:
@@ -376,6 +512,8 @@ def plan(
             precision=precision,
             checkpointing=checkpointing,
             network=network,
+            task=task,
+            expert_parallel=expert_parallel,
         )
         if got is None:
             continue

@@ -1,5 +1,7 @@
-"""Training step time on a parallel layout (TP x PP x DP x EP, one or many nodes), from the
-kernel-level model of advisor.perf.timing and the collectives of advisor.perf.network.
+"""Training step time on a parallel layout (TP x PP x CP x DP x EP, one or many nodes), from the
+kernel-level model of advisor.perf.timing and the collectives of advisor.perf.network, over the
+model's own layer list (issue 35: each layer's attention, MHA/GQA/MLA, full, sliding or chunked,
+and its MLP, dense or MoE with routed experts at k/E and shared experts; `layer_times`).
 
 step = (m + (p-1)/v) * t_microbatch_stage            (1F1B / interleaved pipeline, Narayanan
                                                       et al. 2021 eq. 1 and §2.2.2)
@@ -8,14 +10,27 @@ step = (m + (p-1)/v) * t_microbatch_stage            (1F1B / interleaved pipelin
                                                       all-gather hidden behind the last
                                                       micro-batch's backward, Li et al. 2020
                                                       §3.2.3; ZeRO-3 gathers hidden behind the
-                                                      step's compute, Rajbhandari et al. 2020)
+                                                      step's compute, Rajbhandari et al. 2020;
+                                                      routed experts' gradients over their
+                                                      expert-data-parallel group)
      + optimizer step                                 (master weights, states, gradients read
                                                       and written once at achievable bandwidth)
-t_microbatch_stage = layers/p * (fwd + bwd + recompute + exposed TP and EP traffic) + head.
+t_microbatch_stage = sum over the busiest stage's layers of (fwd + bwd + recompute + exposed
+                     TP, EP and CP traffic) + head.
+
+Stages are contiguous runs of layers (`stage_chunks`); the one whose layers take longest sets
+the pipeline's pace (DeepSeek-V3's first three dense layers make their stage lighter). MoE
+layers with expert parallelism add a dispatch and a combine all-to-all in the forward and in
+the backward pass (`moe_alltoall_s`) over NVLink inside the scale-up domain (8 GPUs of an HGX
+node, 72 of an NVL72 rack) and over the network beyond it; the busiest GPU's routed load is
+`imbalance` x the mean (an assumption, stated at TRAIN_IMBALANCE). Precisions: 16-bit, FP8
+(per tensor), MXFP8 and NVFP4 at the card's FP8 / FP4 dense peak where its tensor cores take
+the format (`training_peak_key`), with 16-bit activations and FP32 master weights and
+optimizer states (advisor.perf.cluster's memory).
 
 MFU follows the published convention: model FLOPs (6N + attention, no recompute, no causal
-halving; advisor.perf.flops.training_flops) over step time x dense peak x GPUs (Chowdhery et al.
-2022, arXiv:2204.02311 appendix B).
+halving; advisor.arch.flops.training_flops) over step time x dense peak x GPUs (Chowdhery et
+al. 2022, arXiv:2204.02311 appendix B).
 
 `setup_step` runs `train_step` for a memory model's `TrainingSetup` (one node, data-parallel
 ranks of one micro-batch each: the layout the budget calculator, the picker, `advisor cost run`
@@ -26,19 +41,21 @@ definition of MFU; `run` is the time to train on a token budget (whole steps).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import asdict, dataclass, field, replace
 
 from ..arch import flops
+from ..arch import layers as L
 from ..arch.models import ModelSpec, param_count
-from ..core.errors import AdvisorError, check_choice, check_int
+from ..core.errors import AdvisorError, check_choice, check_int, check_positive
 from ..memory import estimate as mem
 from . import efficiency as eff
 from . import network as net
 from . import timing
 from .parallel import Layout
 
-PRECISIONS = ("bf16", "fp16", "amp-bf16", "amp-fp16", "fp8", "mxfp8", "fp32")
+PRECISIONS = ("bf16", "fp16", "amp-bf16", "amp-fp16", "fp8", "mxfp8", "nvfp4", "fp32")
 CHECKPOINTING = ("none", "selective", "full")
 
 
@@ -79,6 +96,262 @@ def expert_params(spec: ModelSpec) -> int:
     return expert_param_count(spec)
 
 
+# ---------------------------------------------------------------------------------------------
+# The layer list: each layer's attention and MLP (issue 35)
+# ---------------------------------------------------------------------------------------------
+
+# MoE training defaults. The busiest GPU's routed load over the mean: advisor.perf.expert_parallel's
+# stated assumption (1.2; not a measurement: DeepSeek-V3's auxiliary-loss-free balancing aims at 1,
+# arXiv:2412.19437 §2.1.2, and Megatron-Bridge's MoE benchmarks "force-balance the token
+# distribution among experts", i.e. 1.0). Training dispatches and combines in BF16 (2 bytes an
+# element): Megatron-Core's alltoall token dispatcher sends the hidden states as they are
+# (megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher); DeepSeek-V3's
+# own FP8 dispatch (§3.3.2) is not assumed.
+TRAIN_IMBALANCE = 1.2
+A2A_BYTES = 2.0
+
+
+@dataclass(frozen=True)
+class MoePlacement:
+    """Where one expert-parallel group sits: `ep` ranks, `per_domain` of them in one scale-up
+    domain (NVLink), the rest reached over the scale-out fabric; `imbalance` the busiest GPU's
+    routed load over the mean."""
+
+    ep: int
+    per_domain: int
+    intra: net.Fabric | None
+    inter: net.Fabric | None
+    imbalance: float = TRAIN_IMBALANCE
+
+
+def moe_alltoall_s(tokens: float, k: int, h: int, p: MoePlacement) -> float:
+    """One all-to-all (a dispatch or a combine) of an MoE layer on the busiest GPU: it sends
+    `tokens * k` hidden vectors of `h` elements at A2A_BYTES, scaled by the imbalance, and
+    (ep - 1)/ep of them leave the GPU (uniform routing; Lepikhin et al. 2020, arXiv:2006.16668
+    §3; Rajbhandari et al. 2022, arXiv:2201.05596 §5). Those bound for the `per_domain - 1`
+    peers of its scale-up domain cross NVLink, the others the GPU's NIC; both run at once, so
+    the slower side sets the time, plus one latency of the fabric crossed (all peers are sent
+    to at once through the NVLink switch or the rail-optimised network: one step, not ep-1)."""
+    if p.ep <= 1:
+        return 0.0
+    nbytes = tokens * k * h * A2A_BYTES * p.imbalance
+    near = nbytes * (p.per_domain - 1) / p.ep
+    far = nbytes * (p.ep - p.per_domain) / p.ep
+    t_near = near / p.intra.bytes_per_s if near and p.intra else 0.0
+    t_far = far / p.inter.bytes_per_s if far and p.inter else 0.0
+    lat = (p.inter if far and p.inter else p.intra).latency_s
+    return max(t_near, t_far) + lat
+
+
+def _pairs(a, seq: int) -> float:
+    """(query, key) pairs one causal layer scores per sequence: the triangle, within the window
+    for sliding layers, within each chunk for chunked ones (Llama 4)."""
+    w = a.window if a.span != "full" and a.window else None
+    if w is None or w >= seq:
+        return seq * (seq + 1) / 2
+    if a.span == "chunked":
+        full, rest = divmod(seq, w)
+        return full * w * (w + 1) / 2 + rest * (rest + 1) / 2
+    return w * (w + 1) / 2 + (seq - w) * w
+
+
+def _attention_flops(a, seq: int, seqs: float, causal: bool) -> float:
+    """Forward matrix FLOPs of one layer's attention core: 2 * pairs * heads * (d_qk + d_v)
+    (QK^T and PV; = 4 * pairs * q_dim for MHA/GQA; MLA in training runs un-absorbed, heads of
+    qk_nope + qk_rope = 192 against v_head_dim 128 for DeepSeek-V3, arXiv:2412.19437 §2.1.1)."""
+    pairs = _pairs(a, seq) if causal else float(seq) * seq
+    dv = a.v_head_dim if a.kind == "mla" else a.head_dim
+    return 2.0 * seqs * pairs * a.num_heads * (a.head_dim + dv)
+
+
+def _elementwise_elems(layer, h: int) -> float:
+    """Activation elements one layer's element-wise kernels read and write per token, forward
+    (advisor.perf.timing's count for a dense layer: 10h + 2(q + kv) + 3 or 2 x MLP width). MLA:
+    the rope and norms act on q (or its rank) and the latent (kv_lora_rank + rope). MoE, on top
+    of the shared experts' activation: each of the k routed copies of a token is permuted
+    before the dispatch (write), sorted by expert after it (read + write), unsorted (read +
+    write) and weighted into the sum (read) — 6 k h — and its activation reads 2 and writes 1
+    expert width (Megatron-Core's MoEAlltoAllTokenDispatcher: permute, sort_chunks_by_idxs,
+    unpermute); the router's fp32 logits, softmax and top-k read and write about 3 E fp32
+    values (6 E in 16-bit units)."""
+    a, m = layer.attention, layer.mlp
+    if a.kind == "mla":
+        rope = 2 * (a.q_dim + a.kv_lora_rank + a.qk_rope_head_dim) + 2 * (
+            (a.q_lora_rank or 0) + a.kv_lora_rank
+        )
+    else:
+        rope = 2 * (a.q_dim + a.kv_dim)
+    n = 10 * h + rope
+    if not m.is_moe:
+        return n + (3 if m.gated else 2) * m.width
+    n += 3 * m.shared_width
+    n += m.experts_per_token * (6 * h + (3 if m.gated else 2) * m.width)
+    return n + 6 * m.experts
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def layer_times(
+    spec: ModelSpec,
+    layer,
+    dev: timing.Device,
+    *,
+    tokens: int,
+    seq: int,
+    tp: int,
+    cp: int = 1,
+    tp_fabric: net.Fabric | None = None,
+    moe: MoePlacement | None = None,
+    frozen: bool = False,
+) -> timing.LayerTimes:
+    """Forward and backward of one decoder layer (an `advisor.arch.layers.Layer`) for `tokens`
+    tokens (micro-batch x seq / cp) on one GPU, its own attention and MLP (issue 35):
+
+    - GEMMs (advisor.perf.timing.gemm_time): attention projections (MHA/GQA q, k, v, o; MLA's
+      five) and the dense MLP or the shared experts (`timing.layer_linears`), column / row
+      parallel over TP; backward = input-gradient and weight-gradient GEMMs (Narayanan et al.
+      2021 §5.1; no weight gradient when `frozen`);
+    - routed experts (MoE): the router GEMM (h x E), and the E/ep experts this GPU holds fed
+      T*k*imbalance routed tokens (each expert at that over E/ep), at k/E of the tokens per
+      expert and E/ep experts: the GEMM shapes grouped-GEMM kernels run;
+    - attention core: flash attention over this layer's span (sliding, chunked or full;
+      `_attention_flops`), backward 2.5x (Dao 2023 §2.2);
+    - element-wise passes (`_elementwise_elems`), backward twice the forward;
+    - TP: 4 all-reduces of T*h (Megatron; Shoeybi et al. 2019 §3);
+    - EP: dispatch and combine in the forward and again in the backward (`moe_alltoall_s`).
+    """
+    T = float(tokens)
+    h = spec.hidden_size
+    g_f = g_b = 0.0
+    for k, n in timing.layer_linears(layer, h, tp):
+        g_f += timing.gemm_time(T, k, n, dev)
+        g_b += timing.gemm_time(T, n, k, dev)
+        if not frozen:
+            g_b += timing.gemm_time(k, T, n, dev)
+    m = layer.mlp
+    ep_comm = 0.0
+    if m.is_moe:
+        g_f += timing.gemm_time(T, h, m.experts, dev)  # router
+        g_b += 2 * timing.gemm_time(T, m.experts, h, dev)
+        ep = moe.ep if moe else 1
+        load = moe.imbalance if moe and ep > 1 else 1.0
+        local = max(1, m.experts // ep)
+        routed = T * m.experts_per_token * load
+        per_expert = routed / local
+        for k, n in timing.expert_linears(spec, m):
+            g_f += local * timing.gemm_time(per_expert, k, n / tp, dev)
+            g_b += local * timing.gemm_time(per_expert, n / tp, k, dev)
+            if not frozen:
+                g_b += local * timing.gemm_time(k, per_expert, n / tp, dev)
+        if moe and ep > 1:
+            ep_comm = 4 * moe_alltoall_s(T, m.experts_per_token, h, moe)
+    seqs = max(1.0, T * cp / seq)
+    a = layer.attention
+    if dev.fused_attention:
+        fl = _attention_flops(a, seq, seqs, spec.causal) / tp / cp
+        a_f = fl / (dev.peak16_flops * dev.attention_fwd) + dev.kernel_s
+        a_b = 2.5 * fl / (dev.peak16_flops * dev.attention_bwd) + dev.kernel_s
+    else:
+        one = replace(spec, num_layers=1, layers=(layer,))
+        a_f, a_b = timing.unfused_attention_times(one, dev, seqs=seqs, seq=seq, tp=tp * cp)
+    e_f = (
+        (T * _elementwise_elems(layer, h) * timing.ACT_BYTES * dev.elementwise_factor)
+        / tp
+        / dev.bandwidth
+    )
+    tp_comm = 0.0
+    if tp > 1 and tp_fabric is not None:
+        tp_comm = 4 * net.allreduce_time(T * h * timing.ACT_BYTES, tp, tp_fabric)
+    return timing.LayerTimes(g_f, a_f, e_f, g_b, a_b, 2 * e_f, tp_comm, ep_comm)
+
+
+def scale_up_domain(gpu, layout: Layout) -> int:
+    """GPUs one NVLink (scale-up) domain joins: the catalog's `scale_up.domain_size` (72 for
+    a GB200 / GB300 NVL72 rack, 8 for an HGX board), else the layout's GPUs per node."""
+    su = getattr(gpu, "scale_up", None)
+    return max(int(su.domain_size), 1) if su else layout.gpus_per_node
+
+
+def ep_per_domain(layout: Layout, domain: int) -> int:
+    """Ranks of one expert-parallel group inside one scale-up domain. Megatron-Core numbers
+    ranks in the order tp-cp-ep-dp-pp (megatron/core/parallel_state.py,
+    `initialize_model_parallel(order="tp-cp-ep-dp-pp")`): an EP group's members are tp*cp
+    ranks apart, so it stays inside the domain while tp*cp*ep GPUs fit it."""
+    stride = layout.tp * layout.cp
+    if layout.ep <= 1:
+        return 1
+    return max(1, min(layout.ep, domain // stride))
+
+
+def expert_dp_span(layout: Layout, domain: int) -> tuple[int, int]:
+    """(ranks per domain, domains) of the expert-data-parallel group that all-reduces a routed
+    expert's gradients: the dp/ep ranks holding the same experts, tp*cp*ep ranks apart (the
+    order above)."""
+    size = layout.dp // layout.ep
+    stride = layout.tp * layout.cp * layout.ep
+    if size <= 1:
+        return 1, 1
+    if stride >= domain:
+        return 1, size
+    per = max(1, min(size, domain // stride))
+    return per, -(-size // per)
+
+
+def moe_placement(
+    gpu, layout: Layout, intra: net.Fabric, inter: net.Fabric | None, imbalance: float
+) -> MoePlacement:
+    """Where the layout's EP group sits (`ep_per_domain`) and the fabrics its all-to-all
+    crosses: the GPU's NVLink in the domain, the network between nodes beyond it."""
+    check_positive("imbalance", imbalance, maximum=16.0)
+    if imbalance < 1.0:
+        raise AdvisorError(
+            "ep.imbalance",
+            f"imbalance: {imbalance} is below 1 (the busiest GPU's load over the mean)",
+            field="imbalance",
+        )
+    per = ep_per_domain(layout, scale_up_domain(gpu, layout))
+    if per < layout.ep and inter is None:
+        raise AdvisorError(
+            "layout.needs_network",
+            f"expert_parallel: {layout.ep} GPUs span more than one scale-up domain; name the "
+            "network between them",
+            field="network",
+        )
+    return MoePlacement(
+        ep=layout.ep, per_domain=per, intra=intra, inter=inter, imbalance=float(imbalance)
+    )
+
+
+def stage_chunks(n_layers: int, pp: int) -> tuple[tuple[int, int], ...]:
+    """(first, end) layer indices of each of `pp` pipeline stages: contiguous, the first
+    n_layers % pp stages one layer more (Megatron-Core's even split when no uneven first or
+    last stage is asked for)."""
+    base, extra = divmod(n_layers, pp)
+    out, start = [], 0
+    for i in range(pp):
+        end = start + base + (1 if i < extra else 0)
+        out.append((start, end))
+        start = end
+    return tuple(out)
+
+
+def training_peak_key(gpu, precision: str) -> str:
+    """The dense peak a training step's matrix multiplies run at: advisor.perf.timing's
+    `weight_peak_key` (MXFP8 refused without MX tensor cores). NVFP4 training (NVIDIA,
+    "Pretraining Large Language Models with NVFP4", arXiv:2509.25149: forward, input-gradient
+    and weight-gradient GEMMs in NVFP4, master weights and optimizer states in FP32, a few
+    layers kept in BF16) runs at the FP4 peak and only where the card's tensor cores take NVFP4
+    (Blackwell); elsewhere it is refused, never run dequantised."""
+    if precision == "nvfp4" and not (getattr(gpu, "runs_fp4", None) and gpu.runs_fp4("nvfp4")):
+        raise AdvisorError(
+            "gpu.nvfp4_training_unsupported",
+            f"{gpu.id}: no tensor cores for NVFP4 (Blackwell needed); choose mxfp8 or fp8",
+            field="precision",
+            gpu=gpu.id,
+            precision="nvfp4",
+        )
+    return timing.weight_peak_key(gpu, precision)
+
+
 def train_step(
     spec: ModelSpec,
     gpu,
@@ -92,6 +365,7 @@ def train_step(
     intra: net.Fabric | None = None,
     stack: eff.Stack | None = None,
     achievable=None,
+    imbalance: float = TRAIN_IMBALANCE,
 ) -> TrainStep:
     """One optimizer step of `spec` on `layout` (module docstring). `inter`: the fabric between
     nodes (required when the layout spans nodes); `intra`: the in-node fabric (the GPU's own
@@ -132,18 +406,13 @@ def train_step(
             "divides",
             field="expert_parallel",
         )
-    peak_key = timing.weight_peak_key(gpu, precision)  # mxfp8: refused without MX hardware
+    peak_key = training_peak_key(gpu, precision)
     dev = timing.Device.of(gpu, peak_key, stack, achievable)
     intra = intra or net.intra_node_fabric(gpu)
     tp_per_node, tp_nodes = layout.tp_span()
     tp_fabric = intra if tp_nodes == 1 else net.slowest(intra, inter)
-    ep_fabric = None
-    if layout.ep > 1:
-        _, ep_nodes = layout.ep_span()
-        ep_fabric = intra if ep_nodes == 1 else net.slowest(intra, inter)
 
     frozen = task in ("lora", "qlora")
-    wbytes, dq = 2.0, 1.0
     dequant_s = 0.0
     if task == "qlora":
         # QLoRA's dequantisation (issue 38): bitsandbytes' MatMul4Bit dequantises each NF4
@@ -171,34 +440,64 @@ def train_step(
             field="context_parallel",
         )
     T = layout.micro_batch * seq // cp
-    lt = timing.train_layer(
-        spec,
-        dev,
-        tokens=T,
-        seq=seq,
-        cp=cp,
-        tp=layout.tp,
-        ep=layout.ep,
-        tp_fabric=tp_fabric,
-        ep_fabric=ep_fabric,
-        frozen=frozen,
-        weight_bytes=wbytes,
-        dequant=dq,
-    )
-    recompute = {"none": 0.0, "selective": lt.attention_fwd, "full": lt.fwd}[checkpointing]
-    cp_comm = 0.0
+    moe = None
+    if spec.is_moe:
+        moe = moe_placement(gpu, layout, intra, inter, imbalance)
+    # each distinct layer once (DeepSeek-V3: its dense and its MoE layer), then the stages
+    try:
+        hash(dev)
+        timed = layer_times
+    except TypeError:  # an unhashable stand-in for a catalog GPU (tests): not cached
+        timed = layer_times.__wrapped__
+    times = {
+        layer: timed(
+            spec,
+            layer,
+            dev,
+            tokens=T,
+            seq=seq,
+            cp=cp,
+            tp=layout.tp,
+            tp_fabric=tp_fabric,
+            moe=moe,
+            frozen=frozen,
+        )
+        for layer in (spec.stack[:1] if not spec.layers else dict(timing.layer_groups(spec)))
+    }
+    rec = {"none": lambda t: 0.0, "selective": lambda t: t.attention_fwd, "full": lambda t: t.fwd}
+    recompute_of = rec[checkpointing]
+    cp_fabric = None
     if cp > 1:
-        # ring attention passes each rank's K and V blocks to the other cp-1 ranks, forward
-        # and backward (plus their gradients), overlapped with the attention it feeds
         _, cp_nodes = layout.cp_span()
         cp_fabric = intra if cp_nodes == 1 else net.slowest(intra, inter)
-        kv = T * spec.kv_elems_per_token / spec.num_layers * timing.ACT_BYTES / layout.tp
+
+    def cp_exposed(layer, lt) -> float:
+        # ring attention passes each rank's K and V blocks to the other cp-1 ranks, forward
+        # and backward (plus their gradients), overlapped with the attention it feeds
+        if cp <= 1:
+            return 0.0
+        kv = T * L.kv_elems_per_token(layer.attention) * timing.ACT_BYTES / layout.tp
         ring = 3 * net.gather_time(kv * cp, cp, cp_fabric)
-        cp_comm = max(0.0, ring - (lt.attention_fwd + lt.attention_bwd))
-    comm = (lt.tp_comm + lt.ep_comm) * (1 - stack.tp_overlap) + cp_comm
-    layers_per_stage = math.ceil(spec.num_layers / layout.pp)
+        return max(0.0, ring - (lt.attention_fwd + lt.attention_bwd))
+
+    def layer_total(layer) -> tuple[float, float, float, float, float, float]:
+        lt = times[layer]
+        c = cp_exposed(layer, lt)
+        tp_c = lt.tp_comm * (1 - stack.tp_overlap)
+        compute = lt.fwd + lt.bwd + recompute_of(lt) + dequant_s
+        return (compute + tp_c + lt.ep_comm + c, compute, tp_c, lt.ep_comm, c, lt.bwd)
+
+    totals = {layer: layer_total(layer) for layer in times}
+    chunks = stage_chunks(spec.num_layers, layout.pp)
+    if len(totals) == 1:  # all layers alike: a stage is its layer count times one layer
+        (one,) = totals.values()
+        stage_sums = [tuple(v * (b - a) for v in one) for a, b in chunks]
+    else:
+        per_layer = [totals[layer] for layer in spec.stack]
+        stage_sums = [tuple(sum(x[i] for x in per_layer[a:b]) for i in range(6)) for a, b in chunks]
+    busiest = max(stage_sums, key=lambda s: s[0])
     t_head = timing.head_time(spec, dev, T, layout.tp, train=True)
-    t_stage = layers_per_stage * (lt.fwd + lt.bwd + recompute + dequant_s + comm) + t_head
+    t_stage = busiest[0] + t_head
     m, p, v = layout.micro_batches, layout.pp, layout.virtual_stages
     t_pipe = (m + (p - 1) / v) * t_stage
     bubble = t_pipe - m * t_stage
@@ -209,26 +508,36 @@ def train_step(
         act = T * spec.hidden_size * timing.ACT_BYTES / layout.tp
         p2p = 2 * (m + p - 1) * net.p2p_time(act, pp_fabric)
 
-    # data-parallel gradient traffic, per GPU shard
+    # data-parallel gradient traffic, per GPU shard: the dense parameters over the whole DP
+    # group; the routed experts over their expert-data-parallel group (`expert_dp_span`)
     total = param_count(spec)
     experts = expert_params(spec)
     trainable = int(mem.lora_params(spec, 16, ("q_proj", "v_proj"))) if frozen else total
     dense_share = (trainable - (experts if not frozen else 0)) / (layout.tp * layout.pp)
     expert_share = (experts / layout.ep if not frozen else 0) / (layout.tp * layout.pp)
-    amp = precision.startswith("amp") or precision in ("fp8", "mxfp8")
+    amp = precision.startswith("amp") or precision in ("fp8", "mxfp8", "nvfp4")
     grad_b = 4 if (amp or precision == "fp32") else 2
     dp_per_node, dp_nodes = layout.dp_span()
     dp_t = 0.0
     if layout.dp > 1:
-        nbytes = (dense_share + expert_share) * grad_b
-        dp_t = net.hierarchical_allreduce_time(nbytes, dp_per_node, dp_nodes, intra, inter)
+        if expert_share and layout.ep > 1:
+            dp_t = net.hierarchical_allreduce_time(
+                dense_share * grad_b, dp_per_node, dp_nodes, intra, inter
+            )
+            e_per, e_nodes = expert_dp_span(layout, scale_up_domain(gpu, layout))
+            dp_t += net.hierarchical_allreduce_time(
+                expert_share * grad_b, e_per, e_nodes, intra, inter
+            )
+        else:
+            nbytes = (dense_share + expert_share) * grad_b
+            dp_t = net.hierarchical_allreduce_time(nbytes, dp_per_node, dp_nodes, intra, inter)
         if layout.sharding == "zero3":
             wb = (dense_share + expert_share) * 2
             dp_t += 2 * m * net.hierarchical_gather_time(wb, dp_per_node, dp_nodes, intra, inter)
     if layout.sharding == "zero3":
         window = t_pipe * stack.dp_overlap
     else:
-        window = layers_per_stage * lt.bwd * stack.dp_overlap
+        window = busiest[5] * stack.dp_overlap
     dp_exposed = max(0.0, dp_t - window)
 
     sharded = layout.sharding != "ddp" and layout.dp > 1
@@ -247,8 +556,20 @@ def train_step(
     peak = float(peaks.get(peak_key) or peaks.get("fp16") or peaks.get("bf16") or 0) * 1e12
     tflops = fl.model_flops / step / layout.gpus / 1e12
     notes = []
-    if peak_key == "fp8":
-        notes.append(f"{precision} matrix multiplies; MFU against the dense fp8 peak")
+    if spec.is_moe and layout.ep > 1:
+        notes.append(
+            f"MoE: routed load {imbalance:g} x the mean on the busiest GPU (assumed); token "
+            "dispatch as fused dispatchers run it (DeepEP, HybridEP); the published runs with "
+            "Megatron-Core's alltoall dispatcher were slower than this (validation: "
+            "moe_dispatcher)"
+        )
+    if peak_key in ("fp8", "fp4"):
+        notes.append(f"{precision} matrix multiplies; MFU against the dense {peak_key} peak")
+    if precision == "nvfp4":
+        notes.append(
+            "every GEMM at the FP4 peak: an upper bound (the NVFP4 recipe keeps a few layers in "
+            "BF16, arXiv:2509.25149)"
+        )
     mfu = tflops * 1e12 / peak if peak else 0.0
     if mfu > 1.0:
         notes.append(
@@ -266,11 +587,10 @@ def train_step(
         peak_key=peak_key,
         layout=layout,
         parts_s={
-            "compute": m * layers_per_stage * (lt.fwd + lt.bwd + recompute + dequant_s)
-            + m * t_head,
-            "tp_comm": m * layers_per_stage * lt.tp_comm * (1 - stack.tp_overlap),
-            "ep_comm": m * layers_per_stage * lt.ep_comm * (1 - stack.tp_overlap),
-            "cp_comm": m * layers_per_stage * cp_comm,
+            "compute": m * (busiest[1] + t_head),
+            "tp_comm": m * busiest[2],
+            "ep_comm": m * busiest[3],
+            "cp_comm": m * busiest[4],
             "bubble": bubble,
             "p2p": p2p,
             "dp_exposed": dp_exposed,

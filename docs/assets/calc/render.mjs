@@ -16,7 +16,7 @@ export const FORMS = {
   budget: [["gpu", "gpu"], ["gpus", "number"], ["price_usd", "text"], ["cloud_usd_per_gpu_hour", "text"], ["utilisation", "number"], ["horizon_months", "number"], ["electricity_usd_per_kwh", "number"], ["currency", "select"], ["model", "model"], ["train_tokens", "tokens"], ["batch", "number"], ["seq", "number"]],
   picker: [["model", "model"], ["task", "select"], ["batch", "number"], ["seq", "number"], ["acquire", "select"], ["currency", "select"], ["horizon_months", "number"], ["max_gpus", "number"], ["budget", "text"], ["target_tokens_per_s", "text"], ["per_user_tokens_per_s", "text"], ["weights", "select", "picker_weights"]],
   serving: [["model", "model"], ["config", "config"], ["gpu", "gpu"], ["tensor_parallel", "number"], ["gpus", "number"], ["input_tokens", "number"], ["output_tokens", "number"], ["weights", "select"], ["kv_dtype", "select"], ["engine", "select"], ["ttft_ms", "text"], ["tpot_ms", "text"], ["request_rate", "text"], ["draft_tokens", "number"], ["acceptance", "number"], ["draft_layers", "number"], ["prefix_hit_rate", "number"], ["pools", "select"], ["ep", "number"], ["imbalance", "number"], ["utilisation", "number"], ["horizon_months", "number"]],
-  cluster: [["model", "model"], ["config", "config"], ["gpu", "gpu"], ["tokens", "tokens"], ["seq", "number"], ["deadline_days", "text"], ["budget_usd", "text"], ["price_usd_per_gpu_hour", "text"], ["network", "network"], ["precision", "select", "cluster_precision"], ["max_gpus", "number"]],
+  cluster: [["model", "model"], ["config", "config"], ["gpu", "gpu"], ["tokens", "tokens"], ["seq", "number"], ["deadline_days", "text"], ["budget_usd", "text"], ["price_usd_per_gpu_hour", "text"], ["network", "network"], ["precision", "select", "cluster_precision"], ["max_gpus", "number"], ["run", "select", "training_run"], ["expert_parallel", "number"]],
 };
 
 // advisor.core.numfmt in JavaScript (tests/test_numfmt.py checks both against one golden table):
@@ -492,7 +492,9 @@ function renderCluster(r, S) {
   const usd = (v) => (v == null ? MISSING : money(v, "USD", S));
   const mwh = (kwh) => (kwh == null ? MISSING : fmt(kwh / 1000, S, 1));
   const days = (d) => withPm(fmt(d, S, 1), r, "training", S);
-  const reason = `<p class="calc-note" data-out="reason">${esc(clusterReason(r, S))}</p>`;
+  // a published run's token budget (advisor.perf.cluster.TOKEN_BUDGETS): named by its label
+  const run = r.run ? `<p class="calc-note" data-out="run">${esc(fillText(tr(S, "calc.cl.run", "Token budget: {what}: {tokens} tokens in sequences of {seq}."), { what: tr(S, "calc.o." + r.run.id, r.run.what), tokens: fmt(r.run.tokens, S, 0), seq: fmt(r.run.seq, S, 0) }))}</p>` : "";
+  const reason = `${run}<p class="calc-note" data-out="reason">${esc(clusterReason(r, S))}</p>`;
   let out = `<p class="calc-headline">${esc(r.model.display_name)} · ${esc(r.gpu.name)} · `;
   if (c) {
     out += fillHtml(tr(S, "calc.cl.head", "{gpus} GPUs on {nodes} nodes, {layout}: {days} days"), {
@@ -511,6 +513,7 @@ function renderCluster(r, S) {
       [tr(S, "calc.cl.mfu", "MFU"), formatPercent(st.mfu, lang2(S), 1)],
       [tr(S, "calc.cl.step", "Step time (s)"), withPm(fmt(st.step_time_s, S, 2), r, "training", S)],
       [tr(S, "calc.cl.tokens_s", "tokens/s (whole cluster)"), withPm(fmt(st.tokens_per_s, S, 0), r, "training", S)],
+      [tr(S, "calc.cl.hours", "Hours"), withPm(fmt(c.hours, S, 1), r, "training", S)],
       [tr(S, "calc.cl.days", "Days"), days(c.days)],
       [tr(S, "calc.cl.gpu_hours", "GPU-hours"), withPm(fmt(c.gpu_hours, S, 0), r, "training", S)],
       [tr(S, "calc.cl.cost", "Cost"), withPm(usd(c.cost_usd), r, "training", S)],
