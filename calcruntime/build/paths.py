@@ -15,8 +15,15 @@ from mkdocs.exceptions import PluginError
 
 
 def _repo() -> Path:
-    """The checkout holding advisor/, calcruntime/ and node_modules/."""
-    return Path(__file__).resolve().parents[2]
+    """The checkout holding advisor/, calcruntime/ and node_modules/ (a test may build a copy of
+    the docs, hooks and calcruntime elsewhere: then the imported advisor's checkout)."""
+    import advisor
+
+    here = Path(__file__).resolve().parents[2]
+    for base in (here, Path(advisor.__file__).resolve().parent.parent):
+        if (base / "advisor").is_dir() and (base / "calcruntime" / "node").is_dir():
+            return base
+    return here
 
 
 ROOT = _repo()
