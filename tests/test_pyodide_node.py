@@ -170,7 +170,7 @@ def test_compiled_copies_are_the_wheels_as_bytecode(assets):
         assert "Content-Encoding: br" in zf.read("README.txt").decode()
 
 
-UNZIP_URL = (ROOT / "docs" / "assets" / "calc" / "unzip.mjs").as_uri()
+UNZIP_URL = (ROOT / "calcruntime" / "browser" / "unzip.mjs").as_uri()
 
 # the runtime of ASSETS_DIR (argv[1]) and `install(names)`: the compiled copies of those lock
 # entries' wheels, unpacked as the worker unpacks them (unzip.mjs, argv[2])
