@@ -13,8 +13,8 @@ _TERMINAL_ONLY = ("advisor.__main__", "advisor.cli", "advisor.commands")
 
 def module_names() -> list[str]:
     """Every module and sub-package of advisor that the calculators may import, sorted: the
-    Pyodide snapshot imports them all (scripts/pyodide_snapshot.mjs), the dataclass code is
-    recorded for them (scripts/pyodide_dataclass_code.mjs). Read from the files, so it also
+    Pyodide snapshot imports them all (calcruntime/node/pyodide_snapshot.mjs), the dataclass code is
+    recorded for them (calcruntime/node/pyodide_dataclass_code.mjs). Read from the files, so it also
     works on the compiled copy (.pyc only); no package is imported to list it."""
     import os
     import pkgutil

@@ -1,7 +1,7 @@
 """The site's build hooks as one package.
 
-mkdocs.yml lists the entry files (`render.py`, `reports.py`, `search_fold.py`,
-`pyodide_assets.py`); mkdocs loads each from its path, and each puts the checkout on `sys.path`
+mkdocs.yml lists the entry files (`render.py`, `reports.py`, `search_fold.py`, ...; the
+calculators' hook is calcruntime/build/mkdocs_hook.py); mkdocs loads each from its path, and each puts the checkout on `sys.path`
 and imports the rest of the package by name (`from hooks import state`), so the dependencies are
 ordinary imports that tools can follow:
 

@@ -4,7 +4,7 @@ calculator that answers its question, prefilled with the guide's own example
 (`<!-- advisor:try -->`).
 
 A prefilled link carries the calculator's state in its query as calc.mjs reads it
-(`?KIND.FIELD=VALUE`, docs/assets/calc/calc.mjs `readUrl`). The values come from the catalog
+(`?KIND.FIELD=VALUE`, calcruntime/browser/calc.mjs `readUrl`). The values come from the catalog
 ids of the examples the guide pages compute through hooks/facts/, so the calculator opens on
 the very case the page describes. Every field named here must be a field of that calculator's
 web API request (advisor.webapi.REQUESTS; tests/test_calclinks.py checks it).

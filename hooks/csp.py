@@ -13,7 +13,7 @@ The policy allows only the site's own origin:
   same-origin module worker (`worker-src 'self'`; its own requests, the `blob:` standard
   library included, fall under the worker's policy, which a meta tag does not set).
 - `'unsafe-hashes'` with the hash of `return false`: the one inline event handler, the
-  calculators' `<form onsubmit="return false">` (docs/assets/calc/render.mjs), allowed by its
+  calculators' `<form onsubmit="return false">` (calcruntime/browser/render.mjs), allowed by its
   exact text only.
 - `style-src 'self' 'unsafe-inline'`: the site's stylesheets are inline `<style>` elements
   (hooks/inline_css.py) and tables carry `style="text-align: ..."` attributes (15,000 of them,

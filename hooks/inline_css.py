@@ -1,11 +1,11 @@
-"""The site's own stylesheets (docs/assets/site.css: the charts; docs/assets/calc/calc.css: the
+"""The site's own stylesheets (docs/assets/site.css: the charts; calcruntime/browser/calc.css: the
 calculators, on every page because instant navigation may bring one) travel inside each page's
 <head> (overrides/main.html `extrahead`, `inline_css`), not as two more requests.
 
 Why (issue 12): on a phone's first visit the browser's preload scanner queues every stylesheet,
 module preload and script of a calculator page on HTTP/1.1's six connections before boot.js can
 ask for the runtime, and the wasm waits behind them. Inlining these two (1.0 + 1.9 kB) and
-importing the report form's script only on the report form's page (docs/assets/calc/loader.mjs)
+importing the report form's script only on the report form's page (calcruntime/browser/loader.mjs)
 takes 3 of those 14 requests out of the queue. Measured on the phone profile
 (scripts/bench_calculators_ab.py --mobile, interleaved, 2026-12-06): the wasm's last byte comes
 about 0.1 s sooner (median 3992 against 4100 ms, 10 runs each on five calculators; 4124 against
@@ -26,7 +26,7 @@ from mkdocs.exceptions import PluginError
 ROOT = Path(__file__).resolve().parent.parent
 STYLESHEETS = {
     "site": ROOT / "docs" / "assets" / "site.css",
-    "calc": ROOT / "docs" / "assets" / "calc" / "calc.css",
+    "calc": ROOT / "calcruntime" / "browser" / "calc.css",
 }
 
 

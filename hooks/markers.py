@@ -6,7 +6,7 @@ A line `<!-- advisor:NAME -->` includes the template templates/markers/NAME.md.j
 - `report:NAME`: the client report of examples/NAME.yaml, or `report:form` (hooks/reports.py,
   `on_page_markdown`, after the page's template has been rendered, so nothing in a profile is
   ever read as template code);
-- `calc:NAME`: the calculator NAME with its prerendered default result (hooks/pyodide_assets.py,
+- `calc:NAME`: the calculator NAME with its prerendered default result (calcruntime/build,
   `on_post_page`: Markdown keeps the comment as it is in the page's HTML).
 
 hooks/render.py checks every marker of a page before anything is rendered: an unknown KIND, an

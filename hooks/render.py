@@ -21,7 +21,7 @@ Context of every page:
 
 Markers (hooks/markers.py): `<!-- advisor:NAME -->` on its own line includes
 templates/markers/NAME.md.j2; `<!-- advisor:report:NAME -->` and `<!-- advisor:calc:NAME -->`
-are checked here and expanded by hooks/reports.py and hooks/pyodide_assets.py.
+are checked here and expanded by hooks/reports.py and calcruntime/build (pages.py).
 
 Every failure (undefined variable, template syntax, unknown marker, missing translation, invalid
 catalog or bench data) raises `PluginError` with a message naming the page or the file.
@@ -150,7 +150,8 @@ def item_context(page, catalog) -> dict:
 
 def _known(env: jinja2.Environment) -> dict:
     """Names each marker kind accepts: templates/markers/*.md.j2, examples/*.yaml, calculators."""
-    from hooks import pyodide_assets, reports
+    from calcruntime.build import CALCS
+    from hooks import reports
 
     templates = sorted(
         t[len("markers/") : -len(".md.j2")]
@@ -160,7 +161,7 @@ def _known(env: jinja2.Environment) -> dict:
     return {
         None: templates,
         "report": reports.marker_names(state.current().root),
-        "calc": list(pyodide_assets.CALCS),
+        "calc": list(CALCS),
     }
 
 

@@ -20,7 +20,7 @@ What it does, in this order, each step a no-op where already done (a second run 
 3. Rewrites the dotted names `advisor.OLD` and paths `advisor/OLD.py` outside import statements:
    code (`advisor.memory.max_batch`), strings (mock/patch targets, `sys.modules` keys, module
    names in the Pyodide scripts' Python), comments and docstrings, in those folders' .py and
-   .mjs/.js files (scripts/, docs/assets/calc/) and in README.md and DEVELOPERS.md;
+   .mjs/.js files (scripts/, calcruntime/node/, calcruntime/browser/) and in README.md and DEVELOPERS.md;
    `__import__("advisor.OLD").OLD` becomes `__import__("advisor.PKG.NEW", fromlist=[""])`.
 4. pyproject.toml's `packages`: advisor's sub-packages as found on disk.
 5. `ruff check --select I --fix` and `ruff format` on the files it changed (import order).
@@ -104,7 +104,7 @@ MOVES: dict[str, str] = {
 }
 
 # Modules that stay at advisor's top level: the faces (CLI, web API) and the package's own files.
-STAYS = {"__init__", "__main__", "cli", "webapi", "_codecache"}
+STAYS = {"__init__", "__main__", "cli", "webapi"}
 
 LAYERS = ("core", "arch", "data", "memory", "perf", "money", "advice", "report")
 
@@ -124,7 +124,12 @@ PACKAGE_DOCS = {
 }
 
 CODE_DIRS = ("advisor", "hooks", "bench", "scripts", "tests")
-TEXT_GLOBS = ("scripts/*.mjs", "docs/assets/calc/*.mjs", "docs/assets/calc/*.js")
+TEXT_GLOBS = (
+    "scripts/*.mjs",
+    "calcruntime/node/*.mjs",
+    "calcruntime/browser/*.mjs",
+    "calcruntime/browser/*.js",
+)
 TEXT_FILES = ("README.md", "DEVELOPERS.md")
 SKIP_PARTS = {"node_modules", ".venv", "site", "__pycache__", "build"}
 # files that name old modules on purpose (the script's own test builds a flat tree)

@@ -29,6 +29,7 @@ PROJECT_PARTS = (
     "mkdocs.yml",
     "docs",
     "hooks",
+    "calcruntime",
     "templates",
     "overrides",
     "catalog",

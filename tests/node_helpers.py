@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CALC = ROOT / "docs" / "assets" / "calc"
+CALC = ROOT / "calcruntime" / "browser"  # served as assets/calc/
 
 
 def load_hook():
-    """hooks/pyodide_assets.py as a module (it is a mkdocs hook, not a package module)."""
-    spec = importlib.util.spec_from_file_location(
-        "pyodide_assets", ROOT / "hooks" / "pyodide_assets.py"
-    )
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    """The site build's side of the calculators' runtime (calcruntime.build)."""
+    from calcruntime import build
+
+    return build
 
 
 def node_module(script: str, *args: str, stdin: str = "", timeout: int = 60) -> str:

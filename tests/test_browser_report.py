@@ -133,7 +133,7 @@ def test_browser_form_report_equals_cli(browser, site_server, tmp_path):
     from advisor.cli import main
     from hooks.reports import example_profile
 
-    if "hooks/pyodide_assets.py" not in (ROOT / "mkdocs.yml").read_text(encoding="utf-8"):
+    if "calcruntime/build/mkdocs_hook.py" not in (ROOT / "mkdocs.yml").read_text(encoding="utf-8"):
         pytest.skip("the calculators' Pyodide assets hook is not registered in mkdocs.yml")
     name = "bank-serving-70b"
     out = tmp_path / "cli"

@@ -1,4 +1,4 @@
-"""advisor/_codecache.py: the build's table of the code that `dataclasses` compiles gives the
+"""calcruntime/pyodide/codecache.py: the build's table of the code that `dataclasses` compiles gives the
 same classes as compiling it at import time; a text not in the table is compiled as before;
 a table from another interpreter, or not a table, is not used."""
 
@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from advisor import _codecache as cc
+from calcruntime.pyodide import codecache as cc
 
 SOURCE = """
 from dataclasses import dataclass, field

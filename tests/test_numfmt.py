@@ -2,7 +2,7 @@
 calculators' render.mjs give the same text, halfway values included, in both languages.
 
 The golden table is generated here from the Python formatter and replayed under Node through
-docs/assets/calc/render.mjs (`formatNumber`, `formatMoney`, `formatPercent`)."""
+calcruntime/browser/render.mjs (`formatNumber`, `formatMoney`, `formatPercent`)."""
 
 from __future__ import annotations
 
@@ -130,7 +130,7 @@ const fns = { number: (v, l, d, t) => m.formatNumber(val(v), l, d, t),
               percent: (v, l, d) => m.formatPercent(val(v), l, d) };
 process.stdout.write(JSON.stringify(JSON.parse(input).map((r) => fns[r.fn](...r.args))));
 """
-    url = (ROOT / "docs/assets/calc/render.mjs").as_uri()
+    url = (ROOT / "calcruntime/browser/render.mjs").as_uri()
     proc = subprocess.run(
         ["node", "--input-type=module", "-e", script, url],
         input=json.dumps(rows),

@@ -68,7 +68,7 @@ def _run(assets: Path, mode: str) -> list[str]:
     proc = subprocess.run(
         [
             "node",
-            str(ROOT / "scripts" / "pyodide_node_run.mjs"),
+            str(ROOT / "calcruntime" / "node" / "pyodide_node_run.mjs"),
             str(assets),
             mode,
             str(assets / "catalog-docs.json"),
@@ -118,15 +118,18 @@ def test_dependency_wheels_are_reproducible():
 
 def test_compiled_copies_are_the_wheels_as_bytecode(assets):
     """Each lock entry names the compiled copy of its wheel with its sha256: the same members,
-    every NAME.py as NAME.pyc (Python 3.14 bytecode) and no source left (advisor's with its
-    dataclass code last), stored, with the gzip
-    and brotli copies the worker fetches (NAME.gz, NAME.br: hooks/pyodide_assets.py write_zip);
-    the standard library likewise; and the probe that tells the worker which copy a host sends."""
+    every NAME.py as NAME.pyc (Python 3.14 bytecode) and no source left (advisor's with the
+    dataclass code and the three small sources of its installer, calcruntime/pyodide, last),
+    stored, with the gzip and brotli copies the worker fetches (NAME.gz, NAME.br:
+    calcruntime/build write_zip); the standard library likewise; and the probe that tells the
+    worker which copy a host sends."""
     import gzip
     import hashlib
     import zipfile
 
     import brotli
+
+    hook = load_hook()
 
     def copies_equal(name):
         data = (assets / name).read_bytes()
@@ -142,8 +145,8 @@ def test_compiled_copies_are_the_wheels_as_bytecode(assets):
         copies_equal(c["compiled"])
         with zipfile.ZipFile(assets / entry["file_name"]) as zf:
             want = [n + "c" if n.endswith(".py") else n for n in zf.namelist()]
-        if entry["name"] == "advisor":  # the build's dataclass code (advisor/_codecache.py)
-            want.append("advisor/_dataclass_code.bin")
+        if entry["name"] == "advisor":  # the dataclass code and its installer (calcruntime/pyodide)
+            want += [name for name, _ in hook.CODECACHE_FILES] + [hook.CODECACHE_TABLE]
         with zipfile.ZipFile(assets / c["compiled"]) as zf:
             assert zf.namelist() == want, entry["name"]
             assert {i.compress_type for i in zf.infolist()} == {zipfile.ZIP_STORED}
@@ -167,7 +170,7 @@ def test_compiled_copies_are_the_wheels_as_bytecode(assets):
         assert "Content-Encoding: br" in zf.read("README.txt").decode()
 
 
-UNZIP_URL = (ROOT / "docs" / "assets" / "calc" / "unzip.mjs").as_uri()
+UNZIP_URL = (ROOT / "calcruntime" / "browser" / "unzip.mjs").as_uri()
 
 # the runtime of ASSETS_DIR (argv[1]) and `install(names)`: the compiled copies of those lock
 # entries' wheels, unpacked as the worker unpacks them (unzip.mjs, argv[2])
@@ -246,7 +249,7 @@ process.stdout.write(JSON.stringify({ names, before, after }));
 
 def test_python_starts_on_the_first_stdlib_zip_alone(assets):
     """Python's start reads only python_stdlib.zip (loadPyodide's); none of the modules of the
-    second zip (hooks/pyodide_assets.py STDLIB_REST_ZIP) is imported by then, and they are found
+    second zip (calcruntime/build STDLIB_REST_ZIP) is imported by then, and they are found
     once unzip.mjs mountStdlibRest has put it on sys.path (the plain start's order, worker.mjs)."""
     got = json.loads(node_module(SPLIT_JS, str(assets), UNZIP_URL, timeout=120))
     assert "difflib" in got["names"] and len(got["names"]) >= 5
@@ -283,7 +286,7 @@ install(Object.keys(lock.packages));
 process.stdout.write(py.runPython(`
 import importlib, json
 importlib.invalidate_caches()
-import advisor, advisor._codecache as cc
+import advisor, calcruntime.pyodide.codecache as cc
 n = cc.install_beside()
 for m in advisor.module_names():  # as the site
     importlib.import_module(m)
@@ -314,17 +317,23 @@ def test_snapshot_bytes_do_not_depend_on_where_the_checkout_lies(assets, tmp_pat
     pyodide_snapshot.mjs names it)."""
     hook = load_hook()
     elsewhere = tmp_path / "a" / "much-longer-checkout-path"
-    (elsewhere / "scripts").mkdir(parents=True)
-    (elsewhere / "docs/assets/calc").mkdir(parents=True)
-    shutil.copy(ROOT / "scripts/pyodide_snapshot.mjs", elsewhere / "scripts")
+    (elsewhere / "calcruntime/node").mkdir(parents=True)
+    (elsewhere / "calcruntime/browser").mkdir(parents=True)
+    shutil.copy(ROOT / "calcruntime/node/pyodide_snapshot.mjs", elsewhere / "calcruntime/node")
     for name in ("unzip.mjs", "sparse.mjs"):
-        shutil.copy(ROOT / "docs/assets/calc" / name, elsewhere / "docs/assets/calc")
+        shutil.copy(ROOT / "calcruntime/browser" / name, elsewhere / "calcruntime/browser")
     out, docs = tmp_path / "snapshot.bin", tmp_path / "catalog-docs.json"
     # the documents as make_snapshot writes them for the script
     files = read_documents(ROOT / "catalog")
     docs.write_bytes(json.dumps(files, sort_keys=True, ensure_ascii=False).encode())
     proc = subprocess.run(
-        ["node", str(elsewhere / "scripts/pyodide_snapshot.mjs"), str(assets), str(docs), str(out)],
+        [
+            "node",
+            str(elsewhere / "calcruntime/node/pyodide_snapshot.mjs"),
+            str(assets),
+            str(docs),
+            str(out),
+        ],
         capture_output=True,
         timeout=180,
         cwd=tmp_path,

@@ -616,7 +616,7 @@ def test_installed_wheel_renders_with_its_own_templates(tmp_path):
     import sys
     import zipfile
 
-    from hooks import pyodide_assets as hook
+    from calcruntime import build as hook
 
     with zipfile.ZipFile(hook.build_wheel()) as zf:
         zf.extractall(tmp_path)

@@ -1,5 +1,5 @@
-"""The snapshot less its zero blocks: hooks/pyodide_assets.py `sparse_snapshot` writes it,
-docs/assets/calc/sparse.mjs `unsparse` (the worker's, under Node) gives back the very bytes, and
+"""The snapshot less its zero blocks: calcruntime/build `sparse_snapshot` writes it,
+calcruntime/browser/sparse.mjs `unsparse` (the worker's, under Node) gives back the very bytes, and
 a damaged file is refused with a message, not turned into a wrong memory image."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""docs/assets/calc/unzip.mjs, the worker's installer of the compiled wheels (stored zips), under
+"""calcruntime/browser/unzip.mjs, the worker's installer of the compiled wheels (stored zips), under
 Node against a file system that records what it is given: every member written byte for byte
 under the folder, folders made, and a zip it cannot read faithfully (a compressed member, an
 encrypted one, a path outside the folder, a truncated file) refused with a message naming the

@@ -39,7 +39,7 @@ def test_profile_tasks_map_explicitly():
 
 
 def test_no_choice_list_copied_into_the_page_code_or_the_report_form():
-    js = (ROOT / "docs/assets/calc/render.mjs").read_text(encoding="utf-8")
+    js = (ROOT / "calcruntime/browser/render.mjs").read_text(encoding="utf-8")
     form = (ROOT / "hooks/reports.py").read_text(encoding="utf-8")
     for word in ("adamw-8bit", "amp-fp16", "zero2", "selective", "gptq"):
         assert word not in js, word
@@ -87,7 +87,7 @@ def test_every_string_the_calculators_name_is_translated():
     from hooks.templating import load_strings
 
     strings = load_strings(ROOT / "templates" / "i18n")
-    js = (ROOT / "docs/assets/calc/render.mjs").read_text(encoding="utf-8")
+    js = (ROOT / "calcruntime/browser/render.mjs").read_text(encoding="utf-8")
     keys = set(re.findall(r'"((?:calc|err)\.[a-z_.]*[a-z_])"', js))
     fields = re.findall(r'\["([a-z_]+)", "(?:model|gpu|network|select|number|text|config)"', js)
     keys |= {f"calc.f.{f}" for f in fields}

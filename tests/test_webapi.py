@@ -316,7 +316,7 @@ def test_recommend_and_cli_follow_the_same_checkpointing_rule():
 
 def test_calculators_do_not_import_the_report_renderer():
     """The browser's plain start installs Jinja2, MarkupSafe and PyYAML only when a report is
-    asked for (docs/assets/calc/worker.mjs, REPORT_ONLY): with the catalog built from its JSON
+    asked for (calcruntime/browser/worker.mjs, REPORT_ONLY): with the catalog built from its JSON
     documents, as the worker builds it, every other function must run without them, on good
     and bad input."""
     import subprocess

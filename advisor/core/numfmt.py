@@ -2,7 +2,7 @@
 
 Used by the site's Jinja2 filters (hooks), the client reports (advisor.report), the bench pages
 and charts (advisor.data.benchresults, hooks/charts.py) and, through a golden table checked by
-tests/test_numfmt.py, by the calculators' `formatNumber` in docs/assets/calc/render.mjs.
+tests/test_numfmt.py, by the calculators' `formatNumber` in calcruntime/browser/render.mjs.
 
 Conventions (CLDR number symbols: https://cldr.unicode.org/translation/number-currency-formats):
 - en: "1,234.5" (dot decimal, comma groups of three); az: "1.234,5" (decimal comma, dot groups).

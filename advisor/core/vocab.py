@@ -2,7 +2,7 @@
 
 Modules validate against these tuples (memory, recommend, webapi, profile, perf.training), the site's
 report form lists them (hooks/reports.py) and the calculators receive them as JSON
-(`form_choices()`, shipped by hooks/pyodide_assets.py to docs/assets/calc/render.mjs), so no
+(`form_choices()`, shipped by calcruntime/build to calcruntime/browser/render.mjs), so no
 list is copied anywhere. The first entry of each tuple is its default and comes first in a form.
 
 "task" is one vocabulary, `TASKS`. A client profile speaks the buyer's words

@@ -48,7 +48,7 @@ def read_document(path: Path, name: str):
     errors name the file."""
     # here, not at the top: the calculators' worker builds its catalog from the documents as
     # JSON (catalog_from_documents) and needs no YAML reader, so PyYAML is installed there only
-    # when a report first asks for it (docs/assets/calc/worker.mjs REPORT_ONLY)
+    # when a report first asks for it (calcruntime/browser/worker.mjs REPORT_ONLY)
     from ..core import yamlsafe
 
     try:

@@ -1,12 +1,16 @@
 """Reading one family's config.json fields: defaults as in that family's transformers
 configuration class, every error naming the field (with `text_config.` for a nested text
-model)."""
+model). What the families read alike is read here once: heads and head_dim (`heads`), experts
+(`experts`), a GQA attention from its `layer_types` name (`attention`), and the fields every
+spec takes (`spec`: vocabulary, context, tied embeddings, activation)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from ...core.errors import AdvisorError, check_int, shown
+from .. import layers as L
+from ._spec import assemble
 
 # Largest sizes accepted from a config: well above any published model, low enough to catch typos.
 MAX = {
@@ -20,6 +24,8 @@ MAX = {
     "experts": 4_096,
 }
 _MAX_WIDTH = 1_048_576
+# a `layer_types` name -> the attention's span (transformers' names; others attend to all keys)
+SPANS = {"sliding_attention": "sliding", "chunked_attention": "chunked"}
 
 
 @dataclass(frozen=True)
@@ -143,6 +149,68 @@ class Reader:
                 maximum=e,
             )
         return e, k
+
+    def attention(
+        self,
+        heads: int,
+        kv: int,
+        head_dim: int,
+        layer_type: str = "full_attention",
+        window: int | None = None,
+        *,
+        qk_norm: str = "",
+        sinks: bool = False,
+        o_bias: bool = True,
+        bias: bool = False,
+    ) -> L.Attention:
+        """A GQA attention (MHA and MQA by their head counts) as the family's transformers
+        module builds it: `attention_bias` (class default `bias`) on the q, k, v projections
+        and on o (`o_bias` False: a family whose o_proj never has one); sliding or chunked over `window` keys
+        when `layer_type` names it (SPANS), else over the whole context."""
+        bias = self.flag("attention_bias", bias)
+        span = SPANS.get(layer_type, "full")
+        return L.Attention(
+            kind="gqa",
+            num_heads=heads,
+            num_kv_heads=kv,
+            head_dim=head_dim,
+            span=span,
+            window=window if span != "full" else None,
+            sinks=sinks,
+            qk_norm=qk_norm,
+            qkv_bias=bias,
+            o_bias=bias and o_bias,
+        )
+
+    def spec(
+        self,
+        *,
+        name: str,
+        display_name: str,
+        family: str,
+        layers: tuple,
+        hidden_size: int,
+        tie: bool = False,
+        act_keys: tuple[str, ...] = ("hidden_act",),
+        act: str = "silu",
+        **extra,
+    ) -> dict:
+        """`assemble` with the fields every family reads alike: `vocab_size`,
+        `max_position_embeddings`, `tie_word_embeddings` (the class default `tie`) and the
+        activation (the first of `act_keys` given, else `act`)."""
+        return assemble(
+            name=name,
+            display_name=display_name,
+            family=family,
+            cfg=self.cfg,
+            layers=layers,
+            vocab_size=self.int("vocab_size"),
+            hidden_size=hidden_size,
+            max_position_embeddings=self.int("max_position_embeddings"),
+            tie_word_embeddings=self.flag("tie_word_embeddings", tie),
+            hidden_act=next((self.cfg[k] for k in act_keys if self.cfg.get(k)), act),
+            **extra,
+        )
 
 
 def _max(key: str) -> int:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from .. import layers as L
 from ._read import Reader
-from ._spec import assemble
 
 MODEL_TYPES = ("deepseek_v3",)
 
@@ -62,16 +61,11 @@ def build(cfg: dict, name: str, display_name: str):
     dense = L.Mlp(width=r.int("intermediate_size"))
     first = r.int("first_k_dense_replace", minimum=0, maximum=n)
     layers = tuple(L.Layer(attn, dense if i < first else moe) for i in range(n))
-    return assemble(
+    return r.spec(
         name=name,
         display_name=display_name,
         family="deepseek_v3",
-        cfg=cfg,
         layers=layers,
-        vocab_size=r.int("vocab_size"),
         hidden_size=h,
-        max_position_embeddings=r.int("max_position_embeddings"),
-        tie_word_embeddings=r.flag("tie_word_embeddings", False),
-        hidden_act=cfg.get("hidden_act") or "silu",
         mtp_layers=r.int("num_nextn_predict_layers", minimum=0),
     )

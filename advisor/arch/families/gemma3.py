@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from .. import layers as L
 from ._read import MAX, Reader
-from ._spec import assemble
 
 MODEL_TYPES = ("gemma3_text",)
 
@@ -38,37 +37,19 @@ def build(cfg: dict, name: str, display_name: str):
     window = r.int("sliding_window", maximum=MAX["max_position_embeddings"])
     if r.flag("use_bidirectional_attention", False):
         window = window // 2 + 1  # Gemma3TextConfig.__post_init__ (exclusive bounds)
-    bias = r.flag("attention_bias", False)
     mlp = L.Mlp(width=r.int("intermediate_size"))
     layers = tuple(
-        L.Layer(
-            L.Attention(
-                kind="gqa",
-                num_heads=heads,
-                num_kv_heads=kv,
-                head_dim=hd,
-                span="sliding" if t == "sliding_attention" else "full",
-                window=window if t == "sliding_attention" else None,
-                qk_norm="head",
-                qkv_bias=bias,
-                o_bias=bias,
-            ),
-            mlp,
-            norms=4,
-        )
-        for t in types
+        L.Layer(r.attention(heads, kv, hd, t, window, qk_norm="head"), mlp, norms=4) for t in types
     )
     cap = cfg.get("final_logit_softcapping")
-    return assemble(
+    return r.spec(
         name=name,
         display_name=display_name,
         family="gemma3",
-        cfg=cfg,
         layers=layers,
-        vocab_size=r.int("vocab_size"),
         hidden_size=h,
-        max_position_embeddings=r.int("max_position_embeddings"),
-        tie_word_embeddings=r.flag("tie_word_embeddings", True),
-        hidden_act=cfg.get("hidden_activation") or cfg.get("hidden_act") or "gelu_pytorch_tanh",
+        tie=True,
+        act_keys=("hidden_activation", "hidden_act"),
+        act="gelu_pytorch_tanh",
         final_logit_softcap=cap,
     )

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from .. import layers as L
 from ._read import Reader
-from ._spec import assemble
 
 MODEL_TYPES = ("glm4_moe",)
 
@@ -35,14 +34,8 @@ def build(cfg: dict, name: str, display_name: str):
     h = r.int("hidden_size")
     n = r.int("num_hidden_layers")
     heads, kv, hd = r.heads(h)
-    attn = L.Attention(
-        kind="gqa",
-        num_heads=heads,
-        num_kv_heads=kv,
-        head_dim=hd,
-        qk_norm="head" if r.flag("use_qk_norm", False) else "",
-        qkv_bias=r.flag("attention_bias", False),
-    )
+    qk_norm = "head" if r.flag("use_qk_norm", False) else ""
+    attn = r.attention(heads, kv, hd, qk_norm=qk_norm, o_bias=False)
     e, k = r.experts("n_routed_experts")
     width = r.int("moe_intermediate_size")
     shared = r.int("n_shared_experts", minimum=0)
@@ -50,16 +43,11 @@ def build(cfg: dict, name: str, display_name: str):
     dense = L.Mlp(width=r.int("intermediate_size"))
     first = r.int("first_k_dense_replace", minimum=0, maximum=n)
     layers = tuple(L.Layer(attn, dense if i < first else moe) for i in range(n))
-    return assemble(
+    return r.spec(
         name=name,
         display_name=display_name,
         family="glm4_moe",
-        cfg=cfg,
         layers=layers,
-        vocab_size=r.int("vocab_size"),
         hidden_size=h,
-        max_position_embeddings=r.int("max_position_embeddings"),
-        tie_word_embeddings=r.flag("tie_word_embeddings", False),
-        hidden_act=cfg.get("hidden_act") or "silu",
         mtp_layers=r.int("num_nextn_predict_layers", minimum=0),
     )

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from .. import layers as L
 from ._read import MAX, Reader
-from ._spec import assemble
 
 MODEL_TYPES = ("gpt_oss",)
 
@@ -35,7 +34,6 @@ def build(cfg: dict, name: str, display_name: str):
         "sliding_attention" if (i + 1) % 2 else "full_attention" for i in range(n)
     )
     window = r.int("sliding_window", maximum=MAX["max_position_embeddings"])
-    bias = r.flag("attention_bias", True)
     e, k = r.experts("num_local_experts")
     mlp = L.Mlp(
         width=r.int("intermediate_size"),
@@ -45,31 +43,12 @@ def build(cfg: dict, name: str, display_name: str):
         router_bias=True,
     )
     layers = tuple(
-        L.Layer(
-            L.Attention(
-                kind="gqa",
-                num_heads=heads,
-                num_kv_heads=kv,
-                head_dim=hd,
-                span="sliding" if t == "sliding_attention" else "full",
-                window=window if t == "sliding_attention" else None,
-                sinks=True,
-                qkv_bias=bias,
-                o_bias=bias,
-            ),
-            mlp,
-        )
-        for t in types
+        L.Layer(r.attention(heads, kv, hd, t, window, sinks=True, bias=True), mlp) for t in types
     )
-    return assemble(
+    return r.spec(
         name=name,
         display_name=display_name,
         family="gpt_oss",
-        cfg=cfg,
         layers=layers,
-        vocab_size=r.int("vocab_size"),
         hidden_size=h,
-        max_position_embeddings=r.int("max_position_embeddings"),
-        tie_word_embeddings=r.flag("tie_word_embeddings", False),
-        hidden_act=cfg.get("hidden_act") or "silu",
     )

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from .. import layers as L
 from ._read import MAX, Reader
-from ._spec import assemble
 
 MODEL_TYPES = ("llama4_text",)
 
@@ -54,36 +53,18 @@ def build(cfg: dict, name: str, display_name: str):
     if moe_layers is None:
         step = r.int("interleave_moe_layer_step")
         moe_layers = tuple(range(step - 1, n, step))
-    bias = r.flag("attention_bias", False)
     e, k = r.experts("num_local_experts")
     width = r.int("intermediate_size")
     moe = L.Mlp(width=width, experts=e, experts_per_token=k, shared_width=width)
     dense = L.Mlp(width=r.int("intermediate_size_mlp"))
     layers = tuple(
-        L.Layer(
-            L.Attention(
-                kind="gqa",
-                num_heads=heads,
-                num_kv_heads=kv,
-                head_dim=hd,
-                span="chunked" if t == "chunked_attention" else "full",
-                window=chunk if t == "chunked_attention" else None,
-                qkv_bias=bias,
-                o_bias=bias,
-            ),
-            moe if i in set(moe_layers) else dense,
-        )
+        L.Layer(r.attention(heads, kv, hd, t, chunk), moe if i in set(moe_layers) else dense)
         for i, t in enumerate(types)
     )
-    return assemble(
+    return r.spec(
         name=name,
         display_name=display_name,
         family="llama4",
-        cfg=cfg,
         layers=layers,
-        vocab_size=r.int("vocab_size"),
         hidden_size=h,
-        max_position_embeddings=r.int("max_position_embeddings"),
-        tie_word_embeddings=r.flag("tie_word_embeddings", False),
-        hidden_act=cfg.get("hidden_act") or "silu",
     )

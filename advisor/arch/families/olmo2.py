@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from .. import layers as L
 from ._read import Reader
-from ._spec import assemble
 
 MODEL_TYPES = ("olmo2",)
 
@@ -24,26 +23,12 @@ def build(cfg: dict, name: str, display_name: str):
     r = Reader(cfg, DEFAULTS)
     h = r.int("hidden_size")
     heads, kv, hd = r.heads(h)
-    bias = r.flag("attention_bias", False)
-    attn = L.Attention(
-        kind="gqa",
-        num_heads=heads,
-        num_kv_heads=kv,
-        head_dim=hd,
-        qk_norm="full",
-        qkv_bias=bias,
-        o_bias=bias,
-    )
+    attn = r.attention(heads, kv, hd, qk_norm="full")
     layer = L.Layer(attn, L.Mlp(width=r.int("intermediate_size")))
-    return assemble(
+    return r.spec(
         name=name,
         display_name=display_name,
         family="olmo2",
-        cfg=cfg,
         layers=(layer,) * r.int("num_hidden_layers"),
-        vocab_size=r.int("vocab_size"),
         hidden_size=h,
-        max_position_embeddings=r.int("max_position_embeddings"),
-        tie_word_embeddings=r.flag("tie_word_embeddings", False),
-        hidden_act=cfg.get("hidden_act") or "silu",
     )

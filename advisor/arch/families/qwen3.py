@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from .. import layers as L
 from ._read import MAX, Reader
-from ._spec import assemble
 
 MODEL_TYPES = ("qwen3",)
 
@@ -31,22 +30,6 @@ def qwen_layer_types(r: Reader, n: int) -> tuple[str, ...]:
     return tuple("sliding_attention" if i >= first else "full_attention" for i in range(n))
 
 
-def attention(r: Reader, heads, kv, hd, kind: str, window: int | None) -> L.Attention:
-    bias = r.flag("attention_bias", False)
-    sliding = kind == "sliding_attention"
-    return L.Attention(
-        kind="gqa",
-        num_heads=heads,
-        num_kv_heads=kv,
-        head_dim=hd,
-        span="sliding" if sliding else "full",
-        window=window if sliding else None,
-        qk_norm="head",
-        qkv_bias=bias,
-        o_bias=bias,
-    )
-
-
 def build(cfg: dict, name: str, display_name: str, defaults: dict = DEFAULTS):
     r = Reader(cfg, defaults)
     h = r.int("hidden_size")
@@ -59,16 +42,13 @@ def build(cfg: dict, name: str, display_name: str, defaults: dict = DEFAULTS):
         else None
     )
     mlp = L.Mlp(width=r.int("intermediate_size"))
-    layers = tuple(L.Layer(attention(r, heads, kv, hd, t, window), mlp) for t in types)
-    return assemble(
+    layers = tuple(
+        L.Layer(r.attention(heads, kv, hd, t, window, qk_norm="head"), mlp) for t in types
+    )
+    return r.spec(
         name=name,
         display_name=display_name,
         family="qwen3",
-        cfg=cfg,
         layers=layers,
-        vocab_size=r.int("vocab_size"),
         hidden_size=h,
-        max_position_embeddings=r.int("max_position_embeddings"),
-        tie_word_embeddings=r.flag("tie_word_embeddings", False),
-        hidden_act=cfg.get("hidden_act") or "silu",
     )

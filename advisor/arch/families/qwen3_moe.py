@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from .. import layers as L
 from ._read import MAX, Reader
-from ._spec import assemble
-from .qwen3 import attention, qwen_layer_types
+from .qwen3 import qwen_layer_types
 
 MODEL_TYPES = ("qwen3_moe",)
 
@@ -44,20 +43,15 @@ def build(cfg: dict, name: str, display_name: str):
     moe = L.Mlp(width=r.int("moe_intermediate_size"), experts=e, experts_per_token=k)
     layers = tuple(
         L.Layer(
-            attention(r, heads, kv, hd, t, window),
+            r.attention(heads, kv, hd, t, window, qk_norm="head"),
             moe if i not in dense_only and (i + 1) % step == 0 else dense,
         )
         for i, t in enumerate(types)
     )
-    return assemble(
+    return r.spec(
         name=name,
         display_name=display_name,
         family="qwen3_moe",
-        cfg=cfg,
         layers=layers,
-        vocab_size=r.int("vocab_size"),
         hidden_size=h,
-        max_position_embeddings=r.int("max_position_embeddings"),
-        tie_word_embeddings=r.flag("tie_word_embeddings", False),
-        hidden_act=cfg.get("hidden_act") or "silu",
     )

@@ -1,6 +1,6 @@
 """Bytecode as the site ships it, for the runtime's own interpreter (Pyodide's Python 3.14):
-run inside Pyodide by scripts/pyodide_compile.mjs (`compile_zip`: the standard library and the
-compiled copies of the wheels) and scripts/pyodide_dataclass_code.mjs (`strip`: the methods
+run inside Pyodide by calcruntime/node/pyodide_compile.mjs (`compile_zip`: the standard library and the
+compiled copies of the wheels) and calcruntime/node/pyodide_dataclass_code.mjs (`strip`: the methods
 that dataclasses writes). Why a line table that says "no location": pyodide_compile.mjs."""
 
 import importlib._bootstrap_external as _be

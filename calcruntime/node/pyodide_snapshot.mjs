@@ -1,10 +1,10 @@
-// Build-time Pyodide memory snapshot for the calculators (called by hooks/pyodide_assets.py):
-//   node scripts/pyodide_snapshot.mjs ASSETS_DIR CATALOG_DOCS_JSON OUT
+// Build-time Pyodide memory snapshot for the calculators (called by calcruntime/build):
+//   node calcruntime/node/pyodide_snapshot.mjs ASSETS_DIR CATALOG_DOCS_JSON OUT
 // Loads the runtime from ASSETS_DIR (the site's copy of the npm package), installs the compiled
 // copy of every wheel named in ASSETS_DIR/advisor-lock.json (advisor, PyYAML, MarkupSafe,
 // Jinja2; NAME.pyc.zip, each sha256 checked against the lock) into site-packages and mounts the
 // standard library's second zip (python_stdlib_rest.zip) as the worker's plain start does
-// (docs/assets/calc/unzip.mjs; loadPackage leaves JS references behind that a snapshot cannot
+// (calcruntime/browser/unzip.mjs; loadPackage leaves JS references behind that a snapshot cannot
 // hold), imports advisor.webapi and every module of that second zip (a snapshot start does not
 // mount it), loads the catalog, and writes loadPyodide's
 // memory snapshot (`_makeSnapshot` + `pyodide.makeMemorySnapshot()`; loaded back with
@@ -15,7 +15,7 @@
 import { createRequire } from "node:module";
 import fs from "node:fs";
 import path from "node:path";
-import { installStored, mountStdlibRest, storedModules } from "../docs/assets/calc/unzip.mjs";
+import { installStored, mountStdlibRest, storedModules } from "../browser/unzip.mjs";
 
 const fail = (e) => {
   process.stderr.write("pyodide_snapshot: " + String((e && e.message) || e).slice(-4000) + "\n");
@@ -97,7 +97,7 @@ _rr.compile_all()  # the report templates compiled into the snapshot
 import yaml, jinja2, markupsafe
 assert not yaml.__with_libyaml__ and markupsafe._escape_inner.__module__ == "markupsafe._native"
 # every module of the standard library's second zip (those only an error path imports too): a
-# snapshot start does not mount that zip (docs/assets/calc/worker.mjs)
+# snapshot start does not mount that zip (calcruntime/browser/worker.mjs)
 for _n in ${JSON.stringify(restModules)}:
     importlib.import_module(_n)
 `);

@@ -1,7 +1,7 @@
 // Compiles zips of Python sources to zips of sourceless bytecode with the runtime's own
-// interpreter (called by hooks/pyodide_assets.py for the site's python_stdlib.zip and for the
+// interpreter (called by calcruntime/build for the site's python_stdlib.zip and for the
 // compiled copy of each wheel that the worker's plain start installs):
-//   node scripts/pyodide_compile.mjs ASSETS_DIR IN_ZIP OUT_ZIP [IN_ZIP OUT_ZIP ...]
+//   node calcruntime/node/pyodide_compile.mjs ASSETS_DIR IN_ZIP OUT_ZIP [IN_ZIP OUT_ZIP ...]
 // ASSETS_DIR holds the pinned Pyodide runtime (the site's copy or node_modules/pyodide); every NAME.py of IN_ZIP
 // becomes NAME.pyc (a timestamp pyc, which zipimport and the path finder load without a source
 // beside it), the other members are copied; members keep their order and get a fixed date
@@ -15,7 +15,7 @@
 // about as small as the source zip. An EMPTY line table is not valid: traceback's
 // _get_code_position runs out of positions and raises StopIteration inside sys.excepthook.
 // Members are stored, not deflated: the site serves each zip gzip-compressed whole
-// (NAME.zip.gz, hooks/pyodide_assets.py gzip_copy), 8-15 % smaller than deflating member by
+// (NAME.zip.gz, calcruntime/build gzip_copy), 8-15 % smaller than deflating member by
 // member (the modules share names and constants), and zipimport then inflates nothing.
 import fs from "node:fs";
 import path from "node:path";

@@ -1,4 +1,4 @@
-// Calculator pages, inlined into <head> by hooks/pyodide_assets.py, so it runs before anything
+// Calculator pages, inlined into <head> by calcruntime/build, so it runs before anything
 // else on the page:
 // 1. It starts the calculators' Pyodide worker (worker.mjs) now, instead of when calc.mjs runs
 //    after the whole page has been parsed (about 0.2-0.3 s later on a small machine). Messages

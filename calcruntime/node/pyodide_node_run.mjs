@@ -1,16 +1,16 @@
 // Runs advisor.webapi.call under Pyodide in Node, loaded the way the site's worker loads it:
-//   node scripts/pyodide_node_run.mjs ASSETS_DIR snapshot|lock|plain CATALOG_DOCS_JSON < calls.json
+//   node calcruntime/node/pyodide_node_run.mjs ASSETS_DIR snapshot|lock|plain CATALOG_DOCS_JSON < calls.json
 // calls.json: [[name, params_json], ...]; prints the JSON list of result texts.
 // "snapshot": loadPyodide({_loadSnapshot}) from ASSETS_DIR/advisor.snapshot.gz (gunzipped, then
-// rebuilt by docs/assets/calc/sparse.mjs), without the standard library's second zip (the
+// rebuilt by calcruntime/browser/sparse.mjs), without the standard library's second zip (the
 // snapshot holds its modules), as the worker;
 // "lock": loadPyodide({lockFileURL, packages: ["advisor"]}) (the wheel by name, sha256-checked;
 // Pyodide's own loader, on the npm package's full standard library),
 // "plain": as the worker's plain start (worker.mjs): loadPyodide on the standard library as the
 // worker gets it (python_stdlib.zip.gz, unpacked), its second zip mounted as the worker mounts
-// it (python_stdlib_rest.zip.gz unpacked; docs/assets/calc/unzip.mjs), then the compiled copy of
+// it (python_stdlib_rest.zip.gz unpacked; calcruntime/browser/unzip.mjs), then the compiled copy of
 // every wheel that the lock entries name (tool["gpu-advisor"]: NAME.pyc.zip.gz unpacked, sha256-checked)
-// unpacked into site-packages as the worker does it (docs/assets/calc/unzip.mjs);
+// unpacked into site-packages as the worker does it (calcruntime/browser/unzip.mjs);
 // then ("lock", "plain") the catalog from CATALOG_DOCS_JSON.
 import fs from "node:fs";
 import os from "node:os";
@@ -18,8 +18,8 @@ import path from "node:path";
 import zlib from "node:zlib";
 import { fileURLToPath } from "node:url";
 import { createHash } from "node:crypto";
-import { installStored, mountStdlibRest } from "../docs/assets/calc/unzip.mjs";
-import { unsparse } from "../docs/assets/calc/sparse.mjs";
+import { installStored, mountStdlibRest } from "../browser/unzip.mjs";
+import { unsparse } from "../browser/sparse.mjs";
 
 const [assets, mode, catalogDocs] = process.argv.slice(2);
 const dir = path.resolve(assets) + "/";
@@ -34,7 +34,7 @@ if (mode === "snapshot") {
     // Pyodide's own package loader, which the site does not use: on the npm package's full
     // standard library (the site's zip holds what the site's starts use, not the loader's
     // tarfile and sysconfig)
-    const full = fileURLToPath(new URL("../node_modules/pyodide/python_stdlib.zip", import.meta.url));
+    const full = fileURLToPath(new URL("../../node_modules/pyodide/python_stdlib.zip", import.meta.url));
     py = await loadPyodide({ ...opts, stdLibURL: full, packages: ["advisor"] });
   }
   else if (mode === "plain") {
@@ -44,7 +44,7 @@ if (mode === "snapshot") {
     fs.rmSync(path.dirname(stdLibURL), { recursive: true });
     mountStdlibRest(py, zlib.gunzipSync(fs.readFileSync(dir + "python_stdlib_rest.zip.gz")));
     const lock = JSON.parse(fs.readFileSync(dir + "advisor-lock.json", "utf8"));
-    // installed as the worker installs them (docs/assets/calc/unzip.mjs)
+    // installed as the worker installs them (calcruntime/browser/unzip.mjs)
     const archives = Object.keys(lock.packages).sort().map((name) => {
       const { compiled, compiled_sha256 } = lock.packages[name].tool["gpu-advisor"];
       const bytes = zlib.gunzipSync(fs.readFileSync(dir + compiled + ".gz"));
@@ -54,7 +54,7 @@ if (mode === "snapshot") {
     });
     installStored(py, archives);
     // as the worker: the build's bytecode for the methods dataclasses writes
-    py.runPython("import advisor._codecache as c; c.install_beside()");
+    py.runPython("import calcruntime.pyodide.codecache as c; c.install_beside()");
   } else throw new Error(`mode ${mode}: snapshot, lock or plain`);
   py.FS.writeFile("/tmp/catalog-docs.json", fs.readFileSync(catalogDocs));
   py.runPython(

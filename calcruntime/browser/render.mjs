@@ -1,5 +1,5 @@
 // The calculators' HTML: one renderer for the browser (calc.mjs) and for the build-time
-// prerender (scripts/calc_prerender.mjs under Node). Pure functions of (kind, state, result,
+// prerender (calcruntime/node/calc_prerender.mjs under Node). Pure functions of (kind, state, result,
 // strings S, lists L: catalog models and gpus, and `options`, the select fields' choices as
 // [value, label key] from advisor.core.vocab.form_choices()); no DOM access, every value escaped.
 const GIB = 2 ** 30;

@@ -7,7 +7,7 @@ plain start only; elsewhere nothing here runs).
 frozen dataclasses, and compiling their methods was two thirds of importing advisor.webapi in
 Pyodide (67 of 104 ms under Node; issue 12, the phone's first visit). The source text depends
 only on the class's fields and options, so the build runs the imports once in the same runtime
-(`record`, from scripts/pyodide_dataclass_code.mjs) and ships ``{source text: code object}``
+(`record`, from calcruntime/node/pyodide_dataclass_code.mjs) and ships ``{source text: code object}``
 as marshal data (keyed by the text's digest), led by the interpreter's magic number; the worker `install`s it before it
 imports advisor. ``exec(code)`` of the code compiled from a text is what ``exec(text)`` does,
 so the classes are the same; any text not in the table (another field list, another Python) is
@@ -24,7 +24,9 @@ import importlib.util
 import marshal
 from pathlib import Path
 
-FILE_NAME = "_dataclass_code.bin"  # beside this module in the compiled copy of the wheel
+# beside this module in the compiled copy of the advisor wheel (calcruntime/build/wheels.py
+# add_dataclass_code ships both there; this module is not part of the advisor package)
+FILE_NAME = "dataclass_code.bin"
 stats = {"hits": 0, "misses": 0}
 
 
@@ -43,7 +45,7 @@ def record(modules: list[str], transform=None) -> bytes:
     """Import `modules` (not imported before) with dataclasses' exec watched: the magic number
     and the marshal data of {digest of a source text: its code object} for every text it
     compiled, each code object passed through `transform` (the site's: line tables saying "no
-    location", scripts/pyodide_bytecode.py strip)."""
+    location", calcruntime/node/pyodide_bytecode.py strip)."""
     table: dict[bytes, object] = {}
 
     def exec_recording(source, globals=None, locals=None, /):
@@ -89,7 +91,7 @@ def install(data: bytes) -> int:
 
 def install_beside() -> int:
     """`install` the table shipped beside this module (FILE_NAME); 0 where there is none (the
-    wheel itself, CPython)."""
+    checkout, CPython)."""
     try:
         data = (Path(__file__).parent / FILE_NAME).read_bytes()
     except OSError:

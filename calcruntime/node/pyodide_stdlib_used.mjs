@@ -1,12 +1,12 @@
 // Which files of the runtime's python_stdlib.zip the calculators use (called by
-// hooks/pyodide_assets.py, which ships a zip of only those):
-//   node scripts/pyodide_stdlib_used.mjs ASSETS_DIR CATALOG_DOCS_JSON < calls.json
+// calcruntime/build, which ships a zip of only those):
+//   node calcruntime/node/pyodide_stdlib_used.mjs ASSETS_DIR CATALOG_DOCS_JSON < calls.json
 // ASSETS_DIR holds the runtime with the FULL zip and the compiled copies of the wheels of
 // advisor-lock.json (tool["gpu-advisor"].compiled).
 // calls.json: [[name, params_json], ...], run through advisor.webapi.call.
 // Runs the calculators both ways the site starts them, each in its own Pyodide:
-// 1. as scripts/pyodide_snapshot.mjs builds the snapshot: the compiled copies of the wheels
-//    installed (docs/assets/calc/unzip.mjs), every advisor module imported, the report
+// 1. as calcruntime/node/pyodide_snapshot.mjs builds the snapshot: the compiled copies of the wheels
+//    installed (calcruntime/browser/unzip.mjs), every advisor module imported, the report
 //    templates compiled, the catalog loaded;
 // 2. the worker's plain start: the compiled copies installed so, advisor.webapi imported, then
 //    the catalog;
@@ -19,7 +19,7 @@
 // modules in a second zip that the worker fetches while Python starts).
 import fs from "node:fs";
 import path from "node:path";
-import { installStored } from "../docs/assets/calc/unzip.mjs";
+import { installStored } from "../browser/unzip.mjs";
 
 const fail = (e) => {
   process.stderr.write("pyodide_stdlib_used: " + String((e && e.message) || e).slice(-4000) + "\n");
@@ -61,6 +61,8 @@ async function run(kind) {
   // both starts install the compiled copies of the wheels so (worker.mjs, pyodide_snapshot.mjs)
   const compiled = (name) => dir + lock.packages[name].tool["gpu-advisor"].compiled;
   installStored(py, Object.keys(lock.packages).sort().map((n) => new Uint8Array(fs.readFileSync(compiled(n)))));
+  // as the worker: the dataclass code's installer (calcruntime/pyodide, in advisor's compiled copy)
+  py.runPython("import calcruntime.pyodide.codecache as c; c.install_beside()");
   if (kind === "unpacked") {
     py.runPython(`
 import importlib, advisor

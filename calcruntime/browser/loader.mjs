@@ -2,7 +2,7 @@
 // navigation swaps the page's content without running the new page's module scripts, and emits
 // each page on its `document$` observable; so this module, loaded once per full page load, looks
 // at every page it emits:
-// - a page with calculators (`.calc[data-calc]`, prerendered by hooks/pyodide_assets.py):
+// - a page with calculators (`.calc[data-calc]`, prerendered by calcruntime/build):
 //   imports calc.mjs once (one worker, one ready-promise for every later page) and wires them;
 // - the report form's page (`#ar-form`, docs/*/reports/new.md): imports ../reports/form.js once,
 //   which wires the form on this and every later page view (it follows `document$` itself); on

@@ -1,10 +1,10 @@
 // The members of a zip whose members are stored (not compressed), as the build writes the
-// compiled copies of the wheels (hooks/pyodide_assets.py compiled_wheels), written into
+// compiled copies of the wheels (calcruntime/build compiled_wheels), written into
 // Pyodide's file system under `dir`: what `pyodide.unpackArchive(bytes, "zip")` does, without
 // its Python side (shutil.unpack_archive, zipfile, and sysconfig to find site-packages), which
 // cost the phone's first visit 50-80 ms of the worker's time (install 48-182 -> 22-72 ms) and,
 // with the build's scripts installing the same way, 41 kB of the standard library (tarfile,
-// sysconfig: issue 12). Used by worker.mjs and scripts/pyodide_node_run.mjs (the tests' plain start).
+// sysconfig: issue 12). Used by worker.mjs and calcruntime/node/pyodide_node_run.mjs (the tests' plain start).
 // Format: PKWARE's APPNOTE.TXT, 4.3.7 (local file header), 4.3.12 (central directory), 4.3.16
 // (end of central directory record); no ZIP64, no encryption, compression method 0 only: any
 // other zip is refused with a message that names the member.
@@ -65,7 +65,7 @@ export function installStored(py, archives) {
   py.runPython("import importlib; importlib.invalidate_caches()");
 }
 
-// The standard library's second zip (hooks/pyodide_assets.py STDLIB_REST_ZIP: the modules the
+// The standard library's second zip (calcruntime/build STDLIB_REST_ZIP: the modules the
 // calculators use that Python's start does not import; the first zip is loadPyodide's
 // `stdLibURL`), written at STDLIB_REST_PATH in Pyodide `py`'s file system and put on sys.path
 // just after the first, before advisor is imported: by the plain start (worker.mjs) and the

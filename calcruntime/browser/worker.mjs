@@ -118,7 +118,7 @@ async function snapshotMemory() {
 }
 
 // The zips the worker fetches whole (the standard library and the compiled wheels, their
-// members stored) lie on the site three ways (hooks/pyodide_assets.py write_zip): NAME.zip,
+// members stored) lie on the site three ways (calcruntime/build write_zip): NAME.zip,
 // NAME.zip.gz and NAME.zip.br. A host that sends the precompressed NAME.br for NAME
 // (`Content-Encoding: br`: nginx brotli_static, Caddy precompressed; the phone profile of
 // issue 12) says so for the small zip-encoding.zip, asked first: then every zip is asked for by
@@ -164,7 +164,7 @@ async function stdLibURL() {
 // does not, 77 kB with brotli), mounted after loadPyodide (unzip.mjs mountStdlibRest): the plain
 // start asks for it once the wasm is in, with the wheels (on a phone network it would otherwise
 // take the wasm's bandwidth). A snapshot start needs it not: the snapshot holds every module
-// of it imported (scripts/pyodide_snapshot.mjs).
+// of it imported (calcruntime/node/pyodide_snapshot.mjs).
 let stdlibRest = null;
 function fetchStdlibRest() {
   stdlibRest ||= zipURL("python_stdlib_rest.zip").then(gunzipped);
@@ -189,7 +189,7 @@ function chooseStart() {
 
 // The plain start installs the packages of advisor-lock.json itself: for each, the compiled
 // copy of its wheel that the lock entry names (tool["gpu-advisor"]: the same files with every
-// NAME.py as bytecode, NAME.pyc, compiled at build time by hooks/pyodide_assets.py
+// NAME.py as bytecode, NAME.pyc, compiled at build time by calcruntime/build
 // compiled_wheels: the browser then compiles no Python source), fetched, its sha256 checked
 // against the lock, and unpacked into site-packages. Unlike loadPyodide's `packages` option
 // (the wheels) this lets it choose when:
@@ -287,8 +287,8 @@ async function plainStart() {
   mountStdlibRest(py, await stdlibRest);
   installStored(py, await wheels);
   timings.wheels = performance.now();
-  // the build's bytecode for the methods dataclasses writes (advisor/_codecache.py)
-  py.runPython("import advisor._codecache as c; c.install_beside(); import advisor.webapi");
+  // the build's bytecode for the methods dataclasses writes (calcruntime/pyodide/codecache.py)
+  py.runPython("import calcruntime.pyodide.codecache as c; c.install_beside(); import advisor.webapi");
   timings.imported = performance.now();
   py.FS.writeFile("/tmp/catalog-docs.json", await docs);
   py.runPython(

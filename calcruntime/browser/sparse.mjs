@@ -1,9 +1,9 @@
-// The memory snapshot as the site ships it (advisor.snapshot.gz, hooks/pyodide_assets.py
+// The memory snapshot as the site ships it (advisor.snapshot.gz, calcruntime/build
 // `sparse_snapshot`): gzip of the snapshot less its all-zero 4 KiB blocks. Pyodide's snapshot is
 // the runtime's whole linear memory, 31 MB, of which 15 MB are zero blocks; inflating only the
 // 16.6 MB of the others, and placing them in a zeroed buffer, halves the work of the browser's
 // gunzip on every snapshot start (a desktop's cold start and every reload; issue 12). Used by
-// worker.mjs and scripts/pyodide_node_run.mjs (the tests' snapshot start).
+// worker.mjs and calcruntime/node/pyodide_node_run.mjs (the tests' snapshot start).
 // Layout, little-endian: "ASP1", u32 block size, u32 length of the snapshot, u32 number of
 // blocks n, a bitmap of ceil(n / 8) bytes (bit i, least significant first: block i is stored),
 // then the stored blocks in order (the last one as long as what remains of the snapshot).
@@ -32,7 +32,7 @@ export function unsparse(bytes) {
   return out;
 }
 
-// The name the snapshot's gzip header gives it (RFC 1952 FNAME: hooks/pyodide_assets.py
+// The name the snapshot's gzip header gives it (RFC 1952 FNAME: calcruntime/build
 // `gzip_named` writes "advisor.snapshot." + the first 32 hex digits of the sha256 of what it
 // holds), read from the first bytes of the file: worker.mjs tags its Cache Storage copy with it.
 // null when the header has no name or is cut short before the name's end; an error when `head`

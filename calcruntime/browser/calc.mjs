@@ -4,7 +4,7 @@
 // calculators: mkdocs-material's instant navigation replaces the page without re-running
 // module scripts, so loader.mjs hooks into its `document$` observable. Each `.calc[data-calc]`
 // element (prerendered at build time with its default result) is wired once; the page's
-// strings come with its content (`.calc-data`, hooks/pyodide_assets.py), so that an instant
+// strings come with its content (`.calc-data`, calcruntime/build), so that an instant
 // navigation brings the new page's language along.
 import { FORMS, errorText, renderResult } from "./render.mjs";
 
