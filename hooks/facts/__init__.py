@@ -72,6 +72,8 @@ from .hardware import (
     moe,
     quant_70b,
     rack,
+    system,
+    systems_ranked,
     tiers,
     workstation_power,
 )
