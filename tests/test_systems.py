@@ -135,3 +135,48 @@ def test_a_box_linked_past_its_vendor_pair_is_refused_with_the_reason():
     assert rows[("dgx-spark", 1)].ok and rows[("dgx-spark", 1)].system == "dgx-spark"
     assert rows[("dgx-spark", 4)].reasons[0].key == "recommend.max_systems"
     assert rows[("gb200", 8)].reasons[0].key == "recommend.platform"
+
+
+def test_the_picker_offers_fp4_only_on_cards_whose_tensor_cores_take_it():
+    """Issue 34: NVFP4 / MXFP4 chosen in the picker rank only the cards with the format in
+    their FP4 tensor cores (catalog fp4_formats); the others are refused with the reason. The
+    'auto' search never picks a dequantised FP4 layout."""
+    from advisor.advice import recommend as rec
+    from advisor.perf import serving_fit as sfit
+
+    spec = CAT.model("llama-3.1-8b").spec
+    w = rec.Workload(model=spec, batch=8, seq=2048, max_gpus=8, weights="nvfp4")
+    rows = rec.recommend(w, CAT)
+    by = {(r.gpu_id, r.count): r for r in rows}
+    assert by[("h100-sxm", 8)].reasons[0].key == "support.fp4_format"
+    assert by[("mi355x", 8)].reasons[0].key == "support.fp4_format"  # MXFP4 only
+    assert any(r.ok and r.gpu_id == "b200" and r.weights == "nvfp4" for r in rows)
+    mx = rec.Workload(model=spec, batch=8, seq=2048, max_gpus=8, weights="mxfp4")
+    mi = {r.count: r for r in rec.recommend(mx, CAT) if r.gpu_id == "mi355x"}
+    # MXFP4 fits and runs on it; only money stops it (no cloud offer or price read yet)
+    assert mi[8].weights == "mxfp4" and mi[8].tokens_per_s
+    assert mi[8].reasons[0].key == "recommend.no_offer_no_price"
+    auto = rec.Workload(
+        model=spec,
+        batch=8,
+        seq=2048,
+        max_gpus=8,
+        formats=sfit.SEARCH_FORMATS,
+        target_tokens_per_s_per_user=1000.0,  # out of reach: every format is tried
+    )
+    gpus = {g.id: g for g in CAT.gpus}
+    for r in rec.recommend(auto, CAT):
+        if r.weights in sfit.FP4_WEIGHTS:
+            assert gpus[r.gpu_id].runs_fp4(r.weights), (r.gpu_id, r.weights)
+
+
+def test_a_rack_spans_its_nvlink_domain_and_a_box_links_over_its_nic():
+    from advisor.perf import serving_fit as sfit
+
+    spec = CAT.model("llama-3.1-70b").spec
+    gb200, h100, spark = CAT.gpu("gb200"), CAT.gpu("h100-sxm"), CAT.gpu("dgx-spark")
+    assert sfit.node_gpus(gb200) == 72 and sfit.node_gpus(h100) == 8 and sfit.node_gpus(spark) == 1
+    assert max(sfit.tp_degrees(spec, 64, gb200)) == 64 and max(sfit.tp_degrees(spec, 64, h100)) == 8
+    assert sfit.tp_fabric(gb200, 64) is None  # inside the rack: NVLink, not InfiniBand
+    assert sfit.tp_fabric(h100, 16) is not None
+    assert sfit.multi_node_degrees(spec, 2, spark) == (2,)  # two Sparks over ConnectX-7

@@ -594,6 +594,17 @@ def _judge_serving(w: Workload, gpu, count: int, eff, rec: dict) -> Reason | Non
             model=w.model.name,
         )
     input_tokens, output_tokens = sfit.split_context(w.seq)
+    asked = w.serving_formats
+    if len(asked) == 1 and asked[0] in sfit.FP4_WEIGHTS and not gpu.runs_fp4(asked[0]):
+        # the picker offers an FP4 block format only on the cards whose FP4 tensor cores take
+        # it (catalog fp4_formats); elsewhere the weights would be dequantised (issue 34)
+        rec["weights"] = asked[0]
+        return _reason(
+            "support.fp4_format",
+            f"{asked[0].upper()}: {gpu.name} has no FP4 tensor cores for this format",
+            format=asked[0].upper(),
+            gpu=gpu.id,
+        )
     try:
         f = sfit.best_fit(
             w.model,
