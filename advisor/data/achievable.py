@@ -141,8 +141,10 @@ def vendor_defaults(gpus, measured: Mapping[str, Achievable]) -> dict[str, Achie
         peers = by_tier.get((g.vendor, g.tier)) or by_vendor.get(g.vendor, [])
         if g.id in measured:
             own = measured[g.id]
-            keys = {k for a in peers for k in a.matmul_fraction} - set(own.matmul_fraction)
-            fill = {k: _median(a.matmul(k) for a in peers) for k in sorted(keys)}
+            # what it lacks (a desktop APU's matmul fractions): the vendor's measured cards
+            others = [a for a in by_vendor.get(g.vendor, []) if a.gpu_id != g.id] or peers
+            keys = {k for a in others for k in a.matmul_fraction} - set(own.matmul_fraction)
+            fill = {k: _median(a.matmul(k) for a in others) for k in sorted(keys)}
             out[g.id] = replace(own, matmul_fraction={**fill, **own.matmul_fraction})
             continue
         if not peers:
