@@ -50,6 +50,8 @@ class Achievable:
     bandwidth_fraction: float = FALLBACK_BANDWIDTH_FRACTION
     source: str = "assumed"
     sources: Mapping[str, str] = field(default_factory=dict, hash=False, compare=False)
+    # a vendor median: the measured cards it is the median of (their spread is its band)
+    peers: tuple[str, ...] = field(default=(), compare=False)
 
     def matmul(self, key: str) -> float:
         f = self.matmul_fraction
@@ -154,5 +156,11 @@ def vendor_defaults(gpus, measured: Mapping[str, Achievable]) -> dict[str, Achie
         mm = {k: _median(a.matmul(k) for a in peers) for k in sorted(keys)}
         bw = _median(a.bandwidth_fraction for a in peers)
         ids = ", ".join(sorted(a.gpu_id for a in peers))
-        out[g.id] = Achievable(g.id, mm, bw, f"median of measured {g.vendor} cards ({ids})")
+        out[g.id] = Achievable(
+            g.id,
+            mm,
+            bw,
+            f"median of measured {g.vendor} cards ({ids})",
+            peers=tuple(sorted(a.gpu_id for a in peers)),
+        )
     return out
