@@ -91,9 +91,9 @@ def test_unified_memory_boxes_are_bought_as_boxes_and_spark_links_two():
         CAT.gpu(i) for i in ("dgx-spark", "m3-ultra", "ryzen-ai-max-395", "m4-max")
     )
     assert systems.ownable(spark, 2, CAT.systems) and not systems.ownable(spark, 4, CAT.systems)
-    assert (
-        systems.max_count(spark, CAT.systems) == 2 and systems.max_count(mac, CAT.systems) is None
-    )
+    # Sparks: the vendor's pair; Mac Studios and Framework Desktops: the 4-box clusters published
+    assert systems.max_count(spark, CAT.systems) == 2 and systems.max_count(mac, CAT.systems) == 4
+    assert systems.ownable(mac, 4, CAT.systems) and not systems.ownable(mac, 8, CAT.systems)
     for g in (spark, mac, ryzen):
         p = systems.purchase_for(g, 1, CAT.systems)
         assert p.system.kind == "desktop" and p.rack_units is None
