@@ -97,6 +97,37 @@ class SiteData:
             groups.setdefault((s.url, s.read, s.checked), []).append(fld)
         return [(tuple(f), url, read, checked) for (url, read, checked), f in groups.items()]
 
+    def achievable(self, gpu) -> dict:
+        """What the time model takes as reachable on `gpu` (advisor.perf.efficiency.achievable_of,
+        issue 34): the BF16 matmul and memory-bandwidth fractions of the datasheet peaks, and
+        whether they are measured on this card, the median of the vendor's measured cards (with
+        the spread of those cards as its band) or assumed."""
+        from advisor.perf import efficiency
+
+        a = efficiency.achievable_of(gpu)
+        kind = "measured" if a.source.startswith("catalog/") else "median" if a.peers else "assumed"
+        out = {"kind": kind, "matmul": a.matmul("bf16"), "bandwidth": a.bandwidth_fraction}
+        peers = [efficiency.achievable_of(self.catalog.gpu(i)) for i in a.peers]
+        if peers:
+            mm = [p.matmul("bf16") for p in peers]
+            bw = [p.bandwidth_fraction for p in peers]
+            out.update(
+                peers=", ".join(self.catalog.gpu(i).name for i in a.peers),
+                matmul_low=min(mm),
+                matmul_high=max(mm),
+                bandwidth_low=min(bw),
+                bandwidth_high=max(bw),
+            )
+        return out
+
+    def system_for(self, gpu):
+        """The rack or desktop box `gpu` is sold as (catalog/systems kind rack or desktop), or
+        None."""
+        for s in self.catalog.systems:
+            if s.kind in ("rack", "desktop") and s.carries(gpu):
+                return s
+        return None
+
     @staticmethod
     def best_precision(gpu) -> str | None:
         for p in ("bf16", "fp16", "fp32"):

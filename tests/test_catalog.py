@@ -146,6 +146,10 @@ def _bad(**changes):
             {"scale_up": {"domain_size": 8, "gb_per_s": -1, "fabric": "nvlink4"}},
             "scale_up.gb_per_s",
         ),
+        # a 2:4-sparse figure typed where the dense one goes, with no mark: twice a format step
+        ({"peak_tflops": {"bf16": 989.4, "fp8": 3957.8}}, "peak_tflops.fp8"),
+        ({"peak_tflops": {"bf16": 1978.9, "fp16": 989.4}}, "peak_tflops.bf16"),
+        ({"peak_tflops": {"bf16": 989.4, "fp8": 1978.9, "fp4": 7915.6}}, "peak_tflops.fp4"),
         ({"unified_memory": {"default_fraction": 1.2}}, "unified_memory.default_fraction"),
         ({"unified_memory": {"default_fraction": 0}}, "unified_memory.default_fraction"),
         ({"fp4_formats": ["nvfp4"]}, "fp4_formats"),  # the H100 has no FP4 peak

@@ -297,13 +297,15 @@ def test_shared_work_gives_the_per_candidate_figures(task, batch, acquire):
             assert r.tokens_per_s == st.tokens_per_s
         if r.own_cost is not None:
             # the cards in whole systems (advisor.data.systems), their server and its power
+            # (a rack or desktop box priced whole: Purchase.prices)
             bought = systems.purchase_for(g, r.count, MODELS.systems)
+            unit_usd, server_usd = bought.prices(g, r.count)
             own = cost.OwnHardware(
-                gpu_price_usd=float(g.price_usd),
+                gpu_price_usd=unit_usd,
                 gpus=r.count,
                 tdp_w=float(g.tdp_w or 0),
                 electricity_usd_per_kwh=w.electricity_usd_per_kwh,
-                server_usd=bought.server_usd or 0.0,
+                server_usd=server_usd,
                 host_power_w=bought.host_power_w,
                 pue=w.pue,
                 resale_fraction=cost.DEFAULT_RESALE_FRACTION,  # cost.owning, as everywhere

@@ -243,14 +243,15 @@ def test_golden_report(example, lang):
         util = busy(own_r)
         assert c["utilisation"] == pytest.approx(util)
         bought = systems.purchase_for(gpu, own_r.count, CATALOG.systems)  # whole servers
+        unit_usd, server_usd = bought.prices(gpu, own_r.count)  # racks and boxes priced whole
         expect = cost.tco(
             cost.OwnHardware(
-                gpu_price_usd=gpu.price_usd,
+                gpu_price_usd=unit_usd,
                 gpus=own_r.count,
                 tdp_w=gpu.tdp_w,
                 electricity_usd_per_kwh=profile.constraints.electricity_usd_per_kwh
                 or rec.DEFAULT_ELECTRICITY_USD_PER_KWH,
-                server_usd=bought.server_usd or 0.0,
+                server_usd=server_usd,
                 host_power_w=bought.host_power_w,
                 resale_fraction=cost.DEFAULT_RESALE_FRACTION,
             ),

@@ -41,8 +41,9 @@ from ..perf import timing, training
 TASKS = vocab.TASKS
 ACQUIRE = vocab.ACQUIRE
 COUNTS = (1, 2, 4, 8)
-# Serving scales past one server by replicas (advisor.perf.serving_fit): whole 8-GPU nodes beyond 8.
-SERVING_NODE_COUNTS = (16, 24, 32, 48, 64)
+# Serving scales past one server by replicas (advisor.perf.serving_fit): whole 8-GPU nodes beyond 8,
+# and 72, a rack-scale NVLink domain (GB200 / GB300 NVL72, catalog/systems: bought as one rack).
+SERVING_NODE_COUNTS = (16, 24, 32, 48, 64, 72)
 # US average retail electricity price to commercial customers, 2023: 12.7 cents/kWh (U.S. EIA,
 # Electric Power Monthly, Table 5.3); used when the workload gives none.
 DEFAULT_ELECTRICITY_USD_PER_KWH = 0.127
@@ -169,7 +170,8 @@ class Workload:
 
     @property
     def counts(self) -> tuple[int, ...]:
-        """GPU counts judged: 1, 2, 4, 8, and for serving whole nodes of 8 beyond."""
+        """GPU counts judged: 1, 2, 4, 8, and for serving whole nodes of 8 beyond and a rack
+        of 72."""
         extra = SERVING_NODE_COUNTS if self.task == "inference" else ()
         return tuple(c for c in (*COUNTS, *extra) if c <= self.max_gpus)
 
@@ -575,6 +577,17 @@ def _judge_serving(w: Workload, gpu, count: int, eff, rec: dict) -> Reason | Non
             model=w.model.name,
         )
     input_tokens, output_tokens = sfit.split_context(w.seq)
+    asked = w.serving_formats
+    if len(asked) == 1 and asked[0] in sfit.FP4_WEIGHTS and not gpu.runs_fp4(asked[0]):
+        # the picker offers an FP4 block format only on the cards whose FP4 tensor cores take
+        # it (catalog fp4_formats); elsewhere the weights would be dequantised (issue 34)
+        rec["weights"] = asked[0]
+        return _reason(
+            "support.fp4_format",
+            f"{asked[0].upper()}: {gpu.name} has no FP4 tensor cores for this format",
+            format=asked[0].upper(),
+            gpu=gpu.id,
+        )
     # a bench run's measured copy bandwidth replaces the catalog's achievable one
     achievable = perf_eff.achievable_with(gpu, eff) if eff and eff.bandwidth_fraction else None
     try:
@@ -710,19 +723,21 @@ def _judge_money(
             rec["per_million_tokens"] = cost.cost_per_million_tokens(tps, price * billed) * factor
         rec["offer"] = f"{offer.provider} {offer.instance} ({offer.region}), read {offer.read}"
     own_cost = purchase = None
-    price_usd = gpu.price_usd
-    # SXM / OAM: whole boards only (advisor.data.systems)
+    # SXM / OAM: whole boards only; racks of 72; at most `max_systems` boxes (advisor.data.systems)
     board = not systems.ownable(gpu, count, sys_catalog)
-    if w.acquire != "rent" and price_usd and not board:
-        bought = systems.purchase_for(gpu, count, sys_catalog)
+    bought = systems.purchase_for(gpu, count, sys_catalog)
+    # a rack or a desktop box is priced whole, accelerators included (Purchase.prices)
+    prices = bought.prices(gpu, count)
+    if w.acquire != "rent" and prices is not None and not board:
+        unit_usd, server_usd = prices
         rec["system"] = None if bought.system is None else bought.system.id
-        rec["server_priced"] = bought.server_usd is not None
+        rec["server_priced"] = bought.server_usd is not None or bought.system_usd is not None
         own_total, purchase_usd = _own_cost(
-            float(price_usd),
+            unit_usd,
             count,
             float(gpu.tdp_w or 0),
             w.electricity_usd_per_kwh,
-            (bought.server_usd or 0.0) + w.server_usd_per_gpu * count,
+            server_usd + w.server_usd_per_gpu * count,
             max(1.0, w.pue),
             util,
             horizon_months,
@@ -738,8 +753,19 @@ def _judge_money(
         options.append((rent_cost, "rent"))
     if own_cost is not None:
         options.append((own_cost, "own"))
-    if not options and board and w.acquire != "rent" and price_usd:
+    if not options and board and w.acquire != "rent":
         sizes = systems.platform_sizes(gpu, sys_catalog)
+        limit = systems.max_count(gpu, sys_catalog)
+        if limit is not None and count > limit:
+            return reject(
+                _reason(
+                    "recommend.max_systems",
+                    f"{gpu.name}: at most {limit} linked as one configuration, not {count}",
+                    gpu=gpu.id,
+                    count=count,
+                    limit=limit,
+                )
+            )
         return reject(
             _reason(
                 "recommend.platform",

@@ -68,7 +68,7 @@ def register(subparsers) -> None:
     p.add_argument(
         "--formats",
         help="inference: weight formats to search, comma-separated in order of preference, "
-        "or 'auto' (bf16,fp8,awq where the card runs them); default: --weights",
+        "or 'auto' (bf16,fp8,nvfp4,mxfp4,awq where the card runs them; FP4 only on FP4 tensor cores); default: --weights",
     )
     p.add_argument(
         "--deadline-hours",

@@ -69,8 +69,9 @@ TRAINING_RUNS = (
 # The VRAM calculator's inference: a continuous-batching server (advisor.perf.serving_fit) or, when
 # asked for, one static prefill of the whole batch (advisor.memory.estimate.inference_memory)
 INFERENCE_MODES = ("serving", "static")
-# The picker's serving formats: "auto" searches advisor.perf.serving_fit.SEARCH_FORMATS
-PICKER_WEIGHTS = ("auto", "bf16", "fp8", "awq", "gptq", "int8")
+# The picker's serving formats: "auto" searches advisor.perf.serving_fit.SEARCH_FORMATS; NVFP4 /
+# MXFP4 rank only the cards whose FP4 tensor cores take them (advisor.advice.recommend, issue 34)
+PICKER_WEIGHTS = ("auto", "bf16", "fp8", "nvfp4", "mxfp4", "awq", "gptq", "int8")
 
 # The calculators' select fields: field name -> choices.
 FORM_FIELDS = {

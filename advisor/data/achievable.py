@@ -50,6 +50,8 @@ class Achievable:
     bandwidth_fraction: float = FALLBACK_BANDWIDTH_FRACTION
     source: str = "assumed"
     sources: Mapping[str, str] = field(default_factory=dict, hash=False, compare=False)
+    # a vendor median: the measured cards it is the median of (their spread is its band)
+    peers: tuple[str, ...] = field(default=(), compare=False)
 
     def matmul(self, key: str) -> float:
         f = self.matmul_fraction
@@ -139,18 +141,26 @@ def achievable_from_dict(doc, source_name: str, gpu) -> Achievable:
 
 def vendor_defaults(gpus, measured: Mapping[str, Achievable]) -> dict[str, Achievable]:
     """An `Achievable` for every GPU: its own where measured, else the median fractions of the
-    measured GPUs of its vendor (by dtype), else the fallbacks. `source` says which."""
+    measured GPUs of its vendor and tier (by dtype; the vendor's where none of its tier is
+    measured), else the fallbacks. `source` says which."""
     by_vendor: dict[str, list[Achievable]] = {}
-    gpu_vendor = {g.id: g.vendor for g in gpus}
+    by_tier: dict[tuple[str, str], list[Achievable]] = {}
+    gpu_of = {g.id: g for g in gpus}
     for gid, a in measured.items():
-        by_vendor.setdefault(gpu_vendor.get(gid, "?"), []).append(a)
+        g = gpu_of.get(gid)
+        by_vendor.setdefault(getattr(g, "vendor", "?"), []).append(a)
+        by_tier.setdefault((getattr(g, "vendor", "?"), getattr(g, "tier", "?")), []).append(a)
     out: dict[str, Achievable] = {}
     for g in gpus:
-        peers = by_vendor.get(g.vendor, [])
+        # peers of the same vendor and tier where one is measured (a desktop APU is not an
+        # Instinct card: issue 34), else the vendor's measured cards
+        peers = by_tier.get((g.vendor, g.tier)) or by_vendor.get(g.vendor, [])
         if g.id in measured:
             own = measured[g.id]
-            keys = {k for a in peers for k in a.matmul_fraction} - set(own.matmul_fraction)
-            fill = {k: _median(a.matmul(k) for a in peers) for k in sorted(keys)}
+            # what it lacks (a desktop APU's matmul fractions): the vendor's measured cards
+            others = [a for a in by_vendor.get(g.vendor, []) if a.gpu_id != g.id] or peers
+            keys = {k for a in others for k in a.matmul_fraction} - set(own.matmul_fraction)
+            fill = {k: _median(a.matmul(k) for a in others) for k in sorted(keys)}
             out[g.id] = replace(own, matmul_fraction={**fill, **own.matmul_fraction})
             continue
         if not peers:
@@ -160,5 +170,11 @@ def vendor_defaults(gpus, measured: Mapping[str, Achievable]) -> dict[str, Achie
         mm = {k: _median(a.matmul(k) for a in peers) for k in sorted(keys)}
         bw = _median(a.bandwidth_fraction for a in peers)
         ids = ", ".join(sorted(a.gpu_id for a in peers))
-        out[g.id] = Achievable(g.id, mm, bw, f"median of measured {g.vendor} cards ({ids})")
+        out[g.id] = Achievable(
+            g.id,
+            mm,
+            bw,
+            f"median of measured {g.vendor} cards ({ids})",
+            peers=tuple(sorted(a.gpu_id for a in peers)),
+        )
     return out

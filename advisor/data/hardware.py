@@ -514,6 +514,29 @@ def _peaks(src: str, doc: dict) -> tuple[dict[str, float], dict[str, float]]:
                 "gpu.precision_order",
                 f"{both[hi]} is below {name[lo]} {both[lo]}: a lower precision cannot be slower",
             )
+    # A sparse figure typed where the dense one goes, with no `sparse:` mark and no
+    # datasheet_sparse_* entry, shows as twice the step to the next wider format: halving the
+    # bits at most doubles the dense rate (fp8 = 2 x bf16 on Hopper, Blackwell, CDNA 3/4), FP16
+    # and BF16 run at one rate, and FP4 reaches at most 3 x FP8 (Blackwell Ultra) or 4 x on
+    # GeForce cards, whose FP8 with FP32 accumulate runs at half rate (issue 34).
+    fp4_step = 4.05 if doc.get("tier") == "consumer" else 3.05
+    for hi, lo, most in (
+        ("fp8", "bf16", 2.05),
+        ("fp8", "fp16", 2.05),
+        ("bf16", "fp16", 1.05),
+        ("fp16", "bf16", 1.05),
+        ("fp4", "fp8", fp4_step),
+    ):
+        if hi in out and lo in out and out[hi] > most * out[lo]:
+            raise _err(
+                src,
+                f"peak_tflops.{hi}",
+                "gpu.sparse_ratio",
+                f"{out[hi]:g} is {out[hi] / out[lo]:.1f} x peak_tflops.{lo} {out[lo]:g}, more than "
+                f"the {most:g} x one format step allows: a 2:4-sparse figure? store the dense peak",
+                ratio=round(out[hi] / out[lo], 2),
+                most=most,
+            )
     for key, dense, dense_key in (
         ("datasheet_sparse_tflops", out, "peak_tflops"),
         ("datasheet_sparse_tops", tops, "peak_tops"),

@@ -44,6 +44,19 @@ NODE_GPUS = 8
 # (catalog/networks/ib-ndr-400.yaml; the rail-optimised DGX/HGX H100 layout). Tried only when
 # no layout inside one node fits.
 MULTI_NODE_TP = (16, 32, 64)
+# The most GPUs one tensor-parallel group may take (advisor.perf.serving.check_tensor_parallel).
+MAX_TP = 72
+
+
+def node_gpus(gpu) -> int:
+    """GPUs a tensor-parallel group may span at the scale-up fabric's speed: the accelerator's
+    scale-up domain where the catalog states one (`scale_up.domain_size`: GB200 / GB300 NVL72
+    72 GPUs on one NVLink domain, TPU ICI slices, Trainium's NeuronLink; a desktop box 1), at
+    most MAX_TP; else a server's NODE_GPUS (issue 34)."""
+    su = getattr(gpu, "scale_up", None)
+    return NODE_GPUS if su is None else min(int(su.domain_size), MAX_TP)
+
+
 INTER_NODE = net.Fabric(
     id="ib-ndr-400",
     name="InfiniBand NDR 400 Gb/s per GPU",
@@ -54,8 +67,11 @@ INTER_NODE = net.Fabric(
     source="catalog/networks/ib-ndr-400.yaml",
 )
 # Formats tried when the caller leaves the choice open: quality first (bf16), then the 8-bit
-# float where the card has FP8 tensor cores, then 4-bit AWQ weights (support.serving_format).
-SEARCH_FORMATS = ("bf16", "fp8", "awq")
+# float where the card has FP8 tensor cores, then the 4-bit block floats NVFP4 / MXFP4 where the
+# card's FP4 tensor cores take them (catalog `fp4_formats`; a search never picks a dequantised
+# FP4 layout: `searched_formats`), then 4-bit AWQ weights (support.serving_format).
+SEARCH_FORMATS = ("bf16", "fp8", "nvfp4", "mxfp4", "awq")
+FP4_WEIGHTS = ("nvfp4", "mxfp4")
 # KV-cache formats tried with them: 16-bit first, then FP8 (vLLM's fp8 KV cache)
 SEARCH_KV = ("bf16", "fp8")
 
@@ -135,27 +151,46 @@ class ServingFit:
         return d
 
 
-def tp_degrees(spec, gpus: int) -> tuple[int, ...]:
+def searched_formats(gpu, formats: tuple[str, ...]) -> tuple[str, ...]:
+    """The formats a search over `formats` tries on `gpu`: an FP4 block format only where the
+    card runs it natively (`GPU.runs_fp4`), when it is one of several; a single format the
+    reader names is run as asked (FP4 dequantised where the card lacks it, and said so)."""
+    if len(formats) < 2:
+        return formats
+    runs = getattr(gpu, "runs_fp4", None)
+    kept = tuple(f for f in formats if f not in FP4_WEIGHTS or (runs is not None and runs(f)))
+    return kept or formats
+
+
+def tp_degrees(spec, gpus: int, gpu=None) -> tuple[int, ...]:
     """Tensor-parallel degrees for `gpus` GPUs: divisors of `gpus` within one node
-    (NODE_GPUS) that divide the attention heads (vLLM requires num_attention_heads % tp == 0)."""
+    (`node_gpus`: NODE_GPUS, or the scale-up domain of a rack) that divide the attention heads
+    (vLLM requires num_attention_heads % tp == 0)."""
     out = []
-    for tp in range(1, min(gpus, NODE_GPUS) + 1):
+    node = NODE_GPUS if gpu is None else node_gpus(gpu)
+    for tp in range(1, min(gpus, node) + 1):
         if gpus % tp == 0 and spec.num_heads % tp == 0:
             out.append(tp)
     return tuple(out)
 
 
-def multi_node_degrees(spec, gpus: int) -> tuple[int, ...]:
-    """Tensor-parallel degrees over whole nodes (MULTI_NODE_TP) for `gpus` GPUs."""
+def multi_node_degrees(spec, gpus: int, gpu=None) -> tuple[int, ...]:
+    """Tensor-parallel degrees over whole nodes (MULTI_NODE_TP) for `gpus` GPUs (none past a
+    scale-up domain that already holds them: `tp_degrees` tried those)."""
+    node = NODE_GPUS if gpu is None else node_gpus(gpu)
+    # boxes of one accelerator (unified-memory desktops) link in pairs or small groups over
+    # their NIC; servers in whole nodes of 8
+    wide = range(2 * node, NODE_GPUS + 1, node) if node < NODE_GPUS else MULTI_NODE_TP
     return tuple(
-        tp for tp in MULTI_NODE_TP if tp <= gpus and gpus % tp == 0 and spec.num_heads % tp == 0
+        tp for tp in wide if node < tp <= gpus and gpus % tp == 0 and spec.num_heads % tp == 0
     )
 
 
 def tp_fabric(gpu, tp: int):
-    """The fabric a tensor-parallel group of `tp` crosses: the node's own up to NODE_GPUS, the
-    slower of it and INTER_NODE beyond (None for tp 1: advisor.perf.serving's default)."""
-    if tp <= NODE_GPUS:
+    """The fabric a tensor-parallel group of `tp` crosses: the node's own up to `node_gpus`
+    (a rack's NVLink domain included), the slower of it and INTER_NODE beyond (None for tp 1:
+    advisor.perf.serving's default)."""
+    if tp <= node_gpus(gpu):
         return None
     return net.slowest(net.intra_node_fabric(gpu), INTER_NODE)
 
@@ -178,14 +213,15 @@ def fit(
     """One layout (module docstring). `speed=False` skips the operating point."""
     check_int("gpus", gpus, maximum=1 << 16)
     c = check_int("concurrency", concurrency, maximum=1 << 20)
-    tp = check_int("tensor_parallel", tensor_parallel, maximum=max(MULTI_NODE_TP))
-    if tp > NODE_GPUS and tp % NODE_GPUS:
+    tp = check_int("tensor_parallel", tensor_parallel, maximum=MAX_TP)
+    node = node_gpus(gpu)
+    if tp > node and tp % node:
         raise AdvisorError(
             "serving.tp_nodes",
-            f"tensor_parallel: {tp} GPUs span nodes of {NODE_GPUS}: give whole nodes",
+            f"tensor_parallel: {tp} GPUs span nodes of {node}: give whole nodes",
             field="tensor_parallel",
             tensor_parallel=tp,
-            node_gpus=NODE_GPUS,
+            node_gpus=node,
         )
     if gpus % tp:
         raise AdvisorError(
@@ -288,9 +324,10 @@ def best_fit(
         raise AdvisorError("field.empty", "formats: give at least one format", field="weights")
     for f in formats:
         check_choice("weights", f, mem.WEIGHT_FORMATS)
-    degrees = _degrees or ((tensor_parallel,) if tensor_parallel else tp_degrees(spec, gpus))
+    formats = searched_formats(gpu, tuple(formats))
+    degrees = _degrees or ((tensor_parallel,) if tensor_parallel else tp_degrees(spec, gpus, gpu))
     if not tensor_parallel and not degrees:
-        degrees = multi_node_degrees(spec, gpus)
+        degrees = multi_node_degrees(spec, gpus, gpu)
     if not degrees:
         raise AdvisorError(
             "serving.no_tp",
@@ -330,7 +367,7 @@ def best_fit(
         fitting.extend(layouts)
     if fitting:
         return max(fitting, key=lambda x: (x.tokens_per_s_per_user, x.tokens_per_s))
-    wide = () if (tensor_parallel or _degrees) else multi_node_degrees(spec, gpus)
+    wide = () if (tensor_parallel or _degrees) else multi_node_degrees(spec, gpus, gpu)
     if wide and set(wide) != set(degrees):
         # nothing fits inside one node: tensor parallelism over whole nodes
         x = best_fit(

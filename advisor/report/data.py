@@ -365,10 +365,12 @@ def _cost(best, aw: rec.Workload, w: Workload, profile: Profile, catalog, rates)
     from ..data import systems
 
     bought = systems.purchase_for(gpu, own_r.count, getattr(catalog, "systems", ()))
-    server_usd = (bought.server_usd or 0.0) + aw.server_usd_per_gpu * own_r.count
+    # a rack or a desktop box is priced whole, accelerators included (Purchase.prices)
+    unit_usd, server_usd = bought.prices(gpu, own_r.count) or (float(gpu.price_usd or 0), 0.0)
+    server_usd += aw.server_usd_per_gpu * own_r.count
     res = cost.tco(
         cost.owning(
-            gpu.price_usd,
+            unit_usd,
             own_r.count,
             gpu.tdp_w,
             electricity_usd_per_kwh=aw.electricity_usd_per_kwh,
@@ -391,9 +393,15 @@ def _cost(best, aw: rec.Workload, w: Workload, profile: Profile, catalog, rates)
     )
     out["tco"] = {
         "purchase": res.purchase,
-        "cards": float(gpu.price_usd) * own_r.count,
+        "cards": unit_usd * own_r.count,
         "server": server_usd,
-        "server_priced": bought.server_usd is not None,
+        "server_priced": bought.server_usd is not None or bought.system_usd is not None,
+        "system_kind": None if bought.system is None else bought.system.kind,
+        "system_priced_whole": bought.system_usd is not None,
+        "cooling": None if bought.system is None else bought.system.cooling,
+        "system_power_w": None
+        if bought.system is None or bought.system.system_power_w is None
+        else bought.system.system_power_w * bought.nodes,
         "system": None if bought.system is None else bought.system.name,
         "system_id": None if bought.system is None else bought.system.id,
         "nodes": bought.nodes,

@@ -71,9 +71,14 @@ def budget(params: dict) -> dict:
     cat = get_catalog()
     g = _gpu(req.gpu)
     n = req.gpus
+    from ..data import systems
+
+    bought = systems.purchase_for(g, n, cat.systems)
+    whole = bought.prices(g, n) if bought.system_usd is not None else None
     price = req.price_usd
     if price is None:
-        price = g.price_usd
+        # a rack or a desktop box priced whole: its price over its accelerators (Purchase.prices)
+        price = whole[0] if whole else g.price_usd
         if price is None:
             raise AdvisorError(
                 "budget.no_price",
@@ -93,9 +98,6 @@ def budget(params: dict) -> dict:
                 gpu=g.id,
             )
         hourly = offer.on_demand_usd_per_gpu_hour
-    from ..data import systems
-
-    bought = systems.purchase_for(g, n, cat.systems)
     server_usd = req.server_usd if req.server_usd is not None else (bought.server_usd or 0.0)
     own = cost.owning(
         price,

@@ -102,7 +102,7 @@ def _serving_layout(spec, g, req: VramRequest):
     degree that does), else the one needing the least memory per GPU: whether it fits at all
     (the chosen card then shows `best_fit`'s layout, the one the picker runs)."""
     i, o = sfit.split_context(req.seq)
-    degrees = sfit.tp_degrees(spec, req.gpus)
+    degrees = sfit.tp_degrees(spec, req.gpus, g)
     if not degrees:
         raise AdvisorError(
             "serving.no_tp",

@@ -254,6 +254,9 @@ function renderBudget(r, S) {
   if (r.training) rows.push([tr(S, "calc.train_cost", "Training run in the cloud"), r.training.reason ? errorText(r.training.reason, S) : `${withPm(money(r.training.cloud_cost, cur, S), r, "training", S)} · ${withPm(`${fmt(r.training.hours, S, 1)} ${tr(S, "calc.unit.hours", "h")}`, r, "training", S)}`]);
   if (r.inference) rows.push([tr(S, "calc.per_million", "Per 1M generated tokens (rented)"), r.inference.reason ? errorText(r.inference.reason, S) : `${formatMoney(r.inference.per_million_tokens, cur, S.lang === "az" ? "az" : "en", 3)} ${pm(r, "decode", S)}`.trim()]);
   if (r.inference && !r.inference.reason && r.inference.own_per_million_tokens != null) rows.push([tr(S, "calc.own_per_million", "Per 1M generated tokens (owned)"), `${formatMoney(r.inference.own_per_million_tokens, cur, S.lang === "az" ? "az" : "en", 3)} ${pm(r, "decode", S)}`.trim()]);
+  // a rack or a desktop box priced whole (catalog/systems, issue 34): what is bought, its power and cooling
+  const whole = r.system && r.system.system;
+  if (whole && r.system.system_usd != null) rows.push([tr(S, "calc.bought_as", "Bought as"), `${whole.name}: ${formatMoney(r.system.system_usd, "USD", lang2(S), 0)}${whole.system_power_w ? ` · ${fmt((r.system.nodes * whole.system_power_w) / 1000, S, 1)} ${tr(S, "calc.unit.kw", "kW")}` : ""}${whole.cooling === "liquid" ? ` · ${tr(S, "calc.liquid", "liquid cooled")}` : ""}`]);
   const verdict = t.savings > 0 ? tr(S, "calc.own_cheaper", "owning is cheaper") : tr(S, "calc.rent_cheaper", "renting is cheaper");
   return `<p class="calc-headline">${esc(r.gpus)} × ${esc(r.gpu.name)} · <strong data-out="verdict">${esc(verdict)}</strong> (${esc(money(Math.abs(t.savings), cur, S))})</p>${svg}${table([tr(S, "calc.quantity", "Quantity"), tr(S, "calc.value", "Value")], rows, "calc-main")}${bandLine(r, S)}`;
 }

@@ -72,6 +72,8 @@ from .hardware import (
     moe,
     quant_70b,
     rack,
+    system,
+    systems_ranked,
     tiers,
     workstation_power,
 )
@@ -147,6 +149,8 @@ __all__ = [
     "moe",
     "quant_70b",
     "rack",
+    "system",
+    "systems_ranked",
     "tiers",
     "workstation_power",
     "BREAK_EVEN_CARDS",

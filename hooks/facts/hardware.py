@@ -63,6 +63,77 @@ def rack(key: str) -> MappingProxyType:
     )
 
 
+@cache
+def system(system_id: str) -> MappingProxyType:
+    """One catalog/systems document as the prose cites it (issue 34: a rack or a desktop box
+    bought whole): price (0 where not priced) and its reported range, whole power in kW,
+    cooling, CPUs, rack units."""
+    s = next(x for x in catalog().systems if x.id == system_id)
+    lo, hi = s.system_usd_range or (0.0, 0.0)
+    return _frozen(
+        name=s.name,
+        gpus=s.gpus,
+        price_usd=s.system_usd or 0.0,
+        price_low_usd=lo,
+        price_high_usd=hi,
+        kw=(s.system_power_w or 0.0) / 1000,
+        cooling=s.cooling or "",
+        cpus=s.cpus or 0,
+        rack_units=s.rack_units or 0,
+        max_systems=s.max_systems or 0,
+    )
+
+
+@lru_cache(maxsize=1)
+def systems_ranked() -> MappingProxyType:
+    """What the picker (advisor.advice.recommend, owning only, formats searched) says of racks
+    and boxes for Llama 3.1 70B at a 4096-token context: 2048 requests in flight on up to 72 GPUs
+    (the GB200 NVL72 rack's row: tokens/s, its own cost per million tokens over 36 months, its
+    rank among the candidates that fit) and one user on the unified-memory boxes (tokens/s per
+    user, the box's rank)."""
+    from advisor.advice import recommend as rec
+
+    spec = model("llama70b").spec
+    many = rec.Workload(
+        model=spec,
+        batch=2048,
+        seq=4096,
+        max_gpus=72,
+        acquire="own",
+        formats=("bf16", "fp8", "nvfp4", "mxfp4", "awq"),
+    )
+    rows = [r for r in rec.ranked_rows(many, catalog()) if r["ok"]]
+    rack_row = next(r for r in rows if r["gpu_id"] == "gb200" and r["count"] == 72)
+    one = rec.Workload(
+        model=spec,
+        batch=1,
+        seq=4096,
+        max_gpus=1,
+        acquire="own",
+        tiers=("workstation",),
+        formats=("bf16", "fp8", "nvfp4", "mxfp4", "awq"),
+    )
+    solo = [r for r in rec.ranked_rows(one, catalog()) if r["ok"]]
+    box = {r["gpu_id"]: r for r in solo}
+    first = solo[0]
+    return _frozen(
+        users=many.batch,
+        seq=many.seq,
+        rack_rank=rack_row["rank"],
+        fitting=len(rows),
+        rack_tokens_s=rack_row["tokens_per_s"],
+        rack_per_million=rack_row["own_per_million_tokens"],
+        rack_cost=rack_row["own_cost"],
+        rack_weights=str(rack_row["weights"]).upper(),
+        months=many.horizon_months,
+        box_first=first["gpu_name"],
+        box_first_tokens_s=first["tokens_per_s_per_user"],
+        box_first_weights=str(first["weights"]).upper(),
+        m3_tokens_s=box["m3-ultra"]["tokens_per_s_per_user"] if "m3-ultra" in box else 0.0,
+        spark_tokens_s=box["dgx-spark"]["tokens_per_s_per_user"] if "dgx-spark" in box else 0.0,
+    )
+
+
 @lru_cache(maxsize=1)
 def fp4() -> MappingProxyType:
     """What FP4 weights change: bytes per parameter of NVFP4 and MXFP4 against FP8 and BF16 on
