@@ -298,17 +298,18 @@ def test_shared_work_gives_the_per_candidate_figures(task, batch, acquire):
         if r.own_cost is not None:
             # the cards in whole systems (advisor.data.systems), their server and its power
             bought = systems.purchase_for(g, r.count, MODELS.systems)
-            own = cost.OwnHardware(
-                gpu_price_usd=float(g.price_usd),
-                gpus=r.count,
-                tdp_w=float(g.tdp_w or 0),
+            plan = cost.owning_plan(  # the one owning builder, as everywhere
+                g,
+                r.count,
                 electricity_usd_per_kwh=w.electricity_usd_per_kwh,
-                server_usd=bought.server_usd or 0.0,
-                host_power_w=bought.host_power_w,
+                horizon_months=w.horizon_months,
+                systems=MODELS.systems,
+                figures=MODELS.owning,
                 pue=w.pue,
-                resale_fraction=cost.DEFAULT_RESALE_FRACTION,  # cost.owning, as everywhere
             )
-            full = cost.tco(own, 0.0, utilisation=1.0, horizon_months=w.horizon_months)
+            assert plan.own.server_usd == (bought.server_usd or 0.0)
+            assert plan.own.host_power_w == bought.host_power_w
+            full = cost.tco(plan.own, 0.0, utilisation=1.0, horizon_months=w.horizon_months)
             assert r.own_cost == full.own_total
         if r.rent_cost is not None:
             offer = rec._cheapest_price(MODELS.offers, g.id, "on_demand", r.count)

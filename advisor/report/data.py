@@ -361,20 +361,19 @@ def _cost(best, aw: rec.Workload, w: Workload, profile: Profile, catalog, rates)
         rent_hours = max(rent_hours, rent_r.hours)
     rent_usd = cost.offer_price(offer, "on_demand") * billed * rent_hours
     eq_price = rent_usd / (own_r.count * horizon_h * util_own)
-    from ..data import systems
-
-    bought = systems.purchase_for(gpu, own_r.count, getattr(catalog, "systems", ()))
-    server_usd = (bought.server_usd or 0.0) + aw.server_usd_per_gpu * own_r.count
+    plan = cost.owning_plan(
+        gpu,
+        own_r.count,
+        electricity_usd_per_kwh=aw.electricity_usd_per_kwh,
+        horizon_months=aw.horizon_months,
+        systems=getattr(catalog, "systems", ()),
+        figures=getattr(catalog, "owning", None),
+        pue=aw.pue,
+        extra_server_usd=aw.server_usd_per_gpu * own_r.count,
+    )
+    server_usd = plan.own.server_usd
     res = cost.tco(
-        cost.owning(
-            gpu.price_usd,
-            own_r.count,
-            gpu.tdp_w,
-            electricity_usd_per_kwh=aw.electricity_usd_per_kwh,
-            pue=aw.pue,
-            server_usd=server_usd,
-            host_power_w=bought.host_power_w,
-        ),
+        plan.own,
         eq_price,
         utilisation=util_own,
         horizon_months=aw.horizon_months,
@@ -390,17 +389,23 @@ def _cost(best, aw: rec.Workload, w: Workload, profile: Profile, catalog, rates)
     )
     out["tco"] = {
         "purchase": res.purchase,
-        "cards": float(gpu.price_usd) * own_r.count,
-        "server": server_usd,
-        "server_priced": bought.server_usd is not None,
-        "system": None if bought.system is None else bought.system.name,
-        "system_id": None if bought.system is None else bought.system.id,
-        "nodes": bought.nodes,
-        "rack_units": bought.rack_units,
-        "host_power_w": bought.host_power_w,
-        "support_per_year": bought.support_usd_per_year,
+        # every amount in the report's currency (res.rate: 1 USD in it)
+        "cards": float(gpu.price_usd) * own_r.count * res.rate,
+        "server": server_usd * res.rate,
+        "server_priced": plan.server_priced,
+        "system": plan.system_name,
+        "system_id": plan.system_id,
+        "nodes": plan.nodes,
+        "rack_units": plan.rack_units,
+        "host_power_w": plan.own.host_power_w,
+        "network": plan.own.network_usd * res.rate,
+        "hosting_per_month": plan.own.hosting_usd_per_month * res.rate,
+        "support_per_year": plan.own.support_usd_per_year * res.rate,
+        "items": [_item_in(i.to_dict(), res.rate) for i in plan.items],
+        "it_kw": plan.it_kw,
         "resale": res.resale_value,
-        "resale_fraction": cost.DEFAULT_RESALE_FRACTION,
+        "resale_fraction": plan.resale_fraction,
+        "resale_source": plan.resale_source,
         "power_per_month": res.power_per_month,
         "own_total": res.own_total,
         "cloud_total": res.cloud_total,
@@ -414,6 +419,15 @@ def _cost(best, aw: rec.Workload, w: Workload, profile: Profile, catalog, rates)
         "pue": max(1.0, aw.pue),
         "electricity_usd_per_kwh": aw.electricity_usd_per_kwh,
     }
+    return out
+
+
+def _item_in(item: dict, rate: float) -> dict:
+    """An owning item (advisor.money.cost.OwningItem) with its amounts in the report's currency."""
+    out = dict(item)
+    for k in ("usd", "usd_per_month", "usd_per_year"):
+        if out.get(k) is not None:
+            out[k] = out[k] * rate
     return out
 
 
