@@ -727,6 +727,19 @@ def build_report(
                     sources.append(
                         _src(src["url"], src["read"], f"{sysd.name}: {fld}", src.get("kind"))
                     )
+            if tco:
+                # the owning items' figures (catalog/owning), each with its kind
+                for it in tco.get("items", ()):
+                    src = it.get("source")
+                    if (
+                        src
+                        and src.get("url")
+                        and it.get("priced", True)
+                        and it["key"] in ("network", "hosting", "software_support", "resale")
+                    ):
+                        sources.append(
+                            _src(src["url"], src["read"], f"own_{it['key']}", src.get("kind"))
+                        )
             if wd["cost"]["offer"]:
                 o = wd["cost"]["offer"]
                 sources.append(
