@@ -255,7 +255,36 @@ function renderBudget(r, S) {
   if (r.inference) rows.push([tr(S, "calc.per_million", "Per 1M generated tokens (rented)"), r.inference.reason ? errorText(r.inference.reason, S) : `${formatMoney(r.inference.per_million_tokens, cur, S.lang === "az" ? "az" : "en", 3)} ${pm(r, "decode", S)}`.trim()]);
   if (r.inference && !r.inference.reason && r.inference.own_per_million_tokens != null) rows.push([tr(S, "calc.own_per_million", "Per 1M generated tokens (owned)"), `${formatMoney(r.inference.own_per_million_tokens, cur, S.lang === "az" ? "az" : "en", 3)} ${pm(r, "decode", S)}`.trim()]);
   const verdict = t.savings > 0 ? tr(S, "calc.own_cheaper", "owning is cheaper") : tr(S, "calc.rent_cheaper", "renting is cheaper");
-  return `<p class="calc-headline">${esc(r.gpus)} × ${esc(r.gpu.name)} · <strong data-out="verdict">${esc(verdict)}</strong> (${esc(money(Math.abs(t.savings), cur, S))})</p>${svg}${table([tr(S, "calc.quantity", "Quantity"), tr(S, "calc.value", "Value")], rows, "calc-main")}${bandLine(r, S)}`;
+  return `<p class="calc-headline">${esc(r.gpus)} × ${esc(r.gpu.name)} · <strong data-out="verdict">${esc(verdict)}</strong> (${esc(money(Math.abs(t.savings), cur, S))})</p>${svg}${table([tr(S, "calc.quantity", "Quantity"), tr(S, "calc.value", "Value")], rows, "calc-main")}${owningItems(r, S)}${bandLine(r, S)}`;
+}
+
+// What owning costs, item by item (advisor.money.cost.owning_plan, as `advisor cost tco`,
+// recommend and the reports show it): the amount in the chosen currency, once, per month or per
+// year; "not priced" where no figure was read; what it counts; a secondary source said as such.
+function owningItems(r, S) {
+  if (!r.owning) return "";
+  const cur = r.tco.currency, rate = r.tco.rate;
+  const amount = (i) => {
+    if (!i.priced) return tr(S, "calc.own.not_priced", "not priced");
+    let v;
+    if (i.usd != null) v = money(i.usd * rate, cur, S);
+    else if (i.usd_per_month != null) v = fillText(tr(S, "calc.own.per_month", "{v} per month"), { v: money(i.usd_per_month * rate, cur, S) });
+    else v = fillText(tr(S, "calc.own.per_year", "{v} per year"), { v: money((i.usd_per_year || 0) * rate, cur, S) });
+    return i.counted ? v : `${v} (${tr(S, "calc.own.not_counted", "not counted")})`;
+  };
+  const note = (i) => {
+    const p = i.params || {};
+    let key = "calc.own.n." + i.key;
+    if (i.key === "server" && p.entered) key += "_entered";
+    else if (i.key === "software_support" && p.included) key += "_included";
+    else if (["server", "network", "hosting"].includes(i.key) && i.priced && !(i.key === "server" ? p.system : i.key === "network" ? p.ports : p.kw)) key += "_none";
+    const slots = { n: fmt(p.n ?? 0, S, 0), gpu: p.gpu ?? "", system: p.system ?? "", ports: fmt(p.ports ?? 0, S, 0), tiers: fmt(p.tiers ?? 0, S, 0), nodes: fmt(p.nodes ?? 0, S, 0), kw: fmt(p.kw ?? 0, S, 2), rate: money((p.rate ?? 0) * rate, cur, S), each: money((p.each ?? 0) * rate, cur, S), product: p.product ?? "", share: formatPercent(p.share ?? 0, S.lang === "az" ? "az" : "en", 1), months: fmt(p.months ?? 0, S, 0) };
+    let text = i.priced || i.key === "server" ? fillText(tr(S, key, ""), slots) : "";
+    if (i.source && i.source.kind === "secondary") text = `${text} (${tr(S, "calc.own.secondary", "secondary source")})`.trim();
+    return text;
+  };
+  const rows = r.owning.items.map((i) => [tr(S, "calc.own.i." + i.key, i.key), amount(i), note(i)]);
+  return `<p class="calc-note" data-out="owning">${esc(tr(S, "calc.own.items", "What owning costs, item by item"))}</p>${table([tr(S, "calc.own.item", "Item"), tr(S, "calc.value", "Value"), tr(S, "calc.own.counts", "What it counts")], rows, "calc-owning")}`;
 }
 
 // A rejection reason in the page's language (calc.r.<key>, else the error's err.<key>): numbers
