@@ -484,7 +484,7 @@ AZ = {
     "cost.sw_support_off": "{cost}: {product}, hesablanmayıb (seçimlə çıxarılıb)",
     "cost.sw_support_incl": "{product}: kartla birlikdə verilir",
     "cost.sw_support_none": "lazım deyil: xidmət proqramı açıq mənbəlidir",
-    "cost.hw_support": "İllik aparat dəstəyi",
+    "cost.hw_support": "İllik avadanlıq dəstəyi",
     "cost.own_total": "Alış, {months} ay ərzində cəmi",
     "cost.cloud_rate": "Bulud qiyməti",
     "cost.cloud_rate_v": "QPU-saat {price}, {billed} QPU hesablanır ({provider} {instance}, oxunub {read})",
