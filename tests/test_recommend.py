@@ -353,6 +353,36 @@ def test_unsupported_formats_are_rejected_with_the_reason():
     assert rows[("mi300x", 8)].reasons[0].key == "support.format"
 
 
+def test_qlora_and_fp8_training_only_where_they_run():
+    """Issue 38: QLoRA needs bitsandbytes, which has no backend for TPUs (JAX/XLA) or Trainium
+    (Neuron): refused there with the reason; on Gaudi, AMD and Apple it runs with bitsandbytes
+    0.50 (a note). FP8 training is refused on every card without FP8 tensor cores, the 2026
+    ones included (M3 Ultra, Ryzen AI Max+ 395, TPU v6e)."""
+    from advisor.data import support
+
+    cat = load_catalog()
+    for gid in ("tpu-v5e", "tpu-v6e", "tpu-7x", "trainium2"):
+        why = support.training(cat.gpu(gid), "qlora")
+        assert why and why[0].key == "support.no_bnb", gid
+        assert not support.training(cat.gpu(gid), "lora"), gid
+    for gid in ("gaudi3", "mi300x", "m3-ultra", "h100-sxm", "dgx-spark"):
+        assert not support.training(cat.gpu(gid), "qlora"), gid
+    for gid in ("gaudi3", "mi300x", "m3-ultra"):
+        notes = support.notes_for_training(cat.gpu(gid), "qlora")
+        assert any(n.key == "support.bnb_version" for n in notes), gid
+    for gid in ("m3-ultra", "m4-max", "ryzen-ai-max-395", "tpu-v6e", "mi250x", "a100-80gb-sxm"):
+        why = support.training(cat.gpu(gid), "train", "fp8")
+        assert why and why[0].key == "support.no_fp8", gid
+    for gid in ("b300", "mi355x", "trainium2", "tpu-7x", "h100-sxm"):
+        assert not support.training(cat.gpu(gid), "train", "fp8"), gid
+    # in the picker: a TPU is rejected for QLoRA with the reason
+    spec = cat.model("llama-3.1-8b").spec
+    w = rec.Workload(model=spec, task="qlora", batch=1, seq=2048, acquire="either")
+    rows = {(r.gpu_id, r.count): r for r in rec.recommend(w, cat)}
+    r = rows[("trainium2", 1)]
+    assert not r.ok and any(x.key == "support.no_bnb" for x in r.reasons), r.reasons
+
+
 def test_serving_any_concurrency_and_replicas_beyond_a_node():
     """Issue 38: 200 requests in flight (not a power of 2) over replicas; past 8 GPUs whole
     nodes; the chosen layout meets the per-user speed."""
