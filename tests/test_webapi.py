@@ -422,3 +422,15 @@ def test_vram_inference_is_a_serving_engine_by_default():
         {"gpu": "h100-sxm", "gpus": 8, "model": "llama-3.1-70b", "batch": 200, "seq": 4096},
     )
     assert b["inference"]["per_million_tokens"] > 0 and b["inference"]["layout"]["replicas"] >= 1
+
+
+def test_picker_flags_regulated_data_above_the_table():
+    """Issue 38: the picker's first choice on a consumer card or a community cloud is flagged
+    for regulated data (licence, data residency), as the report's summary does."""
+    r = webapi.run("picker", {"model": "llama-3.2-1b", "task": "inference", "acquire": "rent"})
+    top = r["recommended"][0]
+    keys = {x["key"] for x in r["regulated"]}
+    assert ("regulated.consumer" in keys) == (top["tier"] == "consumer")
+    assert ("regulated.community" in keys) == ("community cloud" in (top["offer"] or "").lower())
+    r = webapi.run("picker", {"model": "llama-3.1-70b", "task": "inference", "acquire": "own"})
+    assert r["recommended"][0]["tier"] != "consumer" and r["regulated"] == []
