@@ -813,7 +813,7 @@ def _finite_or_none(x: float) -> float | None:
 def _regulated(row: dict) -> list[dict]:
     """The report's regulated-data flags (advisor.report.data.regulated_flags) of the picker's
     first choice: a consumer card, a community cloud's price."""
-    from .report.data import is_community_cloud
+    from .data.prices import is_community_cloud
 
     out = []
     if row.get("tier") == "consumer":

@@ -26,6 +26,7 @@ from dataclasses import replace
 from ..advice import recommend as rec
 from ..advice.profile import Profile, Workload
 from ..core.errors import AdvisorError
+from ..data.prices import is_community_cloud  # noqa: F401 (re-exported)
 from ..memory import estimate as mem
 from ..money import cost
 from ..perf import compute
@@ -500,14 +501,6 @@ def _nearest(aw, w: Workload, profile: Profile, catalog, runs: int) -> dict | No
                 "checks": constraint_checks(best, w, profile, runs, catalog),
             }
     return None
-
-
-def is_community_cloud(offer_name: str | None) -> bool:
-    """A marketplace of individual hosts rather than a provider's own data centres: RunPod's
-    Community Cloud ("peer-to-peer GPU computing that connects individual compute providers",
-    against its Secure Cloud in Tier 3/4 data centres; docs.runpod.io "Choose a pod", checked:
-    recalled, 2026-12-06)."""
-    return bool(offer_name) and "community cloud" in str(offer_name).lower()
 
 
 def regulated_flags(wd: dict) -> list[dict]:
