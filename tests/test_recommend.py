@@ -383,26 +383,6 @@ def test_qlora_and_fp8_training_only_where_they_run():
     assert not r.ok and any(x.key == "support.no_bnb" for x in r.reasons), r.reasons
 
 
-def test_desktop_boxes_only_in_the_counts_their_maker_supports():
-    """Issue 38: DGX Spark links 2 boxes directly or up to 4 through a switch (NVIDIA's
-    playbooks: catalog `max_units`); a Mac Studio or a Strix Halo box is one box. Larger counts
-    are rejected with the reason, from the catalog field, not the name."""
-    cat = load_catalog()
-    spec = cat.model("llama-3.1-70b").spec
-    w = rec.Workload(model=spec, task="inference", batch=4, seq=4096, acquire="own")
-    rows = {(r.gpu_id, r.count): r for r in rec.recommend(w, cat)}
-    assert cat.gpu("dgx-spark").max_units == 4
-    r8 = rows[("dgx-spark", 8)]
-    assert not r8.ok and r8.reasons[0].key == "recommend.max_units"
-    assert r8.reasons[0].params == {"max_units": 4, "count": 8}
-    for n in (1, 2, 4):
-        assert all(x.key != "recommend.max_units" for x in rows[("dgx-spark", n)].reasons)
-    for gid in ("m3-ultra", "m4-max", "ryzen-ai-max-395"):
-        assert rows[(gid, 2)].reasons[0].key == "recommend.max_units", gid
-    # a data-centre card has no such limit
-    assert all(x.key != "recommend.max_units" for x in rows[("h100-sxm", 8)].reasons)
-
-
 def test_serving_any_concurrency_and_replicas_beyond_a_node():
     """Issue 38: 200 requests in flight (not a power of 2) over replicas; past 8 GPUs whole
     nodes; the chosen layout meets the per-user speed."""

@@ -513,19 +513,6 @@ def _judge(
         rec["reasons"] = (reason,)
         return rec
 
-    # a desktop box links to at most as many of its kind as its maker supports (catalog
-    # `max_units`: DGX Spark 4 through a switch, a Mac or a Strix Halo box 1)
-    most = getattr(gpu, "max_units", None)
-    if most is not None and count > most:
-        return reject(
-            _reason(
-                "recommend.max_units",
-                f"{gpu.name}: at most {most} linked in a supported setup, not {count}",
-                max_units=most,
-                count=count,
-            )
-        )
-
     hours = None
     if w.task == "inference":
         why = _judge_serving(w, gpu, count, eff, rec)

@@ -124,7 +124,6 @@ FIGURE_FIELDS = (
     "price_usd",
     "scale_up",
     "unified_memory",
-    "max_units",
 )
 REQUIRED = (
     "id",
@@ -177,7 +176,6 @@ OPTIONAL = (
     "unified_memory",
     "fp4_formats",
     "tdp_note",
-    "max_units",
 )
 
 
@@ -354,9 +352,6 @@ class GPU:
     scale_out_nic: str | None = None
     unified_memory: UnifiedMemory | None = None
     fp4_formats: tuple = ()  # FP4 block formats the tensor cores take natively
-    # issue 38: the most units of a desktop box its maker supports linked into one setup (DGX
-    # Spark: NVIDIA's playbooks); None: no such limit (data-centre cards, in servers)
-    max_units: int | None = None
 
     @property
     def usable_memory_bytes(self) -> int:
@@ -432,7 +427,6 @@ class GPU:
             "scale_up": self.scale_up.to_dict() if self.scale_up else None,
             "scale_out_nic": self.scale_out_nic,
             "unified_memory": self.unified_memory.to_dict() if self.unified_memory else None,
-            "max_units": self.max_units,
             "usable_memory_bytes": self.usable_memory_bytes,
             "fp4_formats": list(self.fp4_formats),
             "notes": self.doc.get("notes"),
@@ -700,11 +694,6 @@ def gpu_from_dict(doc, source_name: str) -> GPU:
     else:
         tdp = float(_wrap(src, check_positive, "tdp_w", tdp, maximum=5000))
     check_optional_text(src, doc, ("scale_out_nic", "tdp_note"))
-    max_units = doc.get("max_units")
-    if max_units is not None and (
-        isinstance(max_units, bool) or not isinstance(max_units, int) or not 1 <= max_units <= 64
-    ):
-        raise _err(src, "max_units", "field.out_of_range", "a whole number from 1 to 64")
     scale_up = _scale_up(src, doc)
     fp4_formats = _fp4_formats(src, doc, peaks)
     arch = doc.get("architecture")
@@ -730,7 +719,7 @@ def gpu_from_dict(doc, source_name: str) -> GPU:
     for fld in FIGURE_FIELDS:
         if fld == "price_usd" and price is None:
             continue
-        if fld in ("scale_up", "unified_memory", "max_units") and doc.get(fld) is None:
+        if fld in ("scale_up", "unified_memory") and doc.get(fld) is None:
             continue
         if fld == "tdp_w" and tdp is None:
             continue
@@ -793,6 +782,5 @@ def gpu_from_dict(doc, source_name: str) -> GPU:
         scale_up=scale_up,
         scale_out_nic=doc.get("scale_out_nic"),
         unified_memory=unified,
-        max_units=max_units,
         fp4_formats=fp4_formats,
     )
