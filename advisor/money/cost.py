@@ -491,7 +491,9 @@ def owning_plan(
     if extra_server_usd:
         items.append(OwningItem("server_extra", usd=float(extra_server_usd), note="per GPU share"))
     # the network beyond the server
-    # a desktop box (no rack system) is its own node: boxes link box to box
+    # a desktop box (no rack system, or a system of kind "desktop": issue 34) is its own node:
+    # boxes link box to box; it is not hosted in a colocation rack
+    desktop = sys_ is None or getattr(sys_, "kind", "server") == "desktop"
     nodes = bought.nodes if sys_ is not None else gpus
     sw, link = figs.get("switch_usd_per_port"), figs.get("link_usd_per_port")
     radix = figs.value("switch_ports") or 64.0
@@ -524,7 +526,7 @@ def owning_plan(
     rate = hosting_usd_per_kw_month
     if rate is None and colo is not None:
         rate = colo.value
-    if sys_ is None:
+    if desktop:
         hosting = 0.0
         items.append(OwningItem("hosting", usd_per_month=0.0, note="a desktop box: no colocation"))
     elif rate is None:
