@@ -442,7 +442,18 @@ def owning_plan(
     from ..data import systems as systems_data
 
     figs = figures if figures is not None else owning_data.OwningFigures()
-    price = price_usd if price_usd is not None else getattr(gpu, "price_usd", None)
+    gpus = check_int("gpus", gpus, maximum=limits.GPUS[1])
+    bought = systems_data.purchase_for(gpu, gpus, systems)
+    # a rack or a desktop box priced whole (issue 34: `system_usd`, `Purchase.prices`): its price
+    # over its accelerators, no separate server price
+    whole = (
+        bought.prices(gpu, gpus)
+        if getattr(bought, "system_usd", None) is not None and hasattr(bought, "prices")
+        else None
+    )
+    price = price_usd if price_usd is not None else (whole[0] if whole else None)
+    if price is None:
+        price = getattr(gpu, "price_usd", None)
     if price is None:
         raise AdvisorError(
             "budget.no_price",
@@ -450,8 +461,6 @@ def owning_plan(
             field="price_usd",
             gpu=gpu.id,
         )
-    gpus = check_int("gpus", gpus, maximum=limits.GPUS[1])
-    bought = systems_data.purchase_for(gpu, gpus, systems)
     sys_ = bought.system
     tdp = float(getattr(gpu, "tdp_w", 0) or 0)
     items: list[OwningItem] = [
@@ -467,6 +476,17 @@ def owning_plan(
         server = float(server_usd)
         items.append(OwningItem("server", usd=server, note="entered", params={"entered": True}))
         server_priced = True
+    elif whole is not None:
+        server = 0.0
+        server_priced = True
+        items.append(
+            OwningItem(
+                "server",
+                usd=0.0,
+                note=f"{bought.nodes} x {sys_.name}: priced whole with the accelerators",
+                params={"n": bought.nodes, "system": sys_.name, "whole": True},
+            )
+        )
     elif sys_ is None:
         server = 0.0
         server_priced = False
