@@ -257,12 +257,45 @@ def test_cli_tco_json_matches_hand_case(cli):
         "--server-usd", "60000", "--host-power-w", "1000", "--pue", "1.5", "--hosting", "1000",
         "--maintenance", "0.05", "--resale", "0.2", "--electricity", "0.10",
         "--utilisation", "0.6", "--horizon-months", "36", "--cloud-price", "2.5", "--json",
+        "--no-software-support",
     )  # fmt: skip
     assert rc == 0, err
     r = json.loads(out)["tco"]
     assert r["own_total"] == pytest.approx(336_610.32)
+    # the items shown (issue 38; this fake catalog has no systems and no catalog/owning): the
+    # server as entered, no figure for hardware support (not priced)
+    items = {i["key"]: i for i in json.loads(out)["owning"]["items"]}
+    assert items["server"]["usd"] == 60_000 and not items["hardware_support"]["priced"]
     assert r["break_even_utilisation"] == pytest.approx(321_000 / 499_582.8)
     assert len(r["cumulative_own"]) == 37
+
+
+def test_cli_tco_defaults_are_the_budget_calculators(capsys):
+    """`advisor cost tco` with no owning options gives the budget calculator's total to the
+    cent (both through advisor.money.cost.owning_plan, on the real catalog)."""
+    import json
+
+    from advisor import webapi
+    from advisor.cli import main
+
+    def cli(*argv):
+        rc = main(list(argv))
+        out, err = capsys.readouterr()
+        return rc, out, err
+
+    rc, out, err = cli(
+        "cost", "tco", "--gpu", "h100-sxm", "--gpus", "16", "--electricity", "0.127",
+        "--utilisation", "0.6", "--cloud-price", "2.5", "--json",
+    )  # fmt: skip
+    assert rc == 0, err
+    b = webapi.budget(
+        {"gpu": "h100-sxm", "gpus": 16, "utilisation": 0.6, "cloud_usd_per_gpu_hour": 2.5,
+         "electricity_usd_per_kwh": 0.127, "model": ""}
+    )  # fmt: skip
+    assert round(json.loads(out)["tco"]["own_total"], 2) == round(b["tco"]["own_total"], 2)
+    items = {i["key"]: i for i in json.loads(out)["owning"]["items"]}
+    assert items["network"]["usd"] > 0  # two servers: ports, cables and optics
+    assert items["software_support"]["counted"] and items["hosting"]["usd_per_month"] > 0
 
 
 def test_cli_run_and_tokens(cli):

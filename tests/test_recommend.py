@@ -299,18 +299,18 @@ def test_shared_work_gives_the_per_candidate_figures(task, batch, acquire):
             # the cards in whole systems (advisor.data.systems), their server and its power
             # (a rack or desktop box priced whole: Purchase.prices)
             bought = systems.purchase_for(g, r.count, MODELS.systems)
-            unit_usd, server_usd = bought.prices(g, r.count)
-            own = cost.OwnHardware(
-                gpu_price_usd=unit_usd,
-                gpus=r.count,
-                tdp_w=float(g.tdp_w or 0),
+            plan = cost.owning_plan(  # the one owning builder, as everywhere
+                g,
+                r.count,
                 electricity_usd_per_kwh=w.electricity_usd_per_kwh,
-                server_usd=server_usd,
-                host_power_w=bought.host_power_w,
+                horizon_months=w.horizon_months,
+                systems=MODELS.systems,
+                figures=MODELS.owning,
                 pue=w.pue,
-                resale_fraction=cost.DEFAULT_RESALE_FRACTION,  # cost.owning, as everywhere
             )
-            full = cost.tco(own, 0.0, utilisation=1.0, horizon_months=w.horizon_months)
+            assert plan.own.server_usd == (bought.server_usd or 0.0)
+            assert plan.own.host_power_w == bought.host_power_w
+            full = cost.tco(plan.own, 0.0, utilisation=1.0, horizon_months=w.horizon_months)
             assert r.own_cost == full.own_total
         if r.rent_cost is not None:
             offer = rec._cheapest_price(MODELS.offers, g.id, "on_demand", r.count)
@@ -352,6 +352,36 @@ def test_unsupported_formats_are_rejected_with_the_reason():
     rows = {(r.gpu_id, r.count): r for r in rec.recommend(w, cat)}
     assert rows[("gaudi3", 8)].reasons[0].key == "support.format"
     assert rows[("mi300x", 8)].reasons[0].key == "support.format"
+
+
+def test_qlora_and_fp8_training_only_where_they_run():
+    """Issue 38: QLoRA needs bitsandbytes, which has no backend for TPUs (JAX/XLA) or Trainium
+    (Neuron): refused there with the reason; on Gaudi, AMD and Apple it runs with bitsandbytes
+    0.50 (a note). FP8 training is refused on every card without FP8 tensor cores, the 2026
+    ones included (M3 Ultra, Ryzen AI Max+ 395, TPU v6e)."""
+    from advisor.data import support
+
+    cat = load_catalog()
+    for gid in ("tpu-v5e", "tpu-v6e", "tpu-7x", "trainium2"):
+        why = support.training(cat.gpu(gid), "qlora")
+        assert why and why[0].key == "support.no_bnb", gid
+        assert not support.training(cat.gpu(gid), "lora"), gid
+    for gid in ("gaudi3", "mi300x", "m3-ultra", "h100-sxm", "dgx-spark"):
+        assert not support.training(cat.gpu(gid), "qlora"), gid
+    for gid in ("gaudi3", "mi300x", "m3-ultra"):
+        notes = support.notes_for_training(cat.gpu(gid), "qlora")
+        assert any(n.key == "support.bnb_version" for n in notes), gid
+    for gid in ("m3-ultra", "m4-max", "ryzen-ai-max-395", "tpu-v6e", "mi250x", "a100-80gb-sxm"):
+        why = support.training(cat.gpu(gid), "train", "fp8")
+        assert why and why[0].key == "support.no_fp8", gid
+    for gid in ("b300", "mi355x", "trainium2", "tpu-7x", "h100-sxm"):
+        assert not support.training(cat.gpu(gid), "train", "fp8"), gid
+    # in the picker: a TPU is rejected for QLoRA with the reason
+    spec = cat.model("llama-3.1-8b").spec
+    w = rec.Workload(model=spec, task="qlora", batch=1, seq=2048, acquire="either")
+    rows = {(r.gpu_id, r.count): r for r in rec.recommend(w, cat)}
+    r = rows[("trainium2", 1)]
+    assert not r.ok and any(x.key == "support.no_bnb" for x in r.reasons), r.reasons
 
 
 def test_serving_any_concurrency_and_replicas_beyond_a_node():

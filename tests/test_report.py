@@ -18,7 +18,7 @@ from advisor.advice import recommend as rec
 from advisor.advice.profile import load_profile, parse_profile
 from advisor.cli import main
 from advisor.core.errors import AdvisorError
-from advisor.data import systems
+from advisor.data import owning, systems
 from advisor.data.catalog import load_catalog
 from advisor.memory import estimate as mem
 from advisor.money import cost
@@ -244,6 +244,26 @@ def test_golden_report(example, lang):
         assert c["utilisation"] == pytest.approx(util)
         bought = systems.purchase_for(gpu, own_r.count, CATALOG.systems)  # whole servers
         unit_usd, server_usd = bought.prices(gpu, own_r.count)  # racks and boxes priced whole
+        # every owning item from the catalog figures (catalog/owning), summed here by hand
+        figs = CATALOG.owning
+        months = profile.constraints.horizon_months
+        network = 0.0
+        if bought.nodes > 1:
+            tiers = 0 if bought.nodes == 2 else (1 if own_r.count <= 64 else 3)
+            network = own_r.count * (
+                figs.value("switch_usd_per_port") * tiers + figs.value("link_usd_per_port")
+            )
+        it_kw = (gpu.tdp_w * own_r.count + bought.host_power_w) / 1000
+        hosted = bought.system is not None and bought.system.kind != "desktop"
+        hosting = it_kw * figs.value("colocation_usd_per_kw_month") if hosted else 0.0
+        nvaie = figs.get("nvidia_ai_enterprise_usd_per_gpu_year")
+        support = (
+            nvaie.value * own_r.count
+            if gpu.software == "CUDA"
+            and gpu.tier == "datacenter"
+            and gpu.id not in nvaie.included_with
+            else 0.0
+        )
         expect = cost.tco(
             cost.OwnHardware(
                 gpu_price_usd=unit_usd,
@@ -251,9 +271,12 @@ def test_golden_report(example, lang):
                 tdp_w=gpu.tdp_w,
                 electricity_usd_per_kwh=profile.constraints.electricity_usd_per_kwh
                 or rec.DEFAULT_ELECTRICITY_USD_PER_KWH,
-                server_usd=server_usd,
+                server_usd=server_usd + aw.server_usd_per_gpu * own_r.count,
                 host_power_w=bought.host_power_w,
-                resale_fraction=cost.DEFAULT_RESALE_FRACTION,
+                network_usd=network,
+                hosting_usd_per_month=hosting,
+                support_usd_per_year=support,
+                resale_fraction=owning.resale_fraction(figs, months),
             ),
             rent_usd / (own_r.count * horizon_h * util),
             utilisation=util,

@@ -124,7 +124,18 @@ def test_budget_equals_tco():
     # 8 x H100 SXM are bought as one 8-GPU HGX server (catalog/systems/hgx-8.yaml): its price
     # beside the cards and its own power count (advisor.data.systems, issue 38)
     server = next(s for s in CAT.systems if s.id == "hgx-8")
-    assert r["system"]["system"]["id"] == "hgx-8" and r["server_usd"] == server.server_usd
+    assert r["owning"]["system_id"] == "hgx-8" and r["server_usd"] == server.server_usd
+    # every item shown (issue 38): one server needs no network beyond it; hosting per kW of IT
+    # power (catalog/owning/hosting.yaml); NVIDIA AI Enterprise per GPU per year
+    items = {i["key"]: i for i in r["owning"]["items"]}
+    assert set(items) >= {"cards", "server", "network", "hosting", "software_support", "resale"}
+    assert items["network"]["usd"] == 0.0 and "one server" in items["network"]["note"]
+    colo = CAT.owning.value("colocation_usd_per_kw_month")
+    it_kw = (g.tdp_w * 8 + server.host_power_w) / 1000
+    assert items["hosting"]["usd_per_month"] == pytest.approx(it_kw * colo)
+    nvaie = CAT.owning.value("nvidia_ai_enterprise_usd_per_gpu_year")
+    assert items["software_support"]["usd_per_year"] == 8 * nvaie
+    assert items["hardware_support"]["priced"] is False  # no public figure: said so
     own = cost.OwnHardware(
         gpu_price_usd=30000,
         gpus=8,
@@ -132,6 +143,8 @@ def test_budget_equals_tco():
         electricity_usd_per_kwh=0.127,
         server_usd=server.server_usd,
         host_power_w=server.host_power_w,
+        hosting_usd_per_month=it_kw * colo,
+        support_usd_per_year=8 * nvaie,
         resale_fraction=0.2,
     )
     ref = cost.tco(own, 2.5, utilisation=0.7, horizon_months=36, rates=CAT.currency)
@@ -413,3 +426,15 @@ def test_vram_inference_is_a_serving_engine_by_default():
         {"gpu": "h100-sxm", "gpus": 8, "model": "llama-3.1-70b", "batch": 200, "seq": 4096},
     )
     assert b["inference"]["per_million_tokens"] > 0 and b["inference"]["layout"]["replicas"] >= 1
+
+
+def test_picker_flags_regulated_data_above_the_table():
+    """Issue 38: the picker's first choice on a consumer card or a community cloud is flagged
+    for regulated data (licence, data residency), as the report's summary does."""
+    r = webapi.run("picker", {"model": "llama-3.2-1b", "task": "inference", "acquire": "rent"})
+    top = r["recommended"][0]
+    keys = {x["key"] for x in r["regulated"]}
+    assert ("regulated.consumer" in keys) == (top["tier"] == "consumer")
+    assert ("regulated.community" in keys) == ("community cloud" in (top["offer"] or "").lower())
+    r = webapi.run("picker", {"model": "llama-3.1-70b", "task": "inference", "acquire": "own"})
+    assert r["recommended"][0]["tier"] != "consumer" and r["regulated"] == []

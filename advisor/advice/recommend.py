@@ -350,25 +350,11 @@ def _cheapest_of(priced, count: int | None):
 
 
 @functools.lru_cache(maxsize=8192)
-def _own_cost(
-    price_usd, count, tdp_w, electricity, server_usd, pue, util, horizon_months, host_w=0.0
-):
-    """(own_total, purchase) in USD of `count` cards and their servers over the horizon
-    (advisor.money.cost.owning, advisor.money.cost.own_totals); cached on plain numbers: the same for every
-    input change that leaves them alone."""
-    res = cost.own_totals(
-        cost.owning(
-            price_usd,
-            count,
-            tdp_w,
-            electricity_usd_per_kwh=electricity,
-            server_usd=server_usd,
-            host_power_w=host_w,
-            pue=pue,
-        ),
-        utilisation=util,
-        horizon_months=horizon_months,
-    )
+def _own_cost(own, util, horizon_months):
+    """(own_total, purchase) in USD of the owning inputs `own` (advisor.money.cost.owning_plan's
+    `OwnHardware`, frozen) over the horizon (advisor.money.cost.own_totals); cached: the same for
+    every input change that leaves them alone."""
+    res = cost.own_totals(own, utilisation=util, horizon_months=horizon_months)
     return res.own_total, res.purchase
 
 
@@ -427,6 +413,7 @@ def ranked_rows(
     plans = {c: () if w.task == "inference" else _plan_estimates(w, c) for c in counts}
     out: list[dict] = []
     sys_catalog = tuple(getattr(catalog, "systems", ()) or ())
+    figures = getattr(catalog, "owning", None)
     for gpu in catalog.gpus:
         if w.tiers and gpu.tier not in w.tiers:
             continue
@@ -435,7 +422,9 @@ def ranked_rows(
         decode = {}  # tensor-parallel degree -> decode rate: the same for every count
         for count in counts:
             out.append(
-                _judge(w, gpu, count, eff, priced, factor, plans[count], decode, sys_catalog)
+                _judge(
+                    w, gpu, count, eff, priced, factor, plans[count], decode, sys_catalog, figures
+                )
             )
 
     def key(r: dict):
@@ -452,7 +441,16 @@ def ranked_rows(
 
 
 def _judge(
-    w: Workload, gpu, count: int, eff, priced, factor: float, plans, decode, sys_catalog=()
+    w: Workload,
+    gpu,
+    count: int,
+    eff,
+    priced,
+    factor: float,
+    plans,
+    decode,
+    sys_catalog=(),
+    figures=None,
 ) -> dict:
     """One candidate: the fields of its Recommendation (all but `rank`). `eff`: the bench
     runs' figures for this accelerator (advisor.data.achievable.Measured) or None. `priced`: this
@@ -507,7 +505,9 @@ def _judge(
         if why is not None:
             return reject(why)
         tps = rec["tokens_per_s"]
-        return _judge_money(w, gpu, count, priced, factor, rec, hours, tps, reject, sys_catalog)
+        return _judge_money(
+            w, gpu, count, priced, factor, rec, hours, tps, reject, sys_catalog, figures
+        )
 
     # 1. memory
     chosen = None
@@ -564,7 +564,9 @@ def _judge(
     rec["notes"] = tuple(rec["notes"]) + tuple(
         _reason(n.key, n.message, **n.params) for n in support.notes_for_training(gpu, w.task)
     )
-    return _judge_money(w, gpu, count, priced, factor, rec, hours, tps, reject, sys_catalog)
+    return _judge_money(
+        w, gpu, count, priced, factor, rec, hours, tps, reject, sys_catalog, figures
+    )
 
 
 def _judge_serving(w: Workload, gpu, count: int, eff, rec: dict) -> Reason | None:
@@ -672,7 +674,17 @@ def _judge_serving(w: Workload, gpu, count: int, eff, rec: dict) -> Reason | Non
 
 
 def _judge_money(
-    w: Workload, gpu, count: int, priced, factor: float, rec, hours, tps, reject, sys_catalog=()
+    w: Workload,
+    gpu,
+    count: int,
+    priced,
+    factor: float,
+    rec,
+    hours,
+    tps,
+    reject,
+    sys_catalog=(),
+    figures=None,
 ):
     """Step 4 of the module docstring: rent and own costs, the budget; fills `rec`. Owning
     buys whole systems (advisor.data.systems.purchase_for: the server beside the cards, its power)."""
@@ -725,24 +737,22 @@ def _judge_money(
     own_cost = purchase = None
     # SXM / OAM: whole boards only; racks of 72; at most `max_systems` boxes (advisor.data.systems)
     board = not systems.ownable(gpu, count, sys_catalog)
-    bought = systems.purchase_for(gpu, count, sys_catalog)
-    # a rack or a desktop box is priced whole, accelerators included (Purchase.prices)
-    prices = bought.prices(gpu, count)
-    if w.acquire != "rent" and prices is not None and not board:
-        unit_usd, server_usd = prices
-        rec["system"] = None if bought.system is None else bought.system.id
-        rec["server_priced"] = bought.server_usd is not None or bought.system_usd is not None
-        own_total, purchase_usd = _own_cost(
-            unit_usd,
+    # a card with a price, or a rack / desktop box priced whole (Purchase.prices)
+    ownable_priced = systems.purchase_for(gpu, count, sys_catalog).prices(gpu, count) is not None
+    if w.acquire != "rent" and ownable_priced and not board:
+        plan = cost.owning_plan(
+            gpu,
             count,
-            float(gpu.tdp_w or 0),
-            w.electricity_usd_per_kwh,
-            server_usd + w.server_usd_per_gpu * count,
-            max(1.0, w.pue),
-            util,
-            horizon_months,
-            bought.host_power_w,
+            electricity_usd_per_kwh=w.electricity_usd_per_kwh,
+            horizon_months=horizon_months,
+            systems=sys_catalog,
+            figures=figures,
+            pue=max(1.0, w.pue),
+            extra_server_usd=w.server_usd_per_gpu * count,
         )
+        rec["system"] = plan.system_id
+        rec["server_priced"] = plan.server_priced
+        own_total, purchase_usd = _own_cost(plan.own, util, horizon_months)
         own_cost = rec["own_cost"] = own_total * factor
         purchase = rec["purchase"] = purchase_usd * factor
         if w.task == "inference" and tps:

@@ -131,21 +131,51 @@ def register(subparsers) -> None:
         help="USD per GPU-hour (default: cheapest catalog offer)",
     )
     _cloud(t)
+    # Unset: the catalog's owning items (advisor.money.cost.owning_plan, as the budget
+    # calculator, recommend and the reports): the server of catalog/systems, the network beyond
+    # it, hosting per kW, support and resale of catalog/owning.
     _money_arg(
-        t, "--server-usd", "server_usd", limits.USD_PER_SERVER, 0.0, "server share, USD (default 0)"
+        t,
+        "--server-usd",
+        "server_usd",
+        limits.USD_PER_SERVER,
+        None,
+        "server share, USD (default: the catalog's system)",
     )
-    _money_arg(t, "--host-power-w", "host_power_w", limits.POWER_W, 0.0, "host draw, W (default 0)")
+    _money_arg(
+        t,
+        "--host-power-w",
+        "host_power_w",
+        limits.POWER_W,
+        None,
+        "host draw, W (default: the catalog's system)",
+    )
     _money_arg(t, "--pue", "pue", limits.PUE, cost.DEFAULT_PUE, f"default {cost.DEFAULT_PUE}")
     _money_arg(
         t,
         "--hosting",
         "hosting_usd_per_month",
         limits.USD_PER_MONTH,
-        0.0,
-        "USD per month (default 0)",
+        None,
+        "USD per month (default: colocation per kW, catalog/owning)",
+    )
+    _money_arg(
+        t,
+        "--hosting-per-kw",
+        "hosting_usd_per_kw_month",
+        limits.USD_PER_KW_MONTH,
+        None,
+        "colocation, USD per kW of IT power per month (default: catalog/owning)",
+    )
+    t.add_argument(
+        "--no-software-support",
+        action="store_true",
+        help="leave the vendor's software subscription out (shown, not counted)",
     )
     _money_arg(t, "--maintenance", "maintenance", frac, 0.0, "share of price per year (default 0)")
-    _money_arg(t, "--resale", "resale", frac, 0.0, "share of price at the end (default 0)")
+    _money_arg(
+        t, "--resale", "resale", frac, None, "share of price at the end (default: catalog/owning)"
+    )
     _money_arg(t, "--loan-rate", "loan_rate", frac, 0.0, "annual interest, 0-1 (default 0)")
     t.add_argument(
         "--loan-months",
@@ -344,6 +374,26 @@ def _tokens(args) -> int:
     return _print(args, obj, lines)
 
 
+def _item_lines(plan, rate: float, cur: str) -> list[str]:
+    """The owning items (advisor.money.cost.OwningPlan), one line each, as the budget calculator
+    and the reports show them."""
+    out = []
+    for i in plan.items:
+        if not i.priced:
+            amount = "not priced"
+        elif i.usd is not None:
+            amount = _money(i.usd * rate, cur)
+        elif i.usd_per_month is not None:
+            amount = _money(i.usd_per_month * rate, cur) + " /month"
+        else:
+            amount = _money((i.usd_per_year or 0.0) * rate, cur) + " /year"
+        if not i.counted:
+            amount += " (not counted)"
+        kind = f" [{i.source['kind']}]" if i.source and i.source.get("kind") else ""
+        out.append(f"  {i.key:<18} {amount:>26}  {i.note}{kind}")
+    return out
+
+
 def _tco(args) -> int:
     catalog = load_catalog(args.catalog)
     gpu = gpu_from_catalog(catalog, args.gpu)
@@ -366,21 +416,35 @@ def _tco(args) -> int:
         )
         cloud_price = c.cheapest.usd_per_gpu_hour
         offer_text = f"{c.cheapest.provider} {c.cheapest.instance}, read {c.cheapest.read}"
-    own = cost.OwnHardware(
-        gpu_price_usd=float(price),
-        gpus=args.gpus,
-        tdp_w=float(gpu.tdp_w),
+    import dataclasses
+
+    plan = cost.owning_plan(
+        gpu,
+        args.gpus,
         electricity_usd_per_kwh=args.electricity,
-        server_usd=args.server_usd,
-        host_power_w=args.host_power_w,
+        horizon_months=args.horizon_months,
+        systems=getattr(catalog, "systems", ()),
+        figures=getattr(catalog, "owning", None),
         pue=args.pue,
-        hosting_usd_per_month=args.hosting,
-        maintenance_fraction_per_year=args.maintenance,
+        price_usd=float(price),
+        server_usd=args.server_usd,
+        hosting_usd_per_kw_month=args.hosting_per_kw,
+        software_support=not args.no_software_support,
         resale_fraction=args.resale,
+    )
+    over = {}
+    if args.host_power_w is not None:
+        over["host_power_w"] = args.host_power_w
+    if args.hosting is not None:
+        over["hosting_usd_per_month"] = args.hosting
+    own = dataclasses.replace(
+        plan.own,
+        maintenance_fraction_per_year=args.maintenance,
         financing_rate_per_year=args.loan_rate,
         financing_months=args.loan_months,
         down_payment_fraction=args.down_payment,
-    )
+        **over,
+    ).validated()
     r = cost.tco(
         own,
         cloud_price,
@@ -390,7 +454,12 @@ def _tco(args) -> int:
         rates=getattr(catalog, "currency", None),
     )
     cur = args.currency
-    obj = {"tco": r.to_dict(), "cloud_usd_per_gpu_hour": cloud_price, "cloud_offer": offer_text}
+    obj = {
+        "tco": r.to_dict(),
+        "owning": plan.to_dict(),
+        "cloud_usd_per_gpu_hour": cloud_price,
+        "cloud_offer": offer_text,
+    }
     be_u = (
         "never (renting is cheaper even at 100 %)"
         if r.break_even_utilisation is None
@@ -404,6 +473,7 @@ def _tco(args) -> int:
     lines = [
         f"own {args.gpus} x {gpu.id} vs rent at {cloud_price:.2f} USD/GPU-h ({offer_text}), "
         f"{r.utilisation:.0%} utilisation, {r.horizon_months} months:",
+        *_item_lines(plan, r.rate, cur),
         f"  purchase            {_money(r.purchase, cur):>20}",
         f"  power per month     {_money(r.power_per_month, cur):>20}",
         f"  opex per month      {_money(r.opex_per_month, cur):>20}",

@@ -18,6 +18,7 @@ USD_PER_GPU_HOUR = (0.0, 1_000.0)  # cloud: ~2-100 USD per GPU-hour today
 PRICE_USD_PER_GPU_HOUR = (0.01, 1_000.0)
 USD_PER_KWH = (0.0, 10.0)  # electricity: 0.03-0.6 USD/kWh worldwide
 USD_PER_MONTH = (0.0, 100_000_000.0)  # hosting
+USD_PER_KW_MONTH = (0.0, 10_000.0)  # colocation per kW of IT power (CBRE 2024: 184 USD)
 BUDGET = (0.0, 1e13)  # in the chosen currency
 # power, time, rates
 POWER_W = (0.0, 10_000_000.0)  # host draw: up to a large cluster

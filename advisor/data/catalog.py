@@ -161,7 +161,7 @@ def model_preset_from_dict(doc: dict, source: str) -> ModelPreset:
 
 
 # catalog/<folder>/*.yaml
-FOLDERS = ("models", "gpus", "efficiency", "networks", "clouds", "systems")
+FOLDERS = ("models", "gpus", "efficiency", "networks", "clouds", "systems", "owning")
 TOP_LEVEL = ("currency.yaml",)
 
 
@@ -201,6 +201,7 @@ class Catalog:
     currency: CurrencyRates | None = None
     networks: tuple = ()  # advisor.data.fabrics.Fabric, from catalog/networks/
     systems: tuple = ()  # advisor.data.systems.System, from catalog/systems/
+    owning: object = None  # advisor.data.owning.OwningFigures, from catalog/owning/
 
     def network(self, fabric_id: str):
         """The network fabric with this id (catalog/networks/); unknown ids raise with
@@ -314,6 +315,9 @@ def catalog_from_documents(docs: dict) -> Catalog:
     from .systems import system_from_dict
 
     systems = _unique("systems", _load_dir(docs, "systems", system_from_dict))
+    from .owning import owning_from_documents
+
+    owning = owning_from_documents(_documents_in(docs, "owning"))
     currency = (
         currency_from_dict(docs["currency.yaml"], "currency.yaml")
         if "currency.yaml" in docs
@@ -326,6 +330,7 @@ def catalog_from_documents(docs: dict) -> Catalog:
         currency=currency,
         networks=tuple(networks),
         systems=tuple(systems),
+        owning=owning,
     )
 
 

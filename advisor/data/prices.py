@@ -279,3 +279,11 @@ def _number_or_raise(v):
     from ..core.errors import _number
 
     return _number("amount_usd", v)
+
+
+def is_community_cloud(offer_name: str | None) -> bool:
+    """A marketplace of individual hosts rather than a provider's own data centres: RunPod's
+    Community Cloud ("peer-to-peer GPU computing that connects individual compute providers",
+    against its Secure Cloud in Tier 3/4 data centres; docs.runpod.io "Choose a pod", checked:
+    recalled, 2026-12-06)."""
+    return bool(offer_name) and "community cloud" in str(offer_name).lower()

@@ -17,8 +17,9 @@ https://docs.vllm.ai/en/v0.14.0/features/quantization/, read 2026-12-06):
 Fine-tuning (bitsandbytes, https://huggingface.co/docs/bitsandbytes/v0.50.2/en/installation.md,
 read 2026-12-06: "official support for NVIDIA GPUs, AMD GPUs, Intel XPUs, Apple Silicon, and
 Intel Gaudi"; NVIDIA from compute capability 6.0; version 0.48 called AMD ROCm experimental):
-QLoRA's NF4 base runs on every catalog accelerator with bitsandbytes 0.50 or later; the report
-names that version for AMD and Gaudi (`notes_for_training`). FP8 training needs FP8 tensor
+QLoRA's NF4 base runs with bitsandbytes 0.50 or later on NVIDIA, AMD, Gaudi and Apple Silicon
+(the report names that version for AMD, Gaudi and Apple: `notes_for_training`); bitsandbytes has
+no JAX/XLA (TPU) or Neuron (Trainium) backend, so QLoRA is refused there (`training`). FP8 training needs FP8 tensor
 cores (as above).
 
 Engines (serving.ENGINES and the ones a buyer asks about):
@@ -93,11 +94,25 @@ def serving_format(gpu, weights: str, kv_dtype: str = "bf16") -> tuple[Reason, .
     return tuple(out)
 
 
+# Software stacks bitsandbytes has a backend for (its 0.50 installation page: NVIDIA, AMD, Intel
+# XPU and Gaudi, Apple Silicon); a TPU (JAX/XLA) or Trainium (Neuron) has none, so no QLoRA.
+BNB_SOFTWARE = ("CUDA", "ROCm", "SynapseAI", "Metal/MLX")
+
+
 def training(gpu, task: str, precision: str | None = None) -> tuple[Reason, ...]:
     """Reasons `task` (train | lora | qlora) at `precision` cannot run on `gpu`."""
     out = []
     if precision in ("fp8", "amp-fp8") and not has_fp8(gpu):
         out.append(_no("support.no_fp8", gpu, "fp8", "no FP8 tensor cores"))
+    sw = _software(gpu)
+    if task == "qlora" and sw and sw not in BNB_SOFTWARE:
+        out.append(
+            Reason(
+                "support.no_bnb",
+                {"gpu": gpu.id, "software": sw},
+                f"QLoRA is not supported on {gpu.name}: bitsandbytes has no {sw} backend",
+            )
+        )
     return tuple(out)
 
 
@@ -114,7 +129,7 @@ def notes_for_training(gpu, task: str) -> tuple[Reason, ...]:
                 "memory-efficient attention runs instead, slower",
             ),
         )
-    if task == "qlora" and sw in ("ROCm", "SynapseAI"):
+    if task == "qlora" and sw in ("ROCm", "SynapseAI", "Metal/MLX"):
         return out + (
             Reason(
                 "support.bnb_version",

@@ -26,7 +26,7 @@ Formulas
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from ..core import limits, vocab
 from ..core.errors import AdvisorError, check_choice, check_int, check_non_negative, check_positive
@@ -256,6 +256,8 @@ class OwnHardware:
     pue: float = DEFAULT_PUE
     hosting_usd_per_month: float = 0.0  # rack space, cooling, colocation
     maintenance_fraction_per_year: float = 0.0  # of the purchase price
+    network_usd: float = 0.0  # switch ports, cables and optics beyond the servers
+    support_usd_per_year: float = 0.0  # software subscription and support contracts
     resale_fraction: float = 0.0  # of the purchase price, at the end of the horizon
     financing_rate_per_year: float = 0.0  # annual interest rate; 0 = none
     financing_months: int = 0  # loan term; 0 = paid in cash
@@ -287,6 +289,10 @@ class OwnHardware:
             "maintenance_fraction_per_year", self.maintenance_fraction_per_year, maximum=1.0
         )
         check_non_negative("resale_fraction", self.resale_fraction, maximum=1.0)
+        limits.check_range("network_usd", self.network_usd, limits.USD_PER_SERVER)
+        limits.check_range(
+            "support_usd_per_year", self.support_usd_per_year, (0.0, limits.USD_PER_SERVER[1])
+        )
         check_non_negative("financing_rate_per_year", self.financing_rate_per_year, maximum=1.0)
         check_int("financing_months", self.financing_months, minimum=0, maximum=600)
         check_non_negative("down_payment_fraction", self.down_payment_fraction, maximum=1.0)
@@ -294,7 +300,7 @@ class OwnHardware:
 
     @property
     def purchase_usd(self) -> float:
-        return self.gpu_price_usd * self.gpus + self.server_usd
+        return self.gpu_price_usd * self.gpus + self.server_usd + self.network_usd
 
 
 def owning(
@@ -306,16 +312,15 @@ def owning(
     pue: float = DEFAULT_PUE,
     server_usd: float = 0.0,
     host_power_w: float = 0.0,
+    network_usd: float = 0.0,
+    hosting_usd_per_month: float = 0.0,
     support_usd_per_year: float = 0.0,
     resale_fraction: float = DEFAULT_RESALE_FRACTION,
 ) -> OwnHardware:
-    """THE owning inputs of a configuration: the one function the budget calculator
-    (advisor.webapi.budget), advisor.advice.recommend and the reports build `OwnHardware` with, so that
-    the same inputs give the same totals to the cent (tests/test_report.py). The server (its
-    price beside the cards and its own power: advisor.data.systems.purchase_for), power and cooling
-    (electricity x PUE), support (a yearly sum, as maintenance: its share of the purchase) and
-    resale are each an input."""
-    purchase = float(gpu_price_usd) * gpus + server_usd
+    """The owning inputs as `OwnHardware` from its items (`owning_plan` builds them from the
+    catalog; this is the arithmetic's one entry): the cards, the server beside them, the network
+    beyond the server, power and cooling (electricity x PUE), hosting per month, support per
+    year and resale, each an input."""
     return OwnHardware(
         gpu_price_usd=float(gpu_price_usd),
         gpus=gpus,
@@ -324,11 +329,326 @@ def owning(
         server_usd=server_usd,
         host_power_w=host_power_w,
         pue=max(1.0, pue),
-        maintenance_fraction_per_year=(
-            min(1.0, support_usd_per_year / purchase) if purchase > 0 else 0.0
-        ),
+        hosting_usd_per_month=hosting_usd_per_month,
+        network_usd=network_usd,
+        support_usd_per_year=support_usd_per_year,
         resale_fraction=resale_fraction,
     ).validated()
+
+
+@dataclass(frozen=True)
+class OwningItem:
+    """One line of what owning costs. `usd`: paid once (cards, server, network); `usd_per_month`
+    / `usd_per_year`: running; all None with `priced` False: no figure was read (said so).
+    `key` names the line, `note` says what it counts (English; `params` for translations),
+    `source` the figure's {url, read, kind} (None: the buyer's input or this catalog's
+    arithmetic)."""
+
+    key: str
+    usd: float | None = None
+    usd_per_month: float | None = None
+    usd_per_year: float | None = None
+    priced: bool = True
+    counted: bool = True  # False: shown but left out of the totals (the buyer's choice)
+    note: str = ""
+    params: dict = field(default_factory=dict, compare=False)
+    source: dict | None = field(default=None, compare=False)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class OwningPlan:
+    """THE cost of owning `gpus` x an accelerator, item by item (`items`), and the `OwnHardware`
+    the totals are computed from (`own`): what the budget calculator (advisor.webapi.budget),
+    `advisor cost tco`, advisor.advice.recommend and the reports show, so that they agree to the
+    cent (tests/test_report.py)."""
+
+    own: OwnHardware
+    items: tuple[OwningItem, ...]
+    system_id: str | None
+    system_name: str | None
+    nodes: int
+    rack_units: int | None
+    it_kw: float  # the cards and servers at full load, before PUE
+    server_priced: bool
+    resale_fraction: float
+    resale_source: dict | None
+
+    def item(self, key: str) -> OwningItem | None:
+        return next((i for i in self.items if i.key == key), None)
+
+    def to_dict(self) -> dict:
+        return {
+            "items": [i.to_dict() for i in self.items],
+            "system_id": self.system_id,
+            "system_name": self.system_name,
+            "nodes": self.nodes,
+            "rack_units": self.rack_units,
+            "it_kw": self.it_kw,
+            "server_priced": self.server_priced,
+            "resale_fraction": self.resale_fraction,
+            "resale_source": self.resale_source,
+        }
+
+
+def _src(fig) -> dict | None:
+    if fig is None:
+        return None
+    s = fig.source
+    return {"url": s.get("url"), "read": s.get("read"), "kind": s.get("kind")}
+
+
+def owning_plan(
+    gpu,
+    gpus: int,
+    *,
+    electricity_usd_per_kwh: float,
+    horizon_months: int,
+    systems=(),
+    figures=None,
+    pue: float = DEFAULT_PUE,
+    price_usd: float | None = None,
+    server_usd: float | None = None,
+    extra_server_usd: float = 0.0,
+    hosting_usd_per_kw_month: float | None = None,
+    software_support: bool = True,
+    resale_fraction: float | None = None,
+) -> OwningPlan:
+    """THE cost of owning `gpus` x `gpu` over `horizon_months` (the one builder behind every
+    owning figure; `OwningPlan`):
+
+    - cards: the catalog price (or `price_usd`);
+    - server: whole systems (advisor.data.systems.purchase_for: the price of everything beside
+      the cards, its own power, rack units), or the buyer's `server_usd`; `extra_server_usd`
+      (a profile's share per GPU) is added;
+    - network beyond the server: none for one server (its NICs are in its price); more than one
+      server (or desktop box): a cable or pair of optics per GPU port (one 400 Gb/s port per
+      accelerator, rail-optimised) and, past two nodes (which link port to port), a switch port
+      each, three (a two-level fat tree) past one switch's ports (catalog/owning/network.yaml);
+    - hosting: colocation per kW of the systems' IT power (TDP x cards + the server's own
+      draw) per month (catalog/owning/hosting.yaml, or `hosting_usd_per_kw_month`); energy is
+      counted apart as power (electricity x PUE); a desktop box (no rack system) has none;
+    - support: the vendor's software subscription per GPU per year where it applies
+      (catalog/owning/support.yaml: NVIDIA AI Enterprise on NVIDIA data-centre cards, none where
+      the card includes it), left out when `software_support` is False; hardware support where
+      a share of price was read, else shown as not priced;
+    - resale: the share of the purchase price after `horizon_months`
+      (catalog/owning/resale.yaml, or `resale_fraction`; without either,
+      DEFAULT_RESALE_FRACTION, a stated assumption).
+    """
+    from ..data import owning as owning_data
+    from ..data import systems as systems_data
+
+    figs = figures if figures is not None else owning_data.OwningFigures()
+    gpus = check_int("gpus", gpus, maximum=limits.GPUS[1])
+    bought = systems_data.purchase_for(gpu, gpus, systems)
+    # a rack or a desktop box priced whole (issue 34: `system_usd`, `Purchase.prices`): its price
+    # over its accelerators, no separate server price
+    whole = (
+        bought.prices(gpu, gpus)
+        if getattr(bought, "system_usd", None) is not None and hasattr(bought, "prices")
+        else None
+    )
+    price = price_usd if price_usd is not None else (whole[0] if whole else None)
+    if price is None:
+        price = getattr(gpu, "price_usd", None)
+    if price is None:
+        raise AdvisorError(
+            "budget.no_price",
+            f"price_usd: no public price for {gpu.id}; enter one",
+            field="price_usd",
+            gpu=gpu.id,
+        )
+    sys_ = bought.system
+    tdp = float(getattr(gpu, "tdp_w", 0) or 0)
+    items: list[OwningItem] = [
+        OwningItem(
+            "cards",
+            usd=float(price) * gpus,
+            note=f"{gpus} x {gpu.name}",
+            params={"n": gpus, "gpu": gpu.name, "each": float(price)},
+        )
+    ]
+    # the server
+    if server_usd is not None:
+        server = float(server_usd)
+        items.append(OwningItem("server", usd=server, note="entered", params={"entered": True}))
+        server_priced = True
+    elif whole is not None:
+        server = 0.0
+        server_priced = True
+        items.append(
+            OwningItem(
+                "server",
+                usd=0.0,
+                note=f"{bought.nodes} x {sys_.name}: priced whole with the accelerators",
+                params={"n": bought.nodes, "system": sys_.name, "whole": True},
+            )
+        )
+    elif sys_ is None:
+        server = 0.0
+        server_priced = False
+        items.append(OwningItem("server", usd=0.0, note="no server: a desktop box or a card"))
+    else:
+        server_priced = bought.server_usd is not None
+        server = bought.server_usd or 0.0
+        src = sys_.sources.get("server_usd")
+        items.append(
+            OwningItem(
+                "server",
+                usd=server if server_priced else None,
+                priced=server_priced,
+                note=f"{bought.nodes} x {sys_.name}",
+                params={"n": bought.nodes, "system": sys_.name},
+                source=None
+                if src is None
+                else {"url": src.get("url"), "read": src.get("read"), "kind": src.get("kind")},
+            )
+        )
+    server += extra_server_usd
+    if extra_server_usd:
+        items.append(OwningItem("server_extra", usd=float(extra_server_usd), note="per GPU share"))
+    # the network beyond the server
+    # a desktop box (no rack system, or a system of kind "desktop": issue 34) is its own node:
+    # boxes link box to box; it is not hosted in a colocation rack
+    desktop = sys_ is None or getattr(sys_, "kind", "server") == "desktop"
+    nodes = bought.nodes if sys_ is not None else gpus
+    sw, link = figs.get("switch_usd_per_port"), figs.get("link_usd_per_port")
+    radix = figs.value("switch_ports") or 64.0
+    if nodes <= 1:
+        network = 0.0
+        items.append(
+            OwningItem("network", usd=0.0, note="one server: no scale-out network", params={})
+        )
+    elif sw is None or link is None or sw.value is None or link.value is None:
+        network = 0.0
+        items.append(OwningItem("network", priced=False, usd=None, note="not priced"))
+    else:
+        # two nodes link port to port, no switch; up to a switch's ports, one switch; past
+        # it, a two-level fat tree (leaf port, uplink, spine port)
+        tiers = 0 if nodes == 2 else (1 if gpus <= radix else 3)
+        network = gpus * (sw.value * tiers + link.value)
+        items.append(
+            OwningItem(
+                "network",
+                usd=network,
+                note=f"{gpus} GPU ports: {tiers} switch port(s) and a link each, {nodes} nodes",
+                params={"ports": gpus, "tiers": tiers, "nodes": nodes},
+                source=_src(sw),
+            )
+        )
+    # hosting
+    host_w = bought.host_power_w if sys_ is not None else 0.0
+    it_kw = (tdp * gpus + host_w) / 1000
+    colo = figs.get("colocation_usd_per_kw_month")
+    rate = hosting_usd_per_kw_month
+    if rate is None and colo is not None:
+        rate = colo.value
+    if desktop:
+        hosting = 0.0
+        items.append(OwningItem("hosting", usd_per_month=0.0, note="a desktop box: no colocation"))
+    elif rate is None:
+        hosting = 0.0
+        items.append(OwningItem("hosting", priced=False, usd_per_month=None, note="not priced"))
+    else:
+        hosting = it_kw * float(rate)
+        items.append(
+            OwningItem(
+                "hosting",
+                usd_per_month=hosting,
+                note=f"{it_kw:,.2f} kW of IT power at {float(rate):,.2f} USD per kW per month",
+                params={"kw": it_kw, "rate": float(rate), "rack_units": bought.rack_units},
+                source=None if hosting_usd_per_kw_month is not None else _src(colo),
+            )
+        )
+    # support
+    nvaie = figs.get("nvidia_ai_enterprise_usd_per_gpu_year")
+    support = 0.0
+    if owning_data.applies(nvaie, gpu):
+        per_year = nvaie.value * gpus
+        support = per_year if software_support else 0.0
+        items.append(
+            OwningItem(
+                "software_support",
+                usd_per_year=per_year,
+                counted=software_support,
+                note=f"NVIDIA AI Enterprise, {nvaie.value:,.0f} USD per GPU per year",
+                params={"each": nvaie.value, "n": gpus, "product": "NVIDIA AI Enterprise"},
+                source=_src(nvaie),
+            )
+        )
+    elif nvaie is not None and gpu.id in nvaie.included_with:
+        items.append(
+            OwningItem(
+                "software_support",
+                usd_per_year=0.0,
+                note="NVIDIA AI Enterprise included with the card",
+                params={"included": True, "product": "NVIDIA AI Enterprise"},
+                source=_src(nvaie),
+            )
+        )
+    hw = figs.get("hardware_support_fraction_per_year")
+    hw_frac = None if hw is None else hw.value
+    purchase = float(price) * gpus + server + network
+    if hw_frac is None:
+        items.append(
+            OwningItem("hardware_support", priced=False, note="not priced", source=_src(hw))
+        )
+    else:
+        hw_year = purchase * hw_frac
+        support += hw_year
+        items.append(
+            OwningItem(
+                "hardware_support",
+                usd_per_year=hw_year,
+                note=f"{hw_frac:.1%} of the purchase price per year",
+                source=_src(hw),
+            )
+        )
+    # resale
+    share, rsrc = resale_fraction, None
+    if share is None:
+        share = owning_data.resale_fraction(figs, horizon_months)
+        rsrc = _src(figs.get("resale_fraction_by_months"))
+    if share is None:
+        share = DEFAULT_RESALE_FRACTION
+        rsrc = {"url": None, "read": None, "kind": "assumption"}
+    items.append(
+        OwningItem(
+            "resale",
+            usd=-purchase * share,
+            note=f"{share:.1%} of the purchase price after {horizon_months} months",
+            params={"share": share, "months": horizon_months},
+            source=rsrc,
+        )
+    )
+    own = owning(
+        price,
+        gpus,
+        tdp,
+        electricity_usd_per_kwh=electricity_usd_per_kwh,
+        pue=pue,
+        server_usd=server,
+        host_power_w=host_w,
+        network_usd=network,
+        hosting_usd_per_month=hosting,
+        support_usd_per_year=support,
+        resale_fraction=share,
+    )
+    return OwningPlan(
+        own=own,
+        items=tuple(items),
+        system_id=None if sys_ is None else sys_.id,
+        system_name=None if sys_ is None else sys_.name,
+        nodes=bought.nodes,
+        rack_units=bought.rack_units,
+        it_kw=it_kw,
+        server_priced=server_priced,
+        resale_fraction=share,
+        resale_source=rsrc,
+    )
 
 
 def annuity_payment(principal: float, rate_per_year: float, months: int) -> float:
@@ -426,7 +746,7 @@ def own_totals(own: OwnHardware, *, utilisation: float, horizon_months: int) -> 
     kw_at_full = (own.tdp_w * own.gpus + own.host_power_w) * own.pue / 1000
     power_per_util = kw_at_full * HOURS_PER_MONTH * own.electricity_usd_per_kwh  # per month
     power = power_per_util * u
-    maintenance = purchase * own.maintenance_fraction_per_year / 12
+    maintenance = purchase * own.maintenance_fraction_per_year / 12 + own.support_usd_per_year / 12
     opex = power + own.hosting_usd_per_month + maintenance
     financed = own.financing_months > 0
     if financed:

@@ -89,6 +89,18 @@ class TrainStep:
         }
 
 
+# bitsandbytes' NF4 dequantisation (kDequantizeBlockwise, F.dequantize_4bit) reaches about a
+# quarter of the card's peak memory bandwidth. Measured in bitsandbytes PR #2051
+# (github.com/bitsandbytes-foundation/bitsandbytes/pull/2051, read 2026-12-06, on SM103 =
+# B300, 8 TB/s): the 4-bit fallback forward (dequantise, then a bf16 GEMM at M = 32) of an
+# 11008 x 4096 weight took 68.8 us in the released kernel (61.7 us with the PR). Less the GEMM's
+# read of the bf16 copy (90.2 MB at ~7.2 TB/s achievable, ~12.5 us), the dequantisation moved
+# 45.1 M x 2.53 B = 114 MB in ~56 us: 2.0 TB/s, 0.25 of the peak. PRs #1746/#1747 (2025-09)
+# report the same kernel 1.36-2.07x faster than before on A100/H100, so older releases are
+# slower still. The QLoRA paper (Dettmers et al. 2023, arXiv:2305.14314) gives no speed.
+QLORA_DEQUANT_PEAK_FRACTION = 0.25
+
+
 def expert_params(spec: ModelSpec) -> int:
     """Parameters of all experts of all layers (0 for a dense model)."""
     from ..arch.models import expert_param_count
@@ -423,11 +435,13 @@ def train_step(
         # plus its scales and writes 2 B, and the GEMM then reads the bf16 copy (wbytes 2).
         from ..memory.estimate import linear_modules_per_layer, linear_params_per_layer
 
+        # The kernel's rate is measured, not its bytes at the card's bandwidth: it reaches
+        # QLORA_DEQUANT_PEAK_FRACTION of the peak bandwidth (module constant, its source there).
         per_use = (
             linear_params_per_layer(spec)
             / layout.tp
             * (0.5 + 0.03 + 2.0)
-            / (dev.bandwidth * dev.decode_bandwidth)
+            / (float(gpu.memory_bandwidth_gb_per_s) * 1e9 * QLORA_DEQUANT_PEAK_FRACTION)
             + linear_modules_per_layer(spec) * dev.kernel_s
         )
         uses = 2 + (1 if checkpointing == "full" else 0)

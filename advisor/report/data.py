@@ -27,6 +27,7 @@ from dataclasses import replace
 from ..advice import recommend as rec
 from ..advice.profile import Profile, Workload
 from ..core.errors import AdvisorError
+from ..data.prices import is_community_cloud  # noqa: F401 (re-exported)
 from ..memory import estimate as mem
 from ..money import cost
 from ..perf import serving_fit as sfit
@@ -365,19 +366,19 @@ def _cost(best, aw: rec.Workload, w: Workload, profile: Profile, catalog, rates)
     from ..data import systems
 
     bought = systems.purchase_for(gpu, own_r.count, getattr(catalog, "systems", ()))
-    # a rack or a desktop box is priced whole, accelerators included (Purchase.prices)
-    unit_usd, server_usd = bought.prices(gpu, own_r.count) or (float(gpu.price_usd or 0), 0.0)
-    server_usd += aw.server_usd_per_gpu * own_r.count
+    plan = cost.owning_plan(
+        gpu,
+        own_r.count,
+        electricity_usd_per_kwh=aw.electricity_usd_per_kwh,
+        horizon_months=aw.horizon_months,
+        systems=getattr(catalog, "systems", ()),
+        figures=getattr(catalog, "owning", None),
+        pue=aw.pue,
+        extra_server_usd=aw.server_usd_per_gpu * own_r.count,
+    )
+    server_usd = plan.own.server_usd
     res = cost.tco(
-        cost.owning(
-            unit_usd,
-            own_r.count,
-            gpu.tdp_w,
-            electricity_usd_per_kwh=aw.electricity_usd_per_kwh,
-            pue=aw.pue,
-            server_usd=server_usd,
-            host_power_w=bought.host_power_w,
-        ),
+        plan.own,
         eq_price,
         utilisation=util_own,
         horizon_months=aw.horizon_months,
@@ -393,23 +394,30 @@ def _cost(best, aw: rec.Workload, w: Workload, profile: Profile, catalog, rates)
     )
     out["tco"] = {
         "purchase": res.purchase,
-        "cards": unit_usd * own_r.count,
-        "server": server_usd,
-        "server_priced": bought.server_usd is not None or bought.system_usd is not None,
+        # every amount in the report's currency (res.rate: 1 USD in it)
+        "cards": plan.item("cards").usd * res.rate,
+        "server": server_usd * res.rate,
+        "server_priced": plan.server_priced,
+        # a rack or a desktop box priced whole (issue 34): its kind, cooling and whole power
         "system_kind": None if bought.system is None else bought.system.kind,
         "system_priced_whole": bought.system_usd is not None,
         "cooling": None if bought.system is None else bought.system.cooling,
         "system_power_w": None
         if bought.system is None or bought.system.system_power_w is None
         else bought.system.system_power_w * bought.nodes,
-        "system": None if bought.system is None else bought.system.name,
-        "system_id": None if bought.system is None else bought.system.id,
-        "nodes": bought.nodes,
-        "rack_units": bought.rack_units,
-        "host_power_w": bought.host_power_w,
-        "support_per_year": bought.support_usd_per_year,
+        "system": plan.system_name,
+        "system_id": plan.system_id,
+        "nodes": plan.nodes,
+        "rack_units": plan.rack_units,
+        "host_power_w": plan.own.host_power_w,
+        "network": plan.own.network_usd * res.rate,
+        "hosting_per_month": plan.own.hosting_usd_per_month * res.rate,
+        "support_per_year": plan.own.support_usd_per_year * res.rate,
+        "items": [_item_in(i.to_dict(), res.rate) for i in plan.items],
+        "it_kw": plan.it_kw,
         "resale": res.resale_value,
-        "resale_fraction": cost.DEFAULT_RESALE_FRACTION,
+        "resale_fraction": plan.resale_fraction,
+        "resale_source": plan.resale_source,
         "power_per_month": res.power_per_month,
         "own_total": res.own_total,
         "cloud_total": res.cloud_total,
@@ -423,6 +431,15 @@ def _cost(best, aw: rec.Workload, w: Workload, profile: Profile, catalog, rates)
         "pue": max(1.0, aw.pue),
         "electricity_usd_per_kwh": aw.electricity_usd_per_kwh,
     }
+    return out
+
+
+def _item_in(item: dict, rate: float) -> dict:
+    """An owning item (advisor.money.cost.OwningItem) with its amounts in the report's currency."""
+    out = dict(item)
+    for k in ("usd", "usd_per_month", "usd_per_year"):
+        if out.get(k) is not None:
+            out[k] = out[k] * rate
     return out
 
 
@@ -495,14 +512,6 @@ def _nearest(aw, w: Workload, profile: Profile, catalog, runs: int) -> dict | No
                 "checks": constraint_checks(best, w, profile, runs, catalog),
             }
     return None
-
-
-def is_community_cloud(offer_name: str | None) -> bool:
-    """A marketplace of individual hosts rather than a provider's own data centres: RunPod's
-    Community Cloud ("peer-to-peer GPU computing that connects individual compute providers",
-    against its Secure Cloud in Tier 3/4 data centres; docs.runpod.io "Choose a pod", checked:
-    recalled, 2026-12-06)."""
-    return bool(offer_name) and "community cloud" in str(offer_name).lower()
 
 
 def regulated_flags(wd: dict) -> list[dict]:
@@ -722,6 +731,19 @@ def build_report(
                     sources.append(
                         _src(src["url"], src["read"], f"{sysd.name}: {fld}", src.get("kind"))
                     )
+            if tco:
+                # the owning items' figures (catalog/owning), each with its kind
+                for it in tco.get("items", ()):
+                    src = it.get("source")
+                    if (
+                        src
+                        and src.get("url")
+                        and it.get("priced", True)
+                        and it["key"] in ("network", "hosting", "software_support", "resale")
+                    ):
+                        sources.append(
+                            _src(src["url"], src["read"], f"own_{it['key']}", src.get("kind"))
+                        )
             if wd["cost"]["offer"]:
                 o = wd["cost"]["offer"]
                 sources.append(

@@ -419,23 +419,29 @@ class Sections:
             )
         else:
             server = self.t("cost.server_unpriced", n=t["nodes"], system=t["system"])
-        support = (
-            self.money(t["support_per_year"])
-            if t.get("support_per_year") is not None
-            else self.t("cost.support_unpriced")
-        )
-        rack = self.n(t["rack_units"]) if t.get("rack_units") else "—"
-        return [
+        items = {i["key"]: i for i in t.get("items", ())}
+        rows = [
             (self.t("cost.cards"), self.money(t["cards"])),
             (self.t("cost.server"), server),
+            (self.t("cost.network"), self._network(items.get("network"))),
             (self.t("cost.purchase_total"), self.money(t["purchase"])),
             (self.t("cost.power_month"), self.money(t["power_per_month"])),
-            (self.t("cost.rack"), rack),
-            (self.t("cost.support"), support),
+            (self.t("cost.hosting"), self._hosting(items.get("hosting"), t)),
+            (self.t("cost.sw_support"), self._sw_support(items.get("software_support"))),
+            (self.t("cost.hw_support"), self.t("cost.support_unpriced")),
             (
-                self.t("cost.resale", share=self.pct(t["resale_fraction"])),
+                self.t(
+                    "cost.resale_v",
+                    share=self.pct(t["resale_fraction"]),
+                    months=months,
+                ),
                 "−" + self.money(t["resale"]),
             ),
+        ]
+        hw = items.get("hardware_support")
+        if hw and hw.get("usd_per_year") is not None:
+            rows[7] = (self.t("cost.hw_support"), self.money(hw["usd_per_year"]))
+        return rows + [
             (self.t("cost.own_total", months=months), self.money(t["own_total"])),
             (self.t("cost.cloud_rate"), rate),
             (self.t("cost.cloud_month"), self.money(t["cloud_per_month"])),
@@ -443,6 +449,51 @@ class Sections:
             (self.t("cost.be_util"), be_u),
             (self.t("cost.be_month"), be_m),
         ]
+
+    def _network(self, it) -> str:
+        if it is None or not it.get("priced", True) or it.get("usd") is None:
+            return self.t("cost.network_unpriced")
+        p = it.get("params") or {}
+        if not it["usd"]:
+            return self.t("cost.network_none")
+        return self.t(
+            "cost.network_v",
+            cost=self.money(it["usd"]),
+            ports=p.get("ports"),
+            tiers=p.get("tiers"),
+            nodes=p.get("nodes"),
+        )
+
+    def _hosting(self, it, t) -> str:
+        if it is None or not it.get("priced", True) or it.get("usd_per_month") is None:
+            return self.t("cost.network_unpriced")
+        p = it.get("params") or {}
+        if "kw" not in p:
+            return self.t("cost.hosting_none")
+        # the rate in the report's currency (the item's amount is converted, its params not)
+        rate = it["usd_per_month"] / p["kw"] if p["kw"] else 0.0
+        return self.t(
+            "cost.hosting_v",
+            cost=self.money(it["usd_per_month"]),
+            kw=self.n(p["kw"], 2),
+            rate=self.money(rate, 2),
+            ru=self.n(t["rack_units"]) if t.get("rack_units") else "—",
+        )
+
+    def _sw_support(self, it) -> str:
+        if it is None:
+            return self.t("cost.sw_support_none")
+        p = it.get("params") or {}
+        if p.get("included"):
+            return self.t("cost.sw_support_incl", product=p.get("product"))
+        key = "cost.sw_support_v" if it.get("counted", True) else "cost.sw_support_off"
+        per_gpu = it["usd_per_year"] / p["n"] if p.get("n") else 0.0
+        return self.t(
+            key,
+            cost=self.money(it["usd_per_year"]),
+            product=p.get("product"),
+            each=self.money(per_gpu),
+        )
 
     def cost_caption(self, t) -> str:
         return self.t(

@@ -42,7 +42,10 @@ class BudgetRequest(_Request):
     pue: float = _f(cost.DEFAULT_PUE, "num", bounds=limits.PUE)
     # empty: the catalog's system for these cards (advisor.data.systems.purchase_for), as the reports
     server_usd: float | None = _f("", "optnum", bounds=limits.USD_PER_SERVER)
-    resale_fraction: float = _f(cost.DEFAULT_RESALE_FRACTION, "num", bounds=limits.FRACTION)
+    # empty: the catalog's figures (catalog/owning: resale by the months owned, colocation per kW)
+    resale_fraction: float | None = _f("", "optnum", bounds=limits.FRACTION)
+    hosting_usd_per_kw_month: float | None = _f("", "optnum", bounds=limits.USD_PER_KW_MONTH)
+    software_support: bool = _f(True, "flag")
     currency: str = _f("USD", "choice", choices=cost.CURRENCIES)
     model: str = _f("llama-3.2-1b", "name")  # "" (and no config): no training / token figures
     config: str = _f("", "text")
@@ -98,17 +101,21 @@ def budget(params: dict) -> dict:
                 gpu=g.id,
             )
         hourly = offer.on_demand_usd_per_gpu_hour
-    server_usd = req.server_usd if req.server_usd is not None else (bought.server_usd or 0.0)
-    own = cost.owning(
-        price,
+    plan = cost.owning_plan(
+        g,
         n,
-        g.tdp_w,
         electricity_usd_per_kwh=req.electricity_usd_per_kwh,
-        server_usd=server_usd,
-        host_power_w=bought.host_power_w,
+        horizon_months=req.horizon_months,
+        systems=cat.systems,
+        figures=cat.owning,
         pue=req.pue,
+        price_usd=price,
+        server_usd=req.server_usd,
+        hosting_usd_per_kw_month=req.hosting_usd_per_kw_month,
+        software_support=req.software_support,
         resale_fraction=req.resale_fraction,
     )
+    own = plan.own
     t = cost.tco(
         own,
         hourly,
@@ -134,7 +141,8 @@ def budget(params: dict) -> dict:
         },
         "tco": td,
         "system": bought.to_dict(),
-        "server_usd": server_usd,
+        "owning": plan.to_dict(),
+        "server_usd": own.server_usd,
     }
     # Training run and per-token cost for the model (optional: model "" and no config).
     if req.model or req.config.strip():

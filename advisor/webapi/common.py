@@ -99,7 +99,7 @@ def set_catalog(catalog: Catalog) -> None:
 
 
 _CATALOG_FILE = re.compile(
-    r"(?:(?:models|gpus|clouds|efficiency|networks|systems)/)?[A-Za-z0-9][A-Za-z0-9._-]*\.yaml"
+    r"(?:(?:models|gpus|clouds|efficiency|networks|systems|owning)/)?[A-Za-z0-9][A-Za-z0-9._-]*\.yaml"
 )
 
 

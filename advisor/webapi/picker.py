@@ -48,6 +48,19 @@ def _finite_or_none(x: float) -> float | None:
     return round(x, 4) if math.isfinite(x) else None
 
 
+def _regulated(row: dict) -> list[dict]:
+    """The report's regulated-data flags (advisor.report.data.regulated_flags) of the picker's
+    first choice: a consumer card, a community cloud's price."""
+    from ..data.prices import is_community_cloud
+
+    out = []
+    if row.get("tier") == "consumer":
+        out.append({"key": "regulated.consumer", "params": {"gpu": row["gpu_name"]}})
+    if row.get("mode") == "rent" and is_community_cloud(row.get("offer")):
+        out.append({"key": "regulated.community", "params": {}})
+    return out
+
+
 def picker(params: dict) -> dict:
     """Ranked accelerators and counts for a workload, with the reason for every rejection
     (advisor.advice.recommend.recommend)."""
@@ -78,6 +91,9 @@ def picker(params: dict) -> dict:
         "model": _model_info(spec),
         "task": req.task,
         "recommended": [recommend.row_dict(r) for r in ok[:10]],
+        # regulated data (issue 38): the first choice on a consumer card or a community cloud
+        # is said above the table, as the report says it in its summary
+        "regulated": _regulated(ok[0]) if ok else [],
         # every rejection, the nearest misses first, each with how close it came
         # (advisor.advice.shortfall; the page filters the list)
         "rejected": [

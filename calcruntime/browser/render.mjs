@@ -258,7 +258,36 @@ function renderBudget(r, S) {
   const whole = r.system && r.system.system;
   if (whole && r.system.system_usd != null) rows.push([tr(S, "calc.bought_as", "Bought as"), `${whole.name}: ${formatMoney(r.system.system_usd, "USD", lang2(S), 0)}${whole.system_power_w ? ` · ${fmt((r.system.nodes * whole.system_power_w) / 1000, S, 1)} ${tr(S, "calc.unit.kw", "kW")}` : ""}${whole.cooling === "liquid" ? ` · ${tr(S, "calc.liquid", "liquid cooled")}` : ""}`]);
   const verdict = t.savings > 0 ? tr(S, "calc.own_cheaper", "owning is cheaper") : tr(S, "calc.rent_cheaper", "renting is cheaper");
-  return `<p class="calc-headline">${esc(r.gpus)} × ${esc(r.gpu.name)} · <strong data-out="verdict">${esc(verdict)}</strong> (${esc(money(Math.abs(t.savings), cur, S))})</p>${svg}${table([tr(S, "calc.quantity", "Quantity"), tr(S, "calc.value", "Value")], rows, "calc-main")}${bandLine(r, S)}`;
+  return `<p class="calc-headline">${esc(r.gpus)} × ${esc(r.gpu.name)} · <strong data-out="verdict">${esc(verdict)}</strong> (${esc(money(Math.abs(t.savings), cur, S))})</p>${svg}${table([tr(S, "calc.quantity", "Quantity"), tr(S, "calc.value", "Value")], rows, "calc-main")}${owningItems(r, S)}${bandLine(r, S)}`;
+}
+
+// What owning costs, item by item (advisor.money.cost.owning_plan, as `advisor cost tco`,
+// recommend and the reports show it): the amount in the chosen currency, once, per month or per
+// year; "not priced" where no figure was read; what it counts; a secondary source said as such.
+function owningItems(r, S) {
+  if (!r.owning) return "";
+  const cur = r.tco.currency, rate = r.tco.rate;
+  const amount = (i) => {
+    if (!i.priced) return tr(S, "calc.own.not_priced", "not priced");
+    let v;
+    if (i.usd != null) v = money(i.usd * rate, cur, S);
+    else if (i.usd_per_month != null) v = fillText(tr(S, "calc.own.per_month", "{v} per month"), { v: money(i.usd_per_month * rate, cur, S) });
+    else v = fillText(tr(S, "calc.own.per_year", "{v} per year"), { v: money((i.usd_per_year || 0) * rate, cur, S) });
+    return i.counted ? v : `${v} (${tr(S, "calc.own.not_counted", "not counted")})`;
+  };
+  const note = (i) => {
+    const p = i.params || {};
+    let key = "calc.own.n." + i.key;
+    if (i.key === "server" && p.entered) key += "_entered";
+    else if (i.key === "software_support" && p.included) key += "_included";
+    else if ((i.key === "server" || i.key === "network" || i.key === "hosting") && i.priced && !(i.key === "server" ? p.system : i.key === "network" ? p.ports : p.kw)) key += "_none";
+    const slots = { n: fmt(p.n ?? 0, S, 0), gpu: p.gpu ?? "", system: p.system ?? "", ports: fmt(p.ports ?? 0, S, 0), tiers: fmt(p.tiers ?? 0, S, 0), nodes: fmt(p.nodes ?? 0, S, 0), kw: fmt(p.kw ?? 0, S, 2), rate: money((p.rate ?? 0) * rate, cur, S), each: money((p.each ?? 0) * rate, cur, S), product: p.product ?? "", share: formatPercent(p.share ?? 0, S.lang === "az" ? "az" : "en", 1), months: fmt(p.months ?? 0, S, 0) };
+    let text = i.priced || i.key === "server" ? fillText(tr(S, key, ""), slots) : "";
+    if (i.source && i.source.kind === "secondary") text = `${text} (${tr(S, "calc.own.secondary", "secondary source")})`.trim();
+    return text;
+  };
+  const rows = r.owning.items.map((i) => [tr(S, "calc.own.i." + i.key, i.key), amount(i), note(i)]);
+  return `<p class="calc-note" data-out="owning">${esc(tr(S, "calc.own.items", "What owning costs, item by item"))}</p>${table([tr(S, "calc.own.item", "Item"), tr(S, "calc.value", "Value"), tr(S, "calc.own.counts", "What it counts")], rows, "calc-owning")}`;
 }
 
 // A rejection reason in the page's language (calc.r.<key>, else the error's err.<key>): numbers
@@ -294,7 +323,9 @@ function renderPicker(r, S) {
   // every rejection, the nearest misses first (advisor.advice.shortfall): how far each came short
   const short = (x) => (x.shortfall == null ? MISSING : `×${fmt(x.shortfall, S, 2)}`);
   const rej = r.rejected.map((x) => [x.gpu_name, x.count, short(x), x.reasons.map((y) => reasonText(y, S)).join("; ")]);
-  return `<p class="calc-headline">${esc(r.model.display_name)} · ${esc(tr(S, "calc.o." + r.task, r.task))} · <strong data-out="best">${esc(r.recommended[0] ? `${r.recommended[0].count} × ${r.recommended[0].gpu_name}` : tr(S, "calc.none", "none fits"))}</strong></p>${table(["#", tr(S, "calc.gpu", "Accelerator"), tr(S, "calc.count", "Count"), tr(S, "calc.sharding", "Sharding"), tr(S, "calc.cost", "Cost"), tr(S, "calc.mode", "Rent/own"), withPm(tr(S, "calc.tokens_s", "tokens/s"), r, firstBand(r), S), ...(serving ? [tr(S, "calc.per_user", "tokens/s per user"), tr(S, "calc.format", "Weights")] : [])], rows, "calc-main calc-key2")}${bandLine(r, S)}${clusterLink(r, S)}<details class="calc-rejected"><summary>${esc(tr(S, "calc.rejected", "Rejected"))} (${r.counts.rejected})</summary><p class="calc-note">${esc(tr(S, "calc.rej_order", "Nearest misses first."))} <input type="search" class="calc-filter" aria-label="${esc(tr(S, "calc.rej_filter", "Filter"))}" placeholder="${esc(tr(S, "calc.rej_filter", "Filter"))}"></p>${table([tr(S, "calc.gpu", "Accelerator"), tr(S, "calc.count", "Count"), tr(S, "calc.rej_short", "Needs × what it has"), tr(S, "calc.reason", "Reason")], rej, "calc-rej")}</details>`;
+  // regulated data (issue 38): a consumer card or a community cloud, said above the table
+  const reg = (r.regulated || []).map((x) => `<p class="calc-warn" data-out="regulated"><strong>${esc(fillText(tr(S, "calc." + x.key, x.key), { gpu: (x.params || {}).gpu ?? "" }))}</strong></p>`).join("");
+  return `<p class="calc-headline">${esc(r.model.display_name)} · ${esc(tr(S, "calc.o." + r.task, r.task))} · <strong data-out="best">${esc(r.recommended[0] ? `${r.recommended[0].count} × ${r.recommended[0].gpu_name}` : tr(S, "calc.none", "none fits"))}</strong></p>${reg}${table(["#", tr(S, "calc.gpu", "Accelerator"), tr(S, "calc.count", "Count"), tr(S, "calc.sharding", "Sharding"), tr(S, "calc.cost", "Cost"), tr(S, "calc.mode", "Rent/own"), withPm(tr(S, "calc.tokens_s", "tokens/s"), r, firstBand(r), S), ...(serving ? [tr(S, "calc.per_user", "tokens/s per user"), tr(S, "calc.format", "Weights")] : [])], rows, "calc-main calc-key2")}${bandLine(r, S)}${clusterLink(r, S)}<details class="calc-rejected"><summary>${esc(tr(S, "calc.rejected", "Rejected"))} (${r.counts.rejected})</summary><p class="calc-note">${esc(tr(S, "calc.rej_order", "Nearest misses first."))} <input type="search" class="calc-filter" aria-label="${esc(tr(S, "calc.rej_filter", "Filter"))}" placeholder="${esc(tr(S, "calc.rej_filter", "Filter"))}"></p>${table([tr(S, "calc.gpu", "Accelerator"), tr(S, "calc.count", "Count"), tr(S, "calc.rej_short", "Needs × what it has"), tr(S, "calc.reason", "Reason")], rej, "calc-rej")}</details>`;
 }
 
 // ---------------------------------------------------------------- error bands of the time model
