@@ -348,6 +348,17 @@ def predict_serving(e, cat, notes):
             "stored result)",
             "lengths_mlperf" if "mlperf" in e["id"] else "lengths_unstated",
         )
+    scen = (w.get("scenario") or "").lower()
+    if "mlperf" in e["id"] and ("server" in scen or "interactive" in scen):
+        # MLPerf's Server and Interactive scenarios report the largest Poisson arrival rate whose
+        # p99 TTFT and TPOT stay within the benchmark's limits (MLPerf Inference rules, "Server"
+        # scenario and the LLM latency constraints, e.g. Llama 2 70B Interactive TTFT 450 ms,
+        # TPOT 40 ms); the offline point at the KV-cache limit predicted here overstates it.
+        raise NotExpressible(
+            "MLPerf Server/Interactive: the largest arrival rate within the p99 TTFT/TPOT limits, "
+            "not the offline point at the KV-cache limit",
+            "mlperf_latency_bound",
+        )
     spec = _model(cat, w, notes)
     gpu = _gpu(cat, w, notes)
     if w.get("disaggregated"):
