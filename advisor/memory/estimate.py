@@ -43,15 +43,16 @@ KV_DTYPES = vocab.KV_DTYPES
 QUANT = vocab.QLORA_BASE_FORMATS  # TrainingSetup.quant: the QLoRA base
 # the projection roles every family accepts (on Phi-3 and GPT-2 a role is its fused slice)
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
-# Fused projections as peft users name them, and the families that have them: Phi-3's
+# Fused projections as peft users name them, and the layout that has them: Phi-3's
 # `qkv_proj` / `gate_up_proj` (modeling_phi3.py), GPT-2's Conv1D `c_attn` (q, k, v), `c_fc` and
-# `c_proj` (peft matches by name: both the attention output and the MLP output).
+# `c_proj` (peft matches by name: both the attention output and the MLP output). A model has the
+# module when its description says so (`ModelSpec.qkv_layout`, `fused_gate_up`).
 FUSED_TARGETS = {
-    "qkv_proj": ("phi3",),
-    "gate_up_proj": ("phi3",),
-    "c_attn": ("gpt2",),
-    "c_fc": ("gpt2",),
-    "c_proj": ("gpt2",),
+    "qkv_proj": lambda spec: spec.qkv_layout == "fused",
+    "gate_up_proj": lambda spec: spec.fused_gate_up,
+    "c_attn": lambda spec: spec.qkv_layout == "conv1d",
+    "c_fc": lambda spec: spec.qkv_layout == "conv1d",
+    "c_proj": lambda spec: spec.qkv_layout == "conv1d",
 }
 LORA_TARGET_NAMES = LORA_TARGETS + tuple(FUSED_TARGETS)  # what `lora_targets` accepts
 
@@ -193,9 +194,9 @@ def param_shapes(spec: ModelSpec) -> list[tuple[int, ...]]:
             shapes.append((v, h))
         return shapes
     layer: list[tuple[int, ...]] = []
-    if spec.family == "phi3":
+    if spec.qkv_layout == "fused":  # Phi-3 qkv_proj
         layer += [(q + 2 * kv, h), (h, q)]
-    elif spec.family == "gpt2":
+    elif spec.qkv_layout == "conv1d":  # GPT-2 c_attn, c_proj
         layer += [(h, 3 * h), (3 * h,), (h, h), (h,)]
     else:
         layer += [(q, h), (kv, h), (kv, h), (h, q)]
@@ -205,7 +206,7 @@ def param_shapes(spec: ModelSpec) -> list[tuple[int, ...]]:
             layer.append((h,))
     experts = spec.num_experts if spec.is_moe else 1
     for _ in range(experts):
-        if spec.family == "phi3":
+        if spec.fused_gate_up:  # Phi-3 gate_up_proj
             layer += [(2 * i, h), (h, i)]
         elif spec.gated_mlp:
             layer += [(i, h), (i, h), (h, i)]
@@ -262,14 +263,14 @@ double quantisation, the 256-value dynamic code of its 8-bit absmax (fp32): 1,08
 def linear_modules_per_layer(spec: ModelSpec) -> int:
     """Linear modules in one block (what a quantiser replaces): q, k, v, o and the MLP's two or
     three per expert (Phi-3 and GPT-2 fuse theirs: 4)."""
-    if spec.family in ("phi3", "gpt2"):
+    if spec.qkv_layout != "separate":
         return 4
     return max(L.linear_modules(layer) for layer in spec.stack)
 
 
 def linear_modules(spec: ModelSpec) -> int:
     """Linear modules of all blocks (`linear_modules_per_layer` summed over the layer list)."""
-    if spec.family in ("phi3", "gpt2"):
+    if spec.qkv_layout != "separate":
         return 4 * spec.num_layers
     return sum(L.linear_modules(layer) for layer in spec.stack)
 
@@ -379,12 +380,11 @@ def validate_training(s: TrainingSetup) -> None:
             )
         for t in targets:
             check_choice("lora_targets", t, LORA_TARGET_NAMES)
-            fams = FUSED_TARGETS.get(t)
-            if fams and s.model.family not in fams:
+            has = FUSED_TARGETS.get(t)
+            if has and not has(s.model):
                 raise AdvisorError(
                     "lora.target_family",
-                    f"lora_targets: {t} is a fused projection of {', '.join(fams)}; "
-                    f"{s.model.family} has no such module",
+                    f"lora_targets: {t} is a fused projection; {s.model.family} has no such module",
                     field="lora_targets",
                     value=t,
                     family=s.model.family,
@@ -611,7 +611,10 @@ def training_memory(setup: TrainingSetup) -> MemoryEstimate:
     if s.checkpointing == "selective":
         attention = "sdpa"  # selective recompute drops the attention core (Korthikanti §5)
     lin_layer = linear_params_per_layer(spec)
-    per_layer = act.layer_saved_bytes(spec, b, seq, dtype, attention, lin_layer, tp)
+    # every layer as the layer list describes it (dense and MoE layers, their own widths)
+    stack = act.stack_saved_bytes(spec, b, seq, dtype, attention, tp)
+    largest = act.largest_layer_saved_bytes(spec, b, seq, dtype, attention, tp)
+    per_layer = 0  # what LoRA changes in every layer
     lora_saving = 0
     if lora:
         # Frozen linear layers save no input (autograd keeps x only for the weight gradient):
@@ -623,8 +626,9 @@ def training_memory(setup: TrainingSetup) -> MemoryEstimate:
         per_layer += tokens * s.lora_rank * adapters * dta
         if not {"down_proj", "c_proj"} & set(s.lora_targets) and not spec.is_moe:
             per_layer -= tokens * spec.intermediate_size * dta // tp
-        if not {"o_proj", "c_proj"} & set(s.lora_targets) and spec.family not in ("gpt2", "bert"):
-            # a frozen o_proj keeps no copy of the merged heads (SDPA keeps its own output)
+        if not {"o_proj", "c_proj"} & set(s.lora_targets) and not spec.heads_merged_by_copy:
+            # a frozen o_proj keeps no copy of the merged heads (SDPA keeps its own output; a
+            # model whose merge is an explicit copy keeps that copy anyway)
             per_layer -= tokens * spec.q_dim * dta // tp
         if not {"gate_proj", "up_proj", "gate_up_proj", "c_fc"} & set(s.lora_targets):
             per_layer -= tokens * spec.hidden_size * dta
@@ -640,17 +644,17 @@ def training_memory(setup: TrainingSetup) -> MemoryEstimate:
     logits = act.logits_train_bytes(spec, tokens, tp, dtype)
     if s.checkpointing == "full":
         inputs = spec.num_layers * tokens * h * act._act_dt(dtype)
-        activations = inputs + per_layer + outside
+        activations = inputs + largest + per_layer + outside
         # The recompute of a layer happens after the loss backward has freed the logits buffers;
         # the output head's gradient exists by then.
         head_grad = 0 if lora else head_weight_params(spec) * train_dt // tp
-        fwd_bwd = inputs + outside + max(logits, per_layer + head_grad)
+        fwd_bwd = inputs + outside + max(logits, largest + per_layer + head_grad)
         assumptions.append(
             "full checkpointing: each layer keeps its input; one layer is recomputed at a time "
             "(torch.utils.checkpoint; Chen et al. 2016, arXiv:1604.06174)"
         )
     else:
-        activations = spec.num_layers * per_layer + outside - lora_saving
+        activations = stack + spec.num_layers * per_layer + outside - lora_saving
         fwd_bwd = activations + logits
     fwd_bwd += fsdp_grad_transient
     comps["activations"] = activations
@@ -758,7 +762,16 @@ def inference_memory(setup: InferenceSetup) -> MemoryEstimate:
     # the window.
     comps["kv_cache"] = s.batch * s.seq * kv_cache_bytes_per_token(spec, s.kv_dtype) // tp
     dtype = "fp32" if s.weights == "fp32" else "bf16"
-    transient = act.prefill_transient_bytes(spec, s.batch, s.seq, dtype, s.attention)
+    if spec.causal:
+        # the cache grows layer by layer: a layer's peak sees the K/V of the layers before it
+        dtb = _DTYPE_BYTES[s.kv_dtype]
+        kv_layers = tuple(
+            round(s.batch * s.seq * L.kv_elems_per_token(lay.attention) * dtb) // tp
+            for lay in spec.stack
+        )
+        transient = act.prefill_peak_bytes(spec, s.batch, s.seq, dtype, s.attention, kv_layers)
+    else:
+        transient = act.prefill_transient_bytes(spec, s.batch, s.seq, dtype, s.attention)
     if spec.causal:
         comps["activations"] = transient
         comps["logits"] = s.batch * spec.vocab_size * (act._act_dt(dtype) + 4) // tp

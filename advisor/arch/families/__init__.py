@@ -8,9 +8,31 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...core.errors import AdvisorError
-from . import deepseek_v3, gemma3, glm4_moe, gpt_oss, granitemoe, llama4, olmo2, qwen3, qwen3_moe
+from . import (
+    deepseek_v3,
+    falcon,
+    gemma3,
+    glm4_moe,
+    gpt_oss,
+    granitemoe,
+    llama4,
+    olmo2,
+    qwen3,
+    qwen3_moe,
+)
 
-MODULES = (qwen3, qwen3_moe, deepseek_v3, gpt_oss, gemma3, llama4, glm4_moe, olmo2, granitemoe)
+MODULES = (
+    qwen3,
+    qwen3_moe,
+    deepseek_v3,
+    gpt_oss,
+    gemma3,
+    llama4,
+    glm4_moe,
+    olmo2,
+    granitemoe,
+    falcon,
+)
 BUILDERS = {t: m for m in MODULES for t in m.MODEL_TYPES}
 
 # Multimodal model types whose text model sits under `text_config` (its own model_type when the
@@ -40,6 +62,7 @@ KINDS = {
     "gpt_oss": "moe-sinks",
     "llama4_text": "moe-chunked",
     "gpt2": "gpt2",
+    "falcon": "dense-fused-parallel",
     "bert": "encoder",
 }
 

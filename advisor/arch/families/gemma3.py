@@ -71,4 +71,5 @@ def build(cfg: dict, name: str, display_name: str):
         tie_word_embeddings=r.flag("tie_word_embeddings", True),
         hidden_act=cfg.get("hidden_activation") or cfg.get("hidden_act") or "gelu_pytorch_tanh",
         final_logit_softcap=cap,
+        norm_plus_one=True,  # Gemma3RMSNorm: fp32, x * (1 + weight)
     )

@@ -43,6 +43,7 @@ def build(cfg: dict, name: str, display_name: str):
         experts=e,
         experts_per_token=k,
         router_bias=True,
+        clamped=True,
     )
     layers = tuple(
         L.Layer(
