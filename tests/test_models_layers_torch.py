@@ -126,6 +126,24 @@ TINY = {
         "topk_group": 1,
     },
     "olmo2": {"model_type": "olmo2", **T, "eos_token_id": None, "pad_token_id": None},
+    # Falcon: multi-query (7B), the new decoder architecture's KV groups and two LayerNorms
+    # (40B/180B), and sequential attention with biases and an explicit MLP width
+    "falcon-multi-query": {"model_type": "falcon", **T},
+    "falcon-new-decoder": {
+        "model_type": "falcon",
+        **T,
+        "new_decoder_architecture": True,
+        "num_kv_heads": 2,
+    },
+    "falcon-sequential-mha-bias": {
+        "model_type": "falcon",
+        **T,
+        "multi_query": False,
+        "parallel_attn": False,
+        "bias": True,
+        "ffn_hidden_size": 80,
+        "tie_word_embeddings": False,
+    },
     "granitemoe": {
         "model_type": "granitemoe",
         **T,

@@ -39,6 +39,10 @@ BUILDERS = {t: m for m in MODULES for t in m.MODEL_TYPES}
 # config omits it: the transformers class default).
 WRAPPERS = {"gemma3": "gemma3_text", "mistral3": "mistral", "llama4": "llama4_text"}
 
+# Model types transformers has no class of its own for, and the class that builds the same
+# layers (for the tests that compare with transformers' models on the meta device).
+TRANSFORMERS_TYPES = {"kimi_k2": "deepseek_v3"}
+
 # What each model type's layers are, for suggestions: a misspelt type is only ever matched to a
 # type of the same kind (a Qwen3-MoE config is not a Qwen2 one).
 KINDS = {
@@ -58,6 +62,7 @@ KINDS = {
     "granitemoe": "moe",
     "qwen3_moe": "moe-qknorm",
     "deepseek_v3": "moe-mla",
+    "kimi_k2": "moe-mla",
     "glm4_moe": "moe-shared",
     "gpt_oss": "moe-sinks",
     "llama4_text": "moe-chunked",

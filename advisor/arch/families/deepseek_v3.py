@@ -10,7 +10,9 @@ from .. import layers as L
 from ._read import Reader
 from ._spec import assemble
 
-MODEL_TYPES = ("deepseek_v3",)
+# Kimi K2's config.json names its own type (`kimi_k2`, DeepseekV3ForCausalLM in remote code that
+# copies DeepSeek-V3's modelling): the same layers, read the same way
+MODEL_TYPES = ("deepseek_v3", "kimi_k2")
 
 # DeepseekV3Config (transformers 5.x configuration_deepseek_v3.py)
 DEFAULTS = {
