@@ -280,22 +280,51 @@ def head_weight_params(spec: ModelSpec) -> int:
     return spec.vocab_size * spec.hidden_size
 
 
-def _target_modules(spec: ModelSpec, target: str) -> list[tuple[int, int, int]]:
-    """(in_features, out_features, modules per layer) of each module a LoRA target names. A role
-    (q_proj ... down_proj) on a family that fuses it (Phi-3, GPT-2) counts as that role's own
-    slice; a fused name (`FUSED_TARGETS`) is one adapter over the whole fused output: Phi-3's
-    qkv_proj h -> q + 2 kv and gate_up_proj h -> 2 i, GPT-2's c_attn h -> 3h, c_fc h -> i and
-    c_proj (attention h -> h and MLP i -> h)."""
-    h, q, kv, i = spec.hidden_size, spec.q_dim, spec.kv_dim, spec.intermediate_size
-    e = spec.num_experts if spec.is_moe else 1
+def _target_modules(spec: ModelSpec, target: str, layer=None) -> list[tuple[int, int, int]]:
+    """(in_features, out_features, modules) of each module a LoRA target names in one layer
+    (`layer`, or the stack's first), from the layer's description. A role (q_proj ... down_proj)
+    on a model that fuses it (Phi-3, GPT-2) counts as that role's own slice; a fused name
+    (`FUSED_TARGETS`) is one adapter over the whole fused output: Phi-3's qkv_proj h -> q + 2 kv
+    and gate_up_proj h -> 2 i, GPT-2's c_attn h -> 3h, c_fc h -> i and c_proj (attention h -> h
+    and MLP i -> h). On MLA (DeepSeek-V3, Kimi K2) q_proj is the query projection into the
+    heads (q_b_proj from the q rank, or q_proj), k_proj the joint kv_a_proj_with_mqa
+    (h -> kv_lora_rank + qk_rope_head_dim) and v_proj kv_b_proj (kv_lora_rank -> heads x
+    (qk_nope + v_head_dim)), as peft targets those modules by name. MLP roles name every routed
+    expert's projection and the shared experts' (one module each); a dense layer's at its width."""
+    lay = layer if layer is not None else spec.stack[0]
+    a, m = lay.attention, lay.mlp
+    h = spec.hidden_size
+    i = m.width
+    e = m.experts if m.is_moe else 1
+
+    def mlp_role(fin, fout):
+        out = [(fin, fout, e)]
+        if m.shared_width:
+            sw = m.shared_width
+            out.append((sw, h, 1) if fout == h else (h, sw, 1))
+        return out
+
+    if a.kind == "mla":
+        nope = a.head_dim - a.qk_rope_head_dim
+        attn = {
+            "q_proj": [(a.q_lora_rank or h, a.q_dim, 1)],
+            "k_proj": [(h, a.kv_lora_rank + a.qk_rope_head_dim, 1)],
+            "v_proj": [(a.kv_lora_rank, a.num_heads * (nope + a.v_head_dim), 1)],
+            "o_proj": [(a.o_dim, h, 1)],
+        }
+    else:
+        attn = {
+            "q_proj": [(h, a.q_dim, 1)],
+            "k_proj": [(h, a.kv_dim, 1)],
+            "v_proj": [(h, a.kv_dim, 1)],
+            "o_proj": [(a.q_dim, h, 1)],
+        }
+    q, kv = a.q_dim, a.kv_dim
     return {
-        "q_proj": [(h, q, 1)],
-        "k_proj": [(h, kv, 1)],
-        "v_proj": [(h, kv, 1)],
-        "o_proj": [(q, h, 1)],
-        "gate_proj": [(h, i, e)],
-        "up_proj": [(h, i, e)],
-        "down_proj": [(i, h, e)],
+        **attn,
+        "gate_proj": mlp_role(h, i),
+        "up_proj": mlp_role(h, i),
+        "down_proj": mlp_role(i, h),
         "qkv_proj": [(h, q + 2 * kv, 1)],
         "gate_up_proj": [(h, 2 * i, 1)],
         "c_attn": [(h, 3 * h, 1)],
@@ -306,12 +335,14 @@ def _target_modules(spec: ModelSpec, target: str) -> list[tuple[int, int, int]]:
 
 def lora_params(spec: ModelSpec, rank: int, targets) -> int:
     """LoRA adapter parameters: A (r x in) and B (out x r) per targeted linear layer (Hu et al.
-    2021, arXiv:2106.09685 §4.1): r x (in + out) each, times layers."""
+    2021, arXiv:2106.09685 §4.1): r x (in + out) each, summed over the layer list (dense and MoE
+    layers with their own widths)."""
     n = 0
-    for t in targets:
-        for fin, fout, count in _target_modules(spec, t):
-            n += rank * (fin + fout) * count
-    return n * spec.num_layers
+    for lay, count in collections.Counter(spec.stack).items():
+        for t in targets:
+            for fin, fout, mods in _target_modules(spec, t, lay):
+                n += rank * (fin + fout) * mods * count
+    return n
 
 
 # ---------------------------------------------------------------------------------------------
@@ -480,10 +511,11 @@ def _trainable_state_bytes(
     fit tables ask for the same model many times."""
     counts = collections.Counter()
     if lora_rank:
-        for t in lora_targets:
-            for fin, fout, count in _target_modules(spec, t):
-                counts[(lora_rank, fin)] += count * spec.num_layers
-                counts[(fout, lora_rank)] += count * spec.num_layers
+        for lay, layers in collections.Counter(spec.stack).items():
+            for t in lora_targets:
+                for fin, fout, count in _target_modules(spec, t, lay):
+                    counts[(lora_rank, fin)] += count * layers
+                    counts[(fout, lora_rank)] += count * layers
     else:
         counts = param_shape_counts(spec)
     return counted_state_bytes(counts, optimizer, state_dt)
