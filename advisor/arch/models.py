@@ -859,3 +859,34 @@ def _kv_elems_per_token(stack: tuple) -> int:
     """`ModelSpec.kv_elems_per_token` of a layer list (frozen Layers): a 1,024-layer stack is
     summed once, not once per candidate a recommendation weighs."""
     return sum(L.kv_elems_per_token(layer.attention) for layer in stack)
+
+
+@functools.lru_cache(maxsize=1024)
+def layer_counts(spec: ModelSpec) -> tuple:
+    """The distinct layers of the layer list with how many times each occurs, in order of first
+    appearance (DeepSeek-V3: its dense layer x 3, its MoE layer x 58): per-layer sums walk these
+    instead of every layer."""
+    out: dict = {}
+    for lay in spec.stack:
+        out[lay] = out.get(lay, 0) + 1
+    return tuple(out.items())
+
+
+@functools.lru_cache(maxsize=1024)
+def kv_elems_through(spec: ModelSpec) -> tuple:
+    """(layer, KV elements per token of the layers up to and including its last occurrence) for
+    each distinct layer: what a prefill's cache holds when that layer runs for the last time."""
+    out: dict = {}
+    cum = 0
+    for lay in spec.stack:
+        cum += L.kv_elems_per_token(lay.attention)
+        out[lay] = cum
+    return tuple(out.items())
+
+
+@functools.lru_cache(maxsize=1024)
+def window_summary(spec: ModelSpec) -> tuple[bool, bool, int | None]:
+    """(some layer keeps a window, every layer does, the smallest window) over the layer list."""
+    wins = [lay.attention.window for lay in spec.stack if lay.attention.span != "full"]
+    windowed = [w for w in wins if w is not None]
+    return bool(wins), len(wins) == spec.num_layers, min(windowed) if windowed else None

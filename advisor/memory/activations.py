@@ -15,7 +15,7 @@ matmul outputs are 16-bit).
 
 from __future__ import annotations
 
-from ..arch.models import ModelSpec
+from ..arch.models import ModelSpec, kv_elems_through, layer_counts, window_summary
 
 FP32 = 4
 INT64 = 8
@@ -268,11 +268,9 @@ def stack_saved_bytes(
 ) -> int:
     """`layer_saved_bytes` summed over the layer list (DeepSeek-V3: its 3 dense and 58 MoE
     layers each as they are; a uniform stack: num_layers times one layer)."""
-    from collections import Counter
-
     return sum(
         n * layer_saved_bytes(spec, batch, seq, dtype, attention, None, tp, lay)
-        for lay, n in Counter(spec.stack).items()
+        for lay, n in layer_counts(spec)
     )
 
 
@@ -282,7 +280,7 @@ def largest_layer_saved_bytes(
     """The largest layer's `layer_saved_bytes` (full checkpointing recomputes one at a time)."""
     return max(
         layer_saved_bytes(spec, batch, seq, dtype, attention, None, tp, lay)
-        for lay in set(spec.stack)
+        for lay, _ in layer_counts(spec)
     )
 
 
@@ -322,41 +320,37 @@ def prefill_transient_bytes(
     so the bool s x s mask is built (1 byte per pair, one for the batch) and kept for the whole
     forward; full layers still pass no mask.
     """
-    return prefill_peak_bytes(spec, batch, seq, dtype, attention, ())
+    return prefill_peak_bytes(spec, batch, seq, dtype, attention)
 
 
 def prefill_peak_bytes(
-    spec: ModelSpec, batch: int, seq: int, dtype: str, attention: str, kv_per_layer: tuple
+    spec: ModelSpec, batch: int, seq: int, dtype: str, attention: str, kv_elem_bytes: float = 0
 ) -> int:
     """`prefill_transient_bytes` with the KV cache as it grows: at layer j's peak the cache holds
-    the K/V of layers 0..j only (`kv_per_layer[j]` bytes each; transformers appends a layer's
-    K/V in its attention call). Returns the largest of (the caches so far + layer j's
-    temporaries) over the layer list, less the whole cache (reported on its own), so the sum of
-    the two is the prefill's peak; with no cache sizes given, the largest layer's temporaries."""
+    the K/V of layers 0..j only (transformers appends a layer's K/V in its attention call), at
+    `kv_elem_bytes` bytes per cached element per token (its dtype over tensor parallelism).
+    Returns the largest of (the caches so far + layer j's temporaries) over the layer list, less
+    the whole cache (reported on its own), so the sum of the two is the prefill's peak; a
+    layer's largest such sum is at its last occurrence (`arch.models.kv_elems_through`). With no
+    cache, the largest layer's temporaries."""
     mask = seq * seq if attention != "eager" and _sdpa_window_mask(spec, seq) else 0
-    if not kv_per_layer:
-        layers = set(spec.stack)
-        return mask + max(
-            layer_prefill_bytes(spec, batch, seq, dtype, attention, lay) for lay in layers
-        )
-    seen, best, cache = {}, 0, 0
-    for lay, kv in zip(spec.stack, kv_per_layer, strict=True):
-        cache += kv
-        if lay not in seen:
-            seen[lay] = layer_prefill_bytes(spec, batch, seq, dtype, attention, lay)
-        best = max(best, cache + seen[lay])
-    return mask + best - cache
+    tokens = batch * seq
+    through = kv_elems_through(spec)
+    # the list's last layer runs last: its count is the whole cache
+    total = round(tokens * max(c for _, c in through) * kv_elem_bytes)
+    best = max(
+        round(tokens * cum * kv_elem_bytes)
+        + layer_prefill_bytes(spec, batch, seq, dtype, attention, lay)
+        for lay, cum in through
+    )
+    return mask + best - total
 
 
 def _sdpa_window_mask(spec: ModelSpec, seq: int) -> bool:
     """Whether an SDPA prefill of `seq` tokens builds a windowed layer's mask (see
     `prefill_transient_bytes`)."""
-    return any(
-        lay.attention.span != "full"
-        and lay.attention.window is not None
-        and seq >= lay.attention.window
-        for lay in spec.stack
-    )
+    _, _, smallest = window_summary(spec)
+    return smallest is not None and seq >= smallest
 
 
 def layer_prefill_bytes(
@@ -415,8 +409,8 @@ def layer_prefill_bytes(
     q_dim = att.q_dim
     if attention == "eager":
         s2 = batch * att.num_heads * seq * seq
-        windowed = [x.attention.span != "full" for x in spec.stack]
-        masks = 2 if any(windowed) and not all(windowed) else 1
+        some, every, _ = window_summary(spec)
+        masks = 2 if some and not every else 1
         qkv = tokens * (q_dim + 2 * att.kv_dim) * dt
         upcast = FP32 if dt != FP32 else 0
         mask = masks * batch * seq * seq * dt  # made once per forward, alive in every layer

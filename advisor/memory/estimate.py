@@ -796,12 +796,8 @@ def inference_memory(setup: InferenceSetup) -> MemoryEstimate:
     dtype = "fp32" if s.weights == "fp32" else "bf16"
     if spec.causal:
         # the cache grows layer by layer: a layer's peak sees the K/V of the layers before it
-        dtb = _DTYPE_BYTES[s.kv_dtype]
-        kv_layers = tuple(
-            round(s.batch * s.seq * L.kv_elems_per_token(lay.attention) * dtb) // tp
-            for lay in spec.stack
-        )
-        transient = act.prefill_peak_bytes(spec, s.batch, s.seq, dtype, s.attention, kv_layers)
+        kv_elem = _DTYPE_BYTES[s.kv_dtype] / tp
+        transient = act.prefill_peak_bytes(spec, s.batch, s.seq, dtype, s.attention, kv_elem)
     else:
         transient = act.prefill_transient_bytes(spec, s.batch, s.seq, dtype, s.attention)
     if spec.causal:
