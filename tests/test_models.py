@@ -291,6 +291,75 @@ GEMMA3 = {
             "field.not_bool",
             "config.attention_bias",
         ),
+        # the families added with the presets: Kimi K2 (deepseek_v3's layers), GLM-4.5, Falcon,
+        # Llama 4 and Mistral 3 (nested text_config)
+        (
+            {**QWEN3_MOE, "model_type": "kimi_k2", "n_routed_experts": 4, "num_experts_per_tok": 8},
+            "config.experts_per_token",
+            "config.num_experts_per_tok",
+        ),
+        (
+            {**QWEN3_MOE, "model_type": "glm4_moe", "n_routed_experts": 0},
+            "field.too_small",
+            "config.n_routed_experts",
+        ),
+        (
+            {"model_type": "falcon", "num_hidden_layers": 0},
+            "field.too_small",
+            "config.num_hidden_layers",
+        ),
+        (
+            {"model_type": "falcon", "hidden_size": 64, "num_attention_heads": 5},
+            "config.heads",
+            "config.num_attention_heads",
+        ),
+        (
+            {
+                "model_type": "falcon",
+                "hidden_size": 64,
+                "num_attention_heads": 4,
+                "new_decoder_architecture": True,
+                "num_kv_heads": 3,
+            },
+            "config.kv_heads",
+            "config.num_kv_heads",
+        ),
+        (
+            {"model_type": "falcon", "parallel_attn": "yes"},
+            "field.not_bool",
+            "config.parallel_attn",
+        ),
+        (
+            {"model_type": "falcon", "activation": ["gelu"]},
+            "field.not_text",
+            "config.activation",
+        ),
+        (
+            {
+                "model_type": "llama4",
+                "text_config": {
+                    **QWEN3_MOE,
+                    "model_type": "llama4_text",
+                    "num_local_experts": 2,
+                    "num_experts_per_tok": 3,
+                },
+            },
+            "config.experts_per_token",
+            "config.text_config.num_experts_per_tok",
+        ),
+        (
+            {"model_type": "mistral3", "text_config": {"model_type": "mistral", "hidden_size": 64}},
+            "config.missing",
+            "config.text_config.num_attention_heads",
+        ),
+        (
+            {
+                "model_type": "mistral3",
+                "text_config": {**QWEN3_MOE, "model_type": "mistral", "num_hidden_layers": 0},
+            },
+            "field.too_small",
+            "config.text_config.num_hidden_layers",
+        ),
     ],
 )
 def test_layer_families_refuse_bad_configs_naming_the_field(cfg, key, field):

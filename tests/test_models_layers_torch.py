@@ -126,6 +126,24 @@ TINY = {
         "topk_group": 1,
     },
     "olmo2": {"model_type": "olmo2", **T, "eos_token_id": None, "pad_token_id": None},
+    # Falcon: multi-query (7B), the new decoder architecture's KV groups and two LayerNorms
+    # (40B/180B), and sequential attention with biases and an explicit MLP width
+    "falcon-multi-query": {"model_type": "falcon", **T},
+    "falcon-new-decoder": {
+        "model_type": "falcon",
+        **T,
+        "new_decoder_architecture": True,
+        "num_kv_heads": 2,
+    },
+    "falcon-sequential-mha-bias": {
+        "model_type": "falcon",
+        **T,
+        "multi_query": False,
+        "parallel_attn": False,
+        "bias": True,
+        "ffn_hidden_size": 80,
+        "tie_word_embeddings": False,
+    },
     "granitemoe": {
         "model_type": "granitemoe",
         **T,
@@ -246,3 +264,51 @@ def test_multimodal_configs_count_the_text_model(name):
     model, _ = _model(text)
     assert spec.vision_not_counted
     assert param_count(spec) == sum(p.numel() for p in model.parameters())
+
+
+def test_lora_targets_follow_each_layers_modules():
+    """LoRA adapters sized from each layer's description equal r x (in + out) over the modules
+    transformers builds: MLA's q_b_proj, kv_a_proj_with_mqa and kv_b_proj for the q/k/v roles,
+    every routed expert and the shared experts for the MLP roles, the dense first layer at its
+    own width."""
+    cfg = TINY["deepseek_v3"]
+    spec = from_hf_config(cfg)
+    model, _ = _model(cfg)
+    r = 4
+
+    def lora(shapes):
+        return sum(r * (fin + fout) for fin, fout in shapes)
+
+    layers = model.model.layers
+    attn = [(m.q_b_proj, m.kv_a_proj_with_mqa, m.kv_b_proj) for m in (x.self_attn for x in layers)]
+    expect = lora((lin.in_features, lin.out_features) for mods in attn for lin in mods)
+    assert memory.lora_params(spec, r, ("q_proj", "k_proj", "v_proj")) == expect
+    down = 0
+    for x in layers:
+        mlp = x.mlp
+        if hasattr(mlp, "experts"):
+            e, h, i = mlp.experts.down_proj.shape  # (E, h, i)
+            down += e * r * (i + h)
+            sh = mlp.shared_experts.down_proj
+            down += r * (sh.in_features + sh.out_features)
+        else:
+            down += r * (mlp.down_proj.in_features + mlp.down_proj.out_features)
+    assert memory.lora_params(spec, r, ("down_proj",)) == down
+
+
+def test_memory_never_asks_the_family():
+    """Nothing outside advisor/arch branches on a family name: memory, LoRA targets and time
+    read the layer description (issue 33)."""
+    import pathlib
+    import re
+
+    root = pathlib.Path(__file__).resolve().parent.parent / "advisor"
+    pattern = re.compile(r"\.family\s*(==|!=|in\b|not in\b)")
+    hits = [
+        f"{p.relative_to(root)}:{n}"
+        for p in root.rglob("*.py")
+        if "arch" not in p.relative_to(root).parts
+        for n, line in enumerate(p.read_text().splitlines(), 1)
+        if pattern.search(line)
+    ]
+    assert hits == []

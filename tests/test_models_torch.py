@@ -15,19 +15,26 @@ pytestmark = pytest.mark.torch
 PRESETS = load_catalog().models
 
 
-def _torch_count(cfg: dict) -> int:
+def torch_model(cfg: dict):
+    """The transformers model of a preset's config on the meta device: a multimodal config's text
+    model (vision not counted), a type transformers has no class for built by the class with the
+    same layers (`families.TRANSFORMERS_TYPES`: Kimi K2 as DeepSeek-V3)."""
+    from advisor.arch.families import TRANSFORMERS_TYPES, WRAPPERS
+
     cfg = dict(cfg)
     if isinstance(cfg.get("text_config"), dict):  # multimodal: the text model (vision not counted)
-        from advisor.arch.families import WRAPPERS
-
         cfg = {"model_type": WRAPPERS[cfg["model_type"]], **cfg["text_config"]}
     model_type = cfg.pop("model_type")
+    model_type = TRANSFORMERS_TYPES.get(model_type, model_type)
     config = transformers.AutoConfig.for_model(model_type, **cfg)
     auto = transformers.AutoModelForMaskedLM if model_type == "bert" else None
     auto = auto or transformers.AutoModelForCausalLM
     with torch.device("meta"):
-        model = auto.from_config(config)
-    return sum(p.numel() for p in model.parameters())
+        return auto.from_config(config)
+
+
+def _torch_count(cfg: dict) -> int:
+    return sum(p.numel() for p in torch_model(cfg).parameters())
 
 
 @pytest.mark.parametrize("preset", PRESETS, ids=[p.id for p in PRESETS])
@@ -130,3 +137,47 @@ def test_moe_active_params_match_the_modules_a_token_uses():
     router_rest = (e - k) * cfg["hidden_size"] * cfg["num_hidden_layers"]
     assert active_param_count(spec) == only_k + router_rest
     assert param_count(spec) == _torch_count(cfg)
+
+
+def _kv_width(attn, hidden: int) -> int:
+    """Elements one attention module caches per token, read from its projections' shapes:
+    K and V (k_proj + v_proj, or a fused projection less its query part), MLA's latent
+    (kv_a_proj_with_mqa: kv_lora_rank + qk_rope_head_dim)."""
+    if hasattr(attn, "kv_a_proj_with_mqa"):
+        return attn.kv_a_proj_with_mqa.out_features
+    if hasattr(attn, "k_proj"):
+        return attn.k_proj.out_features + attn.v_proj.out_features
+    if hasattr(attn, "c_attn"):  # GPT-2: q, k, v each hidden wide
+        return 2 * hidden
+    if hasattr(attn, "qkv_proj"):  # Phi-3: q heads x head_dim first
+        return attn.qkv_proj.out_features - attn.o_proj.in_features
+    return attn.query_key_value.out_features - hidden  # Falcon: q is hidden wide
+
+
+@pytest.mark.parametrize("preset", PRESETS, ids=[p.id for p in PRESETS])
+def test_preset_active_params_and_kv_match_the_torch_modules(preset):
+    """Every preset against the model transformers builds on the meta device: active parameters
+    (routed experts, the modules named `.experts.`, at k/E of their size; all else in full) and
+    the KV elements per token (each layer's K/V projections or MLA latent, summed)."""
+    from advisor.arch.models import expert_param_count
+
+    spec = preset.spec
+    model = torch_model(preset.doc["config"])
+    routed = sum(p.numel() for n, p in model.named_parameters() if ".experts." in n)
+    assert expert_param_count(spec) == routed
+    idle = sum(
+        layer.mlp.experts - layer.mlp.experts_per_token for layer in spec.stack if layer.mlp.is_moe
+    )
+    if routed:
+        moe_layers = [layer for layer in spec.stack if layer.mlp.is_moe]
+        per_expert = routed // sum(layer.mlp.experts for layer in moe_layers)
+        assert active_param_count(spec) == param_count(spec) - idle * per_expert
+    else:
+        assert active_param_count(spec) == param_count(spec)
+    if not spec.causal:
+        return
+    attns = [
+        m for n, m in model.named_modules() if n.endswith(("self_attn", "self_attention", ".attn"))
+    ]
+    assert len(attns) == spec.num_layers
+    assert spec.kv_elems_per_token == sum(_kv_width(a, spec.hidden_size) for a in attns)

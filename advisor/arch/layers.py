@@ -92,6 +92,9 @@ class Mlp:
     experts_per_token: int = 0
     shared_width: int = 0
     router_bias: bool = False
+    # gpt-oss's expert activation: gate and up clamped to `swiglu_limit`, glu = gate * sigmoid(
+    # alpha * gate), output (up + 1) * glu (`GptOssExperts._apply_gate`); else SwiGLU/GeGLU
+    clamped: bool = False
 
     @property
     def is_moe(self) -> bool:

@@ -112,6 +112,17 @@ class ModelSpec:
     layers: tuple = ()
     mtp_layers: int = 0  # multi-token-prediction modules (DeepSeek-V3, GLM-4.5): counted apart
     vision_not_counted: bool = False  # a multimodal config: only its text_config is described
+    # How the layers' tensors are laid out where that changes what autograd keeps (read by
+    # the memory wing; set here and in advisor.arch.families, so no other module asks the family):
+    # "separate" q/k/v projections, "fused" one qkv_proj sliced (Phi-3), "conv1d" one Conv1D
+    # c_attn whose whole output is kept and split into heads (GPT-2)
+    qkv_layout: str = "separate"
+    fused_gate_up: bool = False  # one gate_up_proj sliced in two (Phi-3)
+    norm_plus_one: bool = False  # Gemma's RMSNorm: fp32 compute, x * (1 + weight), cast after
+    attn_logit_softcap: float | None = None  # Gemma 2: tanh soft-capping of the attention logits
+    heads_merged_by_copy: bool = False  # GPT-2 `_merge_heads`, BERT: the heads' merge is a copy
+    resid_dropout: float = 0.0  # dropout on the residual branches (GPT-2 resid_pdrop, BERT hidden)
+    attn_dropout: float = 0.0  # dropout on the attention probabilities
     hf_config: dict = field(default_factory=dict, compare=False, repr=False, hash=False)
 
     # -- derived sizes ---------------------------------------------------------------------------
@@ -498,6 +509,10 @@ def from_hf_config(cfg: dict, name: str = "custom", display_name: str = "") -> M
             mlp_bias=True,
             learned_positions=True,
             hidden_act=cfg.get("activation_function", "gelu_new"),
+            qkv_layout="conv1d",
+            heads_merged_by_copy=True,
+            resid_dropout=float(cfg.get("resid_pdrop", 0.1)),
+            attn_dropout=float(cfg.get("attn_pdrop", 0.1)),
             display_name=display_name,
             hf_config=dict(cfg),
         )
@@ -561,6 +576,9 @@ def from_hf_config(cfg: dict, name: str = "custom", display_name: str = "") -> M
             causal=False,
             lm_head="masked",
             hidden_act=cfg.get("hidden_act", "gelu"),
+            heads_merged_by_copy=True,
+            resid_dropout=float(cfg.get("hidden_dropout_prob", 0.1)),
+            attn_dropout=float(cfg.get("attention_probs_dropout_prob", 0.1)),
         )
         return _checked(spec)
 
@@ -598,7 +616,14 @@ def from_hf_config(cfg: dict, name: str = "custom", display_name: str = "") -> M
         )
     if first_sliding:
         extra["first_sliding_layer"] = first_sliding
+    if family in ("gemma", "gemma2"):
+        extra["norm_plus_one"] = True
+    if family == "phi3":
+        extra["qkv_layout"] = "fused"
+        extra["fused_gate_up"] = True
     if family == "gemma2":
+        # Gemma2Config.attn_logit_softcapping: 50.0 when the config omits it, off when null
+        extra["attn_logit_softcap"] = cfg.get("attn_logit_softcapping", 50.0)
         extra["norms_per_layer"] = 4
         extra["sliding_window_pattern"] = 2
         extra["final_logit_softcap"] = cfg.get("final_logit_softcapping")
@@ -625,7 +650,13 @@ def from_hf_config(cfg: dict, name: str = "custom", display_name: str = "") -> M
 
 # Fields read as text, or as numbers in a range, checked before anything is built (a list
 # where a string belongs would otherwise surface as "unhashable" from a cache).
-_TEXT_FIELDS = ("model_type", "hidden_act", "hidden_activation", "activation_function")
+_TEXT_FIELDS = (
+    "model_type",
+    "hidden_act",
+    "hidden_activation",
+    "activation_function",
+    "activation",
+)
 _DROPOUT_FIELDS = (
     "resid_pdrop",
     "attn_pdrop",
@@ -670,9 +701,10 @@ def _check_value_types(cfg: dict) -> None:
                 value=v,
                 maximum=1,
             )
-    cap = cfg.get("final_logit_softcapping")
-    if cap is not None:
-        _number("config.final_logit_softcapping", cap)
+    for key in ("final_logit_softcapping", "attn_logit_softcapping"):
+        cap = cfg.get(key)
+        if cap is not None:
+            _number(f"config.{key}", cap)
 
 
 def known_model_types() -> tuple[str, ...]:
@@ -827,3 +859,34 @@ def _kv_elems_per_token(stack: tuple) -> int:
     """`ModelSpec.kv_elems_per_token` of a layer list (frozen Layers): a 1,024-layer stack is
     summed once, not once per candidate a recommendation weighs."""
     return sum(L.kv_elems_per_token(layer.attention) for layer in stack)
+
+
+@functools.lru_cache(maxsize=1024)
+def layer_counts(spec: ModelSpec) -> tuple:
+    """The distinct layers of the layer list with how many times each occurs, in order of first
+    appearance (DeepSeek-V3: its dense layer x 3, its MoE layer x 58): per-layer sums walk these
+    instead of every layer."""
+    out: dict = {}
+    for lay in spec.stack:
+        out[lay] = out.get(lay, 0) + 1
+    return tuple(out.items())
+
+
+@functools.lru_cache(maxsize=1024)
+def kv_elems_through(spec: ModelSpec) -> tuple:
+    """(layer, KV elements per token of the layers up to and including its last occurrence) for
+    each distinct layer: what a prefill's cache holds when that layer runs for the last time."""
+    out: dict = {}
+    cum = 0
+    for lay in spec.stack:
+        cum += L.kv_elems_per_token(lay.attention)
+        out[lay] = cum
+    return tuple(out.items())
+
+
+@functools.lru_cache(maxsize=1024)
+def window_summary(spec: ModelSpec) -> tuple[bool, bool, int | None]:
+    """(some layer keeps a window, every layer does, the smallest window) over the layer list."""
+    wins = [lay.attention.window for lay in spec.stack if lay.attention.span != "full"]
+    windowed = [w for w in wins if w is not None]
+    return bool(wins), len(wins) == spec.num_layers, min(windowed) if windowed else None

@@ -15,28 +15,41 @@ matmul outputs are 16-bit).
 
 from __future__ import annotations
 
-from ..arch.models import ModelSpec
+from ..arch.models import ModelSpec, kv_elems_through, layer_counts, window_summary
 
 FP32 = 4
 INT64 = 8
 
 
-def _attn_input_casts(spec: ModelSpec) -> tuple[int, int]:
+def _layer(spec: ModelSpec, layer=None):
+    """The layer a per-layer term describes: `layer` where given, else the stack's first (a
+    uniform stack's every layer)."""
+    return layer if layer is not None else spec.stack[0]
+
+
+def _attn_input_casts(spec: ModelSpec, layer=None) -> tuple[int, int]:
     """How many linear layers read the attention input and the MLP input: under autocast each
     `nn.Linear` casts its (fp32) input to 16 bits separately and autograd keeps each copy
-    (torch.amp autocast casts activations per op; only leaf weights are cached)."""
-    if spec.family == "phi3":
-        return 1, 1  # fused qkv_proj, fused gate_up_proj
-    if spec.family == "gpt2":
-        return 1, 1  # fused c_attn; c_fc
-    if spec.family == "bert":
-        return 3, 1
-    return 3, (2 if spec.gated_mlp else 1) * (1 if not spec.is_moe else 0)
+    (torch.amp autocast casts activations per op; only leaf weights are cached). A fused qkv
+    (Phi-3 qkv_proj, GPT-2 c_attn: `ModelSpec.qkv_layout`) reads it once, MLA's q_a_proj and
+    kv_a_proj_with_mqa twice; a fused gate_up_proj once; routed experts read the router's
+    gathered rows (counted with the router)."""
+    lay = _layer(spec, layer)
+    a_in = 2 if lay.attention.kind == "mla" else 3 if spec.qkv_layout == "separate" else 1
+    if lay.mlp.is_moe:
+        m_in = 0
+    elif lay.mlp.gated and not spec.fused_gate_up:
+        m_in = 2
+    else:
+        m_in = 1
+    return a_in, m_in
 
 
-def norm_saved_bytes(spec: ModelSpec, tokens: int, dtype: str) -> int:
+def norm_saved_bytes(spec: ModelSpec, tokens: int, dtype: str, width: int | None = None) -> int:
     """Bytes one pre-norm keeps for backward, per call (HF `LlamaRMSNorm.forward`:
-    `x.to(float32)`, `x * rsqrt(mean(x^2) + eps)`, `weight * x.to(input_dtype)`).
+    `x.to(float32)`, `x * rsqrt(mean(x^2) + eps)`, `weight * x.to(input_dtype)`), over `width`
+    elements per token (the hidden size unless given: MLA's q_a_layernorm and kv_a_layernorm
+    normalise the q and kv ranks the same way).
 
     - fp32: the normalised `x * rsqrt` (saved by the weight multiply) and the output (saved by
       the next linear layer): 2 x 4 bytes x h, plus the rsqrt (4 bytes per token). The input is the
@@ -47,19 +60,17 @@ def norm_saved_bytes(spec: ModelSpec, tokens: int, dtype: str) -> int:
       not kept (each linear layer saves its own 16-bit cast, see `_attn_input_casts`).
     - LayerNorm (GPT-2, BERT; `native_layer_norm` saves input, mean and rstd): the output (dt x h)
       plus mean and rstd (8 bytes per token); input counted as residual.
-    Gemma's norm (Gemma, Gemma 2, Gemma 3) computes in fp32 and casts its output: 4h + 4h
-    (+2h cast in 16-bit).
+    A norm computing `x * (1 + weight)` in fp32 and casting after (`ModelSpec.norm_plus_one`:
+    Gemma, Gemma 2, Gemma 3) keeps 4h + 4h (+2h for the cast in 16-bit).
     """
-    h = spec.hidden_size
+    h = spec.hidden_size if width is None else width
     if spec.norm == "layernorm":
         return tokens * (h * _dt(dtype) + 2 * FP32) if not _amp(dtype) else tokens * (h * 4 + 8)
     if _amp(dtype):
         return tokens * (h * FP32 + FP32)
-    if spec.family in ("gemma", "gemma2", "gemma3"):
+    if spec.norm_plus_one:
         extra = 0 if dtype == "fp32" else 2 * h
         return tokens * (8 * h + extra + FP32)
-    if dtype == "fp32":
-        return tokens * (8 * h + FP32)
     return tokens * (8 * h + FP32)
 
 
@@ -86,9 +97,10 @@ def residual_bytes(spec: ModelSpec, tokens: int, dtype: str) -> int:
 
 
 def attention_saved_bytes(
-    spec: ModelSpec, batch: int, seq: int, dtype: str, attention: str, tp: int = 1
+    spec: ModelSpec, batch: int, seq: int, dtype: str, attention: str, tp: int = 1, layer=None
 ) -> int:
-    """Saved tensors of the attention block (after its input norm), per layer.
+    """Saved tensors of one layer's attention block (after its input norm), from the layer's
+    `Attention` (`layer`, or the stack's first).
 
     SDPA / flash (`_scaled_dot_product_flash_attention`, no s x s matrix): rotated q (q), k and v
     (2 kv, the cache concatenations HF's `DynamicLayer.update` makes), the output (q) and the
@@ -96,77 +108,91 @@ def attention_saved_bytes(
     repeated to all heads by `repeat_kv` (2 q), the softmax probabilities in fp32
     (heads x seq per token, softmax(dtype=float32)) plus their 16-bit cast when the run is 16-bit,
     and the output transposed to contiguous (q). Biases of q/k/v/o save nothing extra (addmm saves
-    its input). Tensor parallelism splits heads: all of these /tp (Megatron, Shoeybi et al. 2019,
+    its input). A Conv1D c_attn (`ModelSpec.qkv_layout` "conv1d", GPT-2) keeps its whole output
+    (3q) beside the SDPA output and the merged-heads copy: 5q. Attention logit soft-capping
+    (`ModelSpec.attn_logit_softcap`, Gemma 2) keeps the tanh output in fp32 runs (in bf16 it
+    replaces the upcast copy; measured).
+
+    MLA (`DeepseekV3Attention`): q_a_layernorm and kv_a_layernorm save as a pre-norm does over
+    the q and kv ranks (`norm_saved_bytes`); the query and key states, heads x (qk_nope +
+    qk_rope) each (the rope concatenation and `new_empty` fill), the value made contiguous and
+    the output, heads x v_head_dim each; the probabilities (eager) or log-sum-exp as above (all
+    heads: MLA repeats no kv heads). Measured on the DeepSeek-V3-shaped bench model.
+
+    Tensor parallelism splits heads: all of these /tp (Megatron, Shoeybi et al. 2019,
     arXiv:1909.08053; Korthikanti et al. 2022 eq. 2).
     """
     tokens = batch * seq
     dt = _act_dt(dtype)
-    q, kv, a = spec.q_dim, spec.kv_dim, spec.num_heads
-    qk_norm = qk_norm_saved_bytes(spec, tokens, dtype) // tp
+    att = _layer(spec, layer).attention
+    q, kv, a = att.q_dim, att.kv_dim, att.num_heads
+    if att.kind == "mla":
+        n = norm_saved_bytes(spec, tokens, dtype, att.kv_lora_rank)
+        if att.q_lora_rank:
+            n += norm_saved_bytes(spec, tokens, dtype, att.q_lora_rank)
+        per_token = (2 * q + 2 * att.o_dim) * dt
+        if attention == "eager":
+            per_token += a * seq * (FP32 + (dt if dt != FP32 else 0))
+        else:
+            per_token += a * FP32
+        return tokens * per_token // tp + n // tp
+    qk_norm = qk_norm_saved_bytes(spec, tokens, dtype, layer) // tp
     if attention == "eager":
         probs = a * seq * (FP32 + (dt if dt != FP32 else 0))
         kv_rep = 2 * q if kv != q else 2 * kv
         per_token = (q + kv_rep + q) * dt + probs
-        if (
-            spec.family == "gemma2"
-            and dt == FP32
-            and (spec.hf_config or {}).get("attn_logit_softcapping", 50.0)
-        ):
-            # attention logit soft-capping (tanh) keeps its fp32 output (measured; in bf16 the
-            # tanh output replaces the upcast copy)
+        if spec.attn_logit_softcap and dt == FP32:
             per_token += a * seq * FP32
-        if spec.family in ("gpt2", "bert"):
-            # GPT-2 and BERT keep q, k, v as views of the fused c_attn output (or three
-            # projections) and the merged-heads copy: 3h + h, plus the probabilities.
-            per_token = (3 * q + q) * dt + probs
     else:
         per_token = (2 * q + 2 * kv) * dt + a * FP32
-        if spec.family == "gpt2":
+        if spec.qkv_layout == "conv1d":
             per_token = (3 * q + 2 * q) * dt + a * FP32  # fused c_attn output + out + merged
-        elif spec.family == "bert":
-            per_token = (3 * q + q) * dt + a * FP32
     return tokens * per_token // tp + qk_norm
 
 
-def qk_norm_saved_bytes(spec: ModelSpec, tokens: int, dtype: str) -> int:
+def qk_norm_saved_bytes(spec: ModelSpec, tokens: int, dtype: str, layer=None) -> int:
     """What a layer's QK-norm keeps for backward (a layer property, `layers.Attention.qk_norm`):
     RMSNorm over each head of q and k (Qwen3, Gemma 3: "head") or over the whole q and k
     projections (OLMo 2: "full"), saving as a pre-norm does (`norm_saved_bytes`): the fp32 upcast
     of its input and, in 16-bit runs, the normalised value's cast (4 + dt bytes per element), plus
     one fp32 rsqrt per normalised row. Measured on Qwen3 in bf16 (bench/memory_validation.py
     qwen3-bf16-adamw: 1,181 bytes per token and layer for q 128 and k 64 wide, 4 + 2 heads; this
-    formula 1,176)."""
-    att = spec.stack[0].attention if spec.layers else None
-    if att is None or not att.qk_norm:
+    formula 1,176). A norm computing `x * (1 + weight)` in fp32 (`ModelSpec.norm_plus_one`,
+    Gemma 3) keeps two fp32 copies per element and, in 16-bit runs, two 16-bit ones (measured,
+    gemma3-bf16-adamw: -7.8 % -> -1.1 %)."""
+    att = _layer(spec, layer).attention
+    if not att.qk_norm:
         return 0
     q, kv = att.q_dim, att.kv_dim
     rows = att.num_heads + att.num_kv_heads if att.qk_norm == "head" else 2
     per_elem = FP32 + (_act_dt(dtype) if dtype in ("bf16", "fp16") else 0)
-    if spec.family == "gemma3":
-        # Gemma's RMSNorm (fp32 compute, `* (1 + weight)`): two fp32 copies per element and, in
-        # 16-bit runs, two 16-bit ones (measured, gemma3-bf16-adamw: -7.8 % -> -1.1 %)
+    if spec.norm_plus_one:
         per_elem = 2 * FP32 + (2 * _act_dt(dtype) if dtype in ("bf16", "fp16") else 0)
     return tokens * ((q + kv) * per_elem + rows * FP32)
 
 
-def mlp_saved_bytes(spec: ModelSpec, tokens: int, dtype: str, tp: int = 1) -> int:
-    """Saved tensors of the MLP block, per layer.
+def mlp_saved_bytes(spec: ModelSpec, tokens: int, dtype: str, tp: int = 1, layer=None) -> int:
+    """Saved tensors of one layer's MLP block, from the layer's `Mlp` (`layer`, or the stack's
+    first).
 
     Gated (SwiGLU/GeGLU: `down(act(gate(x)) * up(x))`): gate output (saved by the activation), the
     activation output and up output (saved by the multiply) and the product (saved by down): 4 i.
     Plain (GPT-2, BERT): fc1 output and the activation output: 2 i, except GPT-2's `gelu_new`
     (`NewGELUActivation`, a Python formula) which keeps 5 i (its input, 0.5x, tanh, 1+tanh, the
-    output). MoE (Mixtral): each token visits `experts_per_token` experts; the gathered hidden
-    state (h) and the 4 i of the expert MLP per visit, plus the router logits and fp32 softmax
-    (num_experts per token).
+    output). MoE: each token visits `experts_per_token` experts; the gathered hidden state (h)
+    and the 4 i of the expert MLP per visit, plus the router logits and fp32 softmax
+    (num_experts per token); shared experts (`Mlp.shared_width`, DeepSeek-V3, GLM-4.5,
+    Llama 4) are one gated MLP of their width: 4 x shared width per token.
     """
     dt = _act_dt(dtype)
-    i, h = spec.intermediate_size, spec.hidden_size
-    if spec.is_moe:
-        k = spec.experts_per_token
-        per_token = k * (4 * i + 2 * h) * dt // tp + spec.num_experts * (dt + FP32)
+    m = _layer(spec, layer).mlp
+    i, h = m.width, spec.hidden_size
+    if m.is_moe:
+        k = m.experts_per_token
+        per_token = k * (4 * i + 2 * h) * dt // tp + m.experts * (dt + FP32)
+        per_token += 4 * m.shared_width * dt // tp
         return tokens * per_token
-    if spec.gated_mlp:
+    if m.gated:
         return tokens * 4 * i * dt // tp
     n = 5 if spec.hidden_act == "gelu_new" else 2
     return tokens * n * i * dt // tp
@@ -175,19 +201,13 @@ def mlp_saved_bytes(spec: ModelSpec, tokens: int, dtype: str, tp: int = 1) -> in
 def dropout_bytes(spec: ModelSpec, batch: int, seq: int, dtype: str, attention: str) -> int:
     """Dropout masks and outputs kept for backward when the config's dropout is > 0 (GPT-2
     resid/attn/embd_pdrop, BERT hidden/attention_probs_dropout_prob): each active dropout keeps a
-    bool mask (1 byte) and its output (dt) per element (`native_dropout`)."""
-    cfg = spec.hf_config or {}
+    bool mask (1 byte) and its output (dt) per element (`native_dropout`). The probabilities are
+    `ModelSpec.resid_dropout` and `attn_dropout`, read from the config where the family has them."""
     dt = _act_dt(dtype)
     h = spec.hidden_size
     tokens = batch * seq
-    if spec.family == "gpt2":
-        resid = float(cfg.get("resid_pdrop", 0.1)) > 0
-        attn = float(cfg.get("attn_pdrop", 0.1)) > 0
-    elif spec.family == "bert":
-        resid = float(cfg.get("hidden_dropout_prob", 0.1)) > 0
-        attn = float(cfg.get("attention_probs_dropout_prob", 0.1)) > 0
-    else:
-        return 0
+    resid = spec.resid_dropout > 0
+    attn = spec.attn_dropout > 0
     n = tokens * 2 * h * (1 + dt) if resid else 0
     if attn and attention == "eager":
         n += batch * spec.num_heads * seq * seq * (1 + dt)
@@ -206,33 +226,62 @@ def layer_saved_bytes(
     seq: int,
     dtype: str,
     attention: str,
-    linear_params_per_layer: int,
+    linear_params_per_layer: int | None = None,
     tp: int = 1,
+    layer=None,
 ) -> int:
-    """All bytes one transformer layer keeps for backward (no checkpointing): two norms
-    (`norm_saved_bytes`; Gemma 2 has four), two residual tensors, attention and MLP, dropout, and
-    under autocast the per-linear input casts and the layer's cast weights."""
+    """All bytes one transformer layer keeps for backward (no checkpointing), from its
+    description (`layer`, or the stack's first): its norms (`norm_saved_bytes`; four-norm layers
+    add the post-norms), two residual tensors, attention and MLP, dropout, and under autocast the
+    per-linear input casts and the layer's cast weights (`linear_params_per_layer`, or the
+    layer's own linear weights)."""
+    from ..arch import layers as L
+
+    lay = _layer(spec, layer)
     tokens = batch * seq
     h = spec.hidden_size
-    norms = spec.norms_per_layer if spec.family != "bert" else 2
     n = 2 * norm_saved_bytes(spec, tokens, dtype) + 2 * residual_bytes(spec, tokens, dtype)
     if spec.norm == "layernorm" and _amp(dtype):
         # autocast runs layer_norm in fp32 and every following linear saves its own 16-bit cast:
         # nothing keeps the fp32 output of a block's LayerNorm (measured, GPT-2 and BERT)
         n -= 2 * tokens * h * FP32
-    if norms == 4:
-        # Gemma 2 post-norms: their input (o_proj / down_proj output) and x*rsqrt, in fp32.
+    if lay.norms == 4:
+        # post-norms (Gemma 2, Gemma 3): their input (o_proj / down_proj output) and x*rsqrt, fp32
         n += 2 * tokens * (h * _act_dt(dtype) + 4 * h + FP32)
-    n += attention_saved_bytes(spec, batch, seq, dtype, attention, tp)
-    n += mlp_saved_bytes(spec, tokens, dtype, tp)
+    n += attention_saved_bytes(spec, batch, seq, dtype, attention, tp, lay)
+    n += mlp_saved_bytes(spec, tokens, dtype, tp, lay)
     n += dropout_bytes(spec, batch, seq, dtype, attention)
     if _amp(dtype):
-        a_in, m_in = _attn_input_casts(spec)
+        a_in, m_in = _attn_input_casts(spec, lay)
         n += tokens * (a_in + m_in) * h * 2
-        if spec.is_moe:
+        if lay.mlp.is_moe:
             n += tokens * h * 2  # router input cast
-        n += weight_cast_bytes(spec, linear_params_per_layer) // tp
+        lin = linear_params_per_layer
+        if lin is None:
+            lin = L.linear_weights(lay, h)
+        n += weight_cast_bytes(spec, lin) // tp
     return n
+
+
+def stack_saved_bytes(
+    spec: ModelSpec, batch: int, seq: int, dtype: str, attention: str, tp: int = 1
+) -> int:
+    """`layer_saved_bytes` summed over the layer list (DeepSeek-V3: its 3 dense and 58 MoE
+    layers each as they are; a uniform stack: num_layers times one layer)."""
+    return sum(
+        n * layer_saved_bytes(spec, batch, seq, dtype, attention, None, tp, lay)
+        for lay, n in layer_counts(spec)
+    )
+
+
+def largest_layer_saved_bytes(
+    spec: ModelSpec, batch: int, seq: int, dtype: str, attention: str, tp: int = 1
+) -> int:
+    """The largest layer's `layer_saved_bytes` (full checkpointing recomputes one at a time)."""
+    return max(
+        layer_saved_bytes(spec, batch, seq, dtype, attention, None, tp, lay)
+        for lay, _ in layer_counts(spec)
+    )
 
 
 def layer_input_bytes(spec: ModelSpec, tokens: int, dtype: str) -> int:
@@ -259,8 +308,57 @@ def logits_train_bytes(spec: ModelSpec, tokens: int, tp: int = 1, dtype: str = "
 def prefill_transient_bytes(
     spec: ModelSpec, batch: int, seq: int, dtype: str, attention: str
 ) -> int:
-    """Peak of the temporaries of one layer in an inference prefill (no autograd), fitted to the
-    live storages of a transformers 5.24 forward (bench/memory_validation.py):
+    """Peak of the temporaries of an inference prefill (no autograd): the largest over the layer
+    list of one layer's (`layer_prefill_bytes`), plus the masks made once per forward and alive
+    in every layer. Fitted to the live storages of a transformers 5.24 forward
+    (bench/memory_validation.py).
+
+    Masks: eager attention adds the s x s mask per sequence in the run's dtype (two when full
+    and windowed layers mix: one of each kind). Under SDPA a windowed layer (sliding or
+    chunked) cannot use the kernel's own causal flag once the sequence reaches its window
+    (transformers `masking_utils._ignore_causal_mask_sdpa`: `kv_length >= local_attention_size`),
+    so the bool s x s mask is built (1 byte per pair, one for the batch) and kept for the whole
+    forward; full layers still pass no mask.
+    """
+    return prefill_peak_bytes(spec, batch, seq, dtype, attention)
+
+
+def prefill_peak_bytes(
+    spec: ModelSpec, batch: int, seq: int, dtype: str, attention: str, kv_elem_bytes: float = 0
+) -> int:
+    """`prefill_transient_bytes` with the KV cache as it grows: at layer j's peak the cache holds
+    the K/V of layers 0..j only (transformers appends a layer's K/V in its attention call), at
+    `kv_elem_bytes` bytes per cached element per token (its dtype over tensor parallelism).
+    Returns the largest of (the caches so far + layer j's temporaries) over the layer list, less
+    the whole cache (reported on its own), so the sum of the two is the prefill's peak; a
+    layer's largest such sum is at its last occurrence (`arch.models.kv_elems_through`). With no
+    cache, the largest layer's temporaries."""
+    mask = seq * seq if attention != "eager" and _sdpa_window_mask(spec, seq) else 0
+    tokens = batch * seq
+    through = kv_elems_through(spec)
+    # the list's last layer runs last: its count is the whole cache
+    total = round(tokens * max(c for _, c in through) * kv_elem_bytes)
+    best = max(
+        round(tokens * cum * kv_elem_bytes)
+        + layer_prefill_bytes(spec, batch, seq, dtype, attention, lay)
+        for lay, cum in through
+    )
+    return mask + best - total
+
+
+def _sdpa_window_mask(spec: ModelSpec, seq: int) -> bool:
+    """Whether an SDPA prefill of `seq` tokens builds a windowed layer's mask (see
+    `prefill_transient_bytes`)."""
+    _, _, smallest = window_summary(spec)
+    return smallest is not None and seq >= smallest
+
+
+def layer_prefill_bytes(
+    spec: ModelSpec, batch: int, seq: int, dtype: str, attention: str, layer=None
+) -> int:
+    """Peak of one layer's temporaries in an inference prefill, from its description (`layer`,
+    or the stack's first); eager's masks included, SDPA's shared bool mask not
+    (`prefill_transient_bytes`):
 
     - outside attention: the embedding output, the layer input and mid-layer residual and the
       normalised input (4 h); with learned positions (GPT-2) the embedding sum and the position
@@ -270,24 +368,37 @@ def prefill_transient_bytes(
     - eager attention: besides 4 h, q and k/v (q + 2 kv), the scores in the run's dtype, their
       fp32 upcast when the run is 16-bit (`softmax(..., dtype=float32)` casts its input) and the
       fp32 probabilities, per head and query-key pair; plus the additive s x s mask per sequence
-      (two for Gemma 2: full and sliding), alive in every layer; the probabilities in the run's
-      dtype stay alive through the MLP (the layer binds the returned weights to `_`);
-    - MoE: a visit's i terms per routed token;
+      (two when full and windowed layers mix), alive in every layer; the probabilities in the
+      run's dtype stay alive through the MLP (the layer binds the returned weights to `_`);
+    - SDPA on a windowed layer past its window (`prefill_transient_bytes`): the query and the
+      output (2 q), k and v repeated to every head by `repeat_kv` (2 q, transformers uses SDPA's
+      own GQA only without a mask: `sdpa_attention.use_gqa_in_sdpa`), and the bool mask
+      converted to an additive one in the run's dtype for the batch (ATen's
+      `scaled_dot_product_attention` converts a bool mask before choosing a kernel), per pair;
+    - MoE: a visit's i terms per routed token (3 i + 2 h), the zeroed output, the router's
+      logits and fp32 softmax and the top-k weights and indices; experts with biases and a
+      clamped activation (`Mlp.clamped`, gpt-oss `GptOssExperts`) keep per routed row the
+      gathered gate_up bias (2 i), the clamped gate and up (2 i) and the `(up + 1) * glu`
+      product (i) beyond those (measured: gpt_oss prefill); shared experts add a gated MLP of
+      their width (3 x shared width);
     - attention sinks (a layer property, `layers.Attention.sinks`): the eager scores stay in the
       run's dtype (no fp32 upcast or probabilities).
     """
+    lay = _layer(spec, layer)
+    att, m = lay.attention, lay.mlp
     tokens = batch * seq
     dt = _act_dt(dtype)
-    h, i = spec.hidden_size, spec.intermediate_size
-    if spec.is_moe:
-        k, e = spec.experts_per_token, spec.num_experts
-        mlp = tokens * k * (3 * i + 2 * h) * dt
+    h, i = spec.hidden_size, m.width
+    if m.is_moe:
+        k, e = m.experts_per_token, m.experts
+        rows = 3 * i + 2 * h + (5 * i if m.clamped else 0)
+        mlp = tokens * k * rows * dt + tokens * 3 * m.shared_width * dt
         if spec.layers:
             # transformers 5.x experts as 3D tensors (`Qwen3MoeExperts.forward`): the zeroed
             # output (h), the int64 one-hot expert mask (k x (E + 1)), the router's logits and
             # fp32 softmax (E) and the top-k weights and indices (measured: qwen3_moe prefill)
             mlp += tokens * (h * dt + INT64 * k * (e + 1) + e * (dt + FP32) + k * (FP32 + INT64))
-    elif spec.gated_mlp:
+    elif m.gated:
         mlp = tokens * 3 * i * dt
     else:
         mlp = tokens * (4 if spec.hidden_act == "gelu_new" else 2) * i * dt
@@ -295,14 +406,16 @@ def prefill_transient_bytes(
     if spec.learned_positions and spec.causal:
         base += (tokens + seq) * h * dt
     peak = base + mlp
+    q_dim = att.q_dim
     if attention == "eager":
-        s2 = batch * spec.num_heads * seq * seq
-        masks = 2 if spec.num_sliding_layers and spec.num_sliding_layers < spec.num_layers else 1
-        qkv = tokens * (spec.q_dim + 2 * spec.kv_dim) * dt
+        s2 = batch * att.num_heads * seq * seq
+        some, every, _ = window_summary(spec)
+        masks = 2 if some and not every else 1
+        qkv = tokens * (q_dim + 2 * att.kv_dim) * dt
         upcast = FP32 if dt != FP32 else 0
         mask = masks * batch * seq * seq * dt  # made once per forward, alive in every layer
         per_pair = dt + upcast + FP32
-        if any(layer.attention.sinks for layer in spec.stack):
+        if att.sinks:
             # attention sinks (gpt-oss `eager_attention_forward`): the masked scores, their
             # concatenation with the sink logits less its row maximum and the softmax, all in
             # the run's dtype (`softmax(..., dtype=combined_logits.dtype)`): 3 x dt per pair
@@ -310,7 +423,11 @@ def prefill_transient_bytes(
         attn = base + qkv + s2 * per_pair + mask
         # the decoder layer keeps the returned probabilities (run dtype) until it returns
         # (`hidden_states, _ = self.self_attn(...)`), so they coexist with the MLP
-        peak = max(peak + mask + s2 * dt, attn)
+        return max(peak + mask + s2 * dt, attn)
+    if att.span != "full" and att.window is not None and seq >= att.window:
+        attn = base + tokens * 4 * q_dim * dt + batch * seq * seq * dt
+        attn += batch * att.num_heads * seq * FP32  # log-sum-exp
+        peak = max(peak, attn)
     return peak
 
 

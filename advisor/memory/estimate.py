@@ -43,15 +43,16 @@ KV_DTYPES = vocab.KV_DTYPES
 QUANT = vocab.QLORA_BASE_FORMATS  # TrainingSetup.quant: the QLoRA base
 # the projection roles every family accepts (on Phi-3 and GPT-2 a role is its fused slice)
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
-# Fused projections as peft users name them, and the families that have them: Phi-3's
+# Fused projections as peft users name them, and the layout that has them: Phi-3's
 # `qkv_proj` / `gate_up_proj` (modeling_phi3.py), GPT-2's Conv1D `c_attn` (q, k, v), `c_fc` and
-# `c_proj` (peft matches by name: both the attention output and the MLP output).
+# `c_proj` (peft matches by name: both the attention output and the MLP output). A model has the
+# module when its description says so (`ModelSpec.qkv_layout`, `fused_gate_up`).
 FUSED_TARGETS = {
-    "qkv_proj": ("phi3",),
-    "gate_up_proj": ("phi3",),
-    "c_attn": ("gpt2",),
-    "c_fc": ("gpt2",),
-    "c_proj": ("gpt2",),
+    "qkv_proj": lambda spec: spec.qkv_layout == "fused",
+    "gate_up_proj": lambda spec: spec.fused_gate_up,
+    "c_attn": lambda spec: spec.qkv_layout == "conv1d",
+    "c_fc": lambda spec: spec.qkv_layout == "conv1d",
+    "c_proj": lambda spec: spec.qkv_layout == "conv1d",
 }
 LORA_TARGET_NAMES = LORA_TARGETS + tuple(FUSED_TARGETS)  # what `lora_targets` accepts
 
@@ -193,9 +194,9 @@ def param_shapes(spec: ModelSpec) -> list[tuple[int, ...]]:
             shapes.append((v, h))
         return shapes
     layer: list[tuple[int, ...]] = []
-    if spec.family == "phi3":
+    if spec.qkv_layout == "fused":  # Phi-3 qkv_proj
         layer += [(q + 2 * kv, h), (h, q)]
-    elif spec.family == "gpt2":
+    elif spec.qkv_layout == "conv1d":  # GPT-2 c_attn, c_proj
         layer += [(h, 3 * h), (3 * h,), (h, h), (h,)]
     else:
         layer += [(q, h), (kv, h), (kv, h), (h, q)]
@@ -205,7 +206,7 @@ def param_shapes(spec: ModelSpec) -> list[tuple[int, ...]]:
             layer.append((h,))
     experts = spec.num_experts if spec.is_moe else 1
     for _ in range(experts):
-        if spec.family == "phi3":
+        if spec.fused_gate_up:  # Phi-3 gate_up_proj
             layer += [(2 * i, h), (h, i)]
         elif spec.gated_mlp:
             layer += [(i, h), (i, h), (h, i)]
@@ -262,14 +263,14 @@ double quantisation, the 256-value dynamic code of its 8-bit absmax (fp32): 1,08
 def linear_modules_per_layer(spec: ModelSpec) -> int:
     """Linear modules in one block (what a quantiser replaces): q, k, v, o and the MLP's two or
     three per expert (Phi-3 and GPT-2 fuse theirs: 4)."""
-    if spec.family in ("phi3", "gpt2"):
+    if spec.qkv_layout != "separate":
         return 4
     return max(L.linear_modules(layer) for layer in spec.stack)
 
 
 def linear_modules(spec: ModelSpec) -> int:
     """Linear modules of all blocks (`linear_modules_per_layer` summed over the layer list)."""
-    if spec.family in ("phi3", "gpt2"):
+    if spec.qkv_layout != "separate":
         return 4 * spec.num_layers
     return sum(L.linear_modules(layer) for layer in spec.stack)
 
@@ -279,22 +280,51 @@ def head_weight_params(spec: ModelSpec) -> int:
     return spec.vocab_size * spec.hidden_size
 
 
-def _target_modules(spec: ModelSpec, target: str) -> list[tuple[int, int, int]]:
-    """(in_features, out_features, modules per layer) of each module a LoRA target names. A role
-    (q_proj ... down_proj) on a family that fuses it (Phi-3, GPT-2) counts as that role's own
-    slice; a fused name (`FUSED_TARGETS`) is one adapter over the whole fused output: Phi-3's
-    qkv_proj h -> q + 2 kv and gate_up_proj h -> 2 i, GPT-2's c_attn h -> 3h, c_fc h -> i and
-    c_proj (attention h -> h and MLP i -> h)."""
-    h, q, kv, i = spec.hidden_size, spec.q_dim, spec.kv_dim, spec.intermediate_size
-    e = spec.num_experts if spec.is_moe else 1
+def _target_modules(spec: ModelSpec, target: str, layer=None) -> list[tuple[int, int, int]]:
+    """(in_features, out_features, modules) of each module a LoRA target names in one layer
+    (`layer`, or the stack's first), from the layer's description. A role (q_proj ... down_proj)
+    on a model that fuses it (Phi-3, GPT-2) counts as that role's own slice; a fused name
+    (`FUSED_TARGETS`) is one adapter over the whole fused output: Phi-3's qkv_proj h -> q + 2 kv
+    and gate_up_proj h -> 2 i, GPT-2's c_attn h -> 3h, c_fc h -> i and c_proj (attention h -> h
+    and MLP i -> h). On MLA (DeepSeek-V3, Kimi K2) q_proj is the query projection into the
+    heads (q_b_proj from the q rank, or q_proj), k_proj the joint kv_a_proj_with_mqa
+    (h -> kv_lora_rank + qk_rope_head_dim) and v_proj kv_b_proj (kv_lora_rank -> heads x
+    (qk_nope + v_head_dim)), as peft targets those modules by name. MLP roles name every routed
+    expert's projection and the shared experts' (one module each); a dense layer's at its width."""
+    lay = layer if layer is not None else spec.stack[0]
+    a, m = lay.attention, lay.mlp
+    h = spec.hidden_size
+    i = m.width
+    e = m.experts if m.is_moe else 1
+
+    def mlp_role(fin, fout):
+        out = [(fin, fout, e)]
+        if m.shared_width:
+            sw = m.shared_width
+            out.append((sw, h, 1) if fout == h else (h, sw, 1))
+        return out
+
+    if a.kind == "mla":
+        nope = a.head_dim - a.qk_rope_head_dim
+        attn = {
+            "q_proj": [(a.q_lora_rank or h, a.q_dim, 1)],
+            "k_proj": [(h, a.kv_lora_rank + a.qk_rope_head_dim, 1)],
+            "v_proj": [(a.kv_lora_rank, a.num_heads * (nope + a.v_head_dim), 1)],
+            "o_proj": [(a.o_dim, h, 1)],
+        }
+    else:
+        attn = {
+            "q_proj": [(h, a.q_dim, 1)],
+            "k_proj": [(h, a.kv_dim, 1)],
+            "v_proj": [(h, a.kv_dim, 1)],
+            "o_proj": [(a.q_dim, h, 1)],
+        }
+    q, kv = a.q_dim, a.kv_dim
     return {
-        "q_proj": [(h, q, 1)],
-        "k_proj": [(h, kv, 1)],
-        "v_proj": [(h, kv, 1)],
-        "o_proj": [(q, h, 1)],
-        "gate_proj": [(h, i, e)],
-        "up_proj": [(h, i, e)],
-        "down_proj": [(i, h, e)],
+        **attn,
+        "gate_proj": mlp_role(h, i),
+        "up_proj": mlp_role(h, i),
+        "down_proj": mlp_role(i, h),
         "qkv_proj": [(h, q + 2 * kv, 1)],
         "gate_up_proj": [(h, 2 * i, 1)],
         "c_attn": [(h, 3 * h, 1)],
@@ -305,12 +335,14 @@ def _target_modules(spec: ModelSpec, target: str) -> list[tuple[int, int, int]]:
 
 def lora_params(spec: ModelSpec, rank: int, targets) -> int:
     """LoRA adapter parameters: A (r x in) and B (out x r) per targeted linear layer (Hu et al.
-    2021, arXiv:2106.09685 §4.1): r x (in + out) each, times layers."""
+    2021, arXiv:2106.09685 §4.1): r x (in + out) each, summed over the layer list (dense and MoE
+    layers with their own widths)."""
     n = 0
-    for t in targets:
-        for fin, fout, count in _target_modules(spec, t):
-            n += rank * (fin + fout) * count
-    return n * spec.num_layers
+    for lay, count in collections.Counter(spec.stack).items():
+        for t in targets:
+            for fin, fout, mods in _target_modules(spec, t, lay):
+                n += rank * (fin + fout) * mods * count
+    return n
 
 
 # ---------------------------------------------------------------------------------------------
@@ -379,12 +411,11 @@ def validate_training(s: TrainingSetup) -> None:
             )
         for t in targets:
             check_choice("lora_targets", t, LORA_TARGET_NAMES)
-            fams = FUSED_TARGETS.get(t)
-            if fams and s.model.family not in fams:
+            has = FUSED_TARGETS.get(t)
+            if has and not has(s.model):
                 raise AdvisorError(
                     "lora.target_family",
-                    f"lora_targets: {t} is a fused projection of {', '.join(fams)}; "
-                    f"{s.model.family} has no such module",
+                    f"lora_targets: {t} is a fused projection; {s.model.family} has no such module",
                     field="lora_targets",
                     value=t,
                     family=s.model.family,
@@ -480,10 +511,11 @@ def _trainable_state_bytes(
     fit tables ask for the same model many times."""
     counts = collections.Counter()
     if lora_rank:
-        for t in lora_targets:
-            for fin, fout, count in _target_modules(spec, t):
-                counts[(lora_rank, fin)] += count * spec.num_layers
-                counts[(fout, lora_rank)] += count * spec.num_layers
+        for lay, layers in collections.Counter(spec.stack).items():
+            for t in lora_targets:
+                for fin, fout, count in _target_modules(spec, t, lay):
+                    counts[(lora_rank, fin)] += count * layers
+                    counts[(fout, lora_rank)] += count * layers
     else:
         counts = param_shape_counts(spec)
     return counted_state_bytes(counts, optimizer, state_dt)
@@ -611,7 +643,10 @@ def training_memory(setup: TrainingSetup) -> MemoryEstimate:
     if s.checkpointing == "selective":
         attention = "sdpa"  # selective recompute drops the attention core (Korthikanti §5)
     lin_layer = linear_params_per_layer(spec)
-    per_layer = act.layer_saved_bytes(spec, b, seq, dtype, attention, lin_layer, tp)
+    # every layer as the layer list describes it (dense and MoE layers, their own widths)
+    stack = act.stack_saved_bytes(spec, b, seq, dtype, attention, tp)
+    largest = act.largest_layer_saved_bytes(spec, b, seq, dtype, attention, tp)
+    per_layer = 0  # what LoRA changes in every layer
     lora_saving = 0
     if lora:
         # Frozen linear layers save no input (autograd keeps x only for the weight gradient):
@@ -623,8 +658,9 @@ def training_memory(setup: TrainingSetup) -> MemoryEstimate:
         per_layer += tokens * s.lora_rank * adapters * dta
         if not {"down_proj", "c_proj"} & set(s.lora_targets) and not spec.is_moe:
             per_layer -= tokens * spec.intermediate_size * dta // tp
-        if not {"o_proj", "c_proj"} & set(s.lora_targets) and spec.family not in ("gpt2", "bert"):
-            # a frozen o_proj keeps no copy of the merged heads (SDPA keeps its own output)
+        if not {"o_proj", "c_proj"} & set(s.lora_targets) and not spec.heads_merged_by_copy:
+            # a frozen o_proj keeps no copy of the merged heads (SDPA keeps its own output; a
+            # model whose merge is an explicit copy keeps that copy anyway)
             per_layer -= tokens * spec.q_dim * dta // tp
         if not {"gate_proj", "up_proj", "gate_up_proj", "c_fc"} & set(s.lora_targets):
             per_layer -= tokens * spec.hidden_size * dta
@@ -640,17 +676,17 @@ def training_memory(setup: TrainingSetup) -> MemoryEstimate:
     logits = act.logits_train_bytes(spec, tokens, tp, dtype)
     if s.checkpointing == "full":
         inputs = spec.num_layers * tokens * h * act._act_dt(dtype)
-        activations = inputs + per_layer + outside
+        activations = inputs + largest + per_layer + outside
         # The recompute of a layer happens after the loss backward has freed the logits buffers;
         # the output head's gradient exists by then.
         head_grad = 0 if lora else head_weight_params(spec) * train_dt // tp
-        fwd_bwd = inputs + outside + max(logits, per_layer + head_grad)
+        fwd_bwd = inputs + outside + max(logits, largest + per_layer + head_grad)
         assumptions.append(
             "full checkpointing: each layer keeps its input; one layer is recomputed at a time "
             "(torch.utils.checkpoint; Chen et al. 2016, arXiv:1604.06174)"
         )
     else:
-        activations = spec.num_layers * per_layer + outside - lora_saving
+        activations = stack + spec.num_layers * per_layer + outside - lora_saving
         fwd_bwd = activations + logits
     fwd_bwd += fsdp_grad_transient
     comps["activations"] = activations
@@ -758,7 +794,12 @@ def inference_memory(setup: InferenceSetup) -> MemoryEstimate:
     # the window.
     comps["kv_cache"] = s.batch * s.seq * kv_cache_bytes_per_token(spec, s.kv_dtype) // tp
     dtype = "fp32" if s.weights == "fp32" else "bf16"
-    transient = act.prefill_transient_bytes(spec, s.batch, s.seq, dtype, s.attention)
+    if spec.causal:
+        # the cache grows layer by layer: a layer's peak sees the K/V of the layers before it
+        kv_elem = _DTYPE_BYTES[s.kv_dtype] / tp
+        transient = act.prefill_peak_bytes(spec, s.batch, s.seq, dtype, s.attention, kv_elem)
+    else:
+        transient = act.prefill_transient_bytes(spec, s.batch, s.seq, dtype, s.attention)
     if spec.causal:
         comps["activations"] = transient
         comps["logits"] = s.batch * spec.vocab_size * (act._act_dt(dtype) + 4) // tp

@@ -315,6 +315,9 @@ def moe() -> MappingProxyType:
 CTX_SHORT, CTX_LONG = 32 * 1024, 128 * 1024  # the contexts the MoE/MLA/hybrid page compares
 
 
+DECODE_BATCH = 64  # the guide's "many users" decode batch (moe-mla-hybrid page)
+
+
 @lru_cache(maxsize=1)
 def layered() -> MappingProxyType:
     """The guide page on MoE, MLA and hybrid attention (guide/moe-mla-hybrid.md): total vs
@@ -323,13 +326,29 @@ def layered() -> MappingProxyType:
     windowed models at 32k and 128k against the same layers all global."""
     from dataclasses import replace
 
-    from advisor.arch import models
+    from advisor.arch import flops, models
     from advisor.memory import estimate as memory
+    from advisor.perf import timing
+
+    h100 = gpu("h100")
+    bw = h100.memory_bandwidth_gb_per_s * 1e9
 
     def moe_row(key):
         spec = model(key).spec
         d = models.describe(spec)
+        read_1 = timing.decode_weight_bytes(spec, "bf16", 1)
+        read_64 = timing.decode_weight_bytes(spec, "bf16", DECODE_BATCH)
         return _frozen(
+            # training compute per token: 6 x the parameters that multiply (Kaplan et al. 2020),
+            # the active ones; the same total held by a dense model would cost the total
+            train_flops_token=6 * flops.matmul_params(spec, active=True),
+            train_flops_token_dense=6 * flops.matmul_params(spec, active=False),
+            # decode: the weight bytes one step reads (experts the batch touches) and the time
+            # to stream them from one H100's memory, the floor of a step's time
+            read_1=read_1,
+            read_64=read_64,
+            read_1_ms=read_1 / bw * 1e3,
+            read_64_ms=read_64 / bw * 1e3,
             name=model(key).display_name,
             total=d["params"],
             active=d["active_params"],
@@ -391,8 +410,10 @@ def layered() -> MappingProxyType:
         ctx_long_k=CTX_LONG // 1024,
         gemma3=window_row("gemma3"),
         gptoss20=window_row("gptoss20"),
-        h100_bytes=gpu("h100").memory_bytes,
-        h100_name=gpu("h100").name,
+        h100_bytes=h100.memory_bytes,
+        h100_name=h100.name,
+        h100_bw=h100.memory_bandwidth_gb_per_s,
+        decode_batch=DECODE_BATCH,
     )
 
 

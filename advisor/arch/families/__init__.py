@@ -8,14 +8,40 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...core.errors import AdvisorError
-from . import deepseek_v3, gemma3, glm4_moe, gpt_oss, granitemoe, llama4, olmo2, qwen3, qwen3_moe
+from . import (
+    deepseek_v3,
+    falcon,
+    gemma3,
+    glm4_moe,
+    gpt_oss,
+    granitemoe,
+    llama4,
+    olmo2,
+    qwen3,
+    qwen3_moe,
+)
 
-MODULES = (qwen3, qwen3_moe, deepseek_v3, gpt_oss, gemma3, llama4, glm4_moe, olmo2, granitemoe)
+MODULES = (
+    qwen3,
+    qwen3_moe,
+    deepseek_v3,
+    gpt_oss,
+    gemma3,
+    llama4,
+    glm4_moe,
+    olmo2,
+    granitemoe,
+    falcon,
+)
 BUILDERS = {t: m for m in MODULES for t in m.MODEL_TYPES}
 
 # Multimodal model types whose text model sits under `text_config` (its own model_type when the
 # config omits it: the transformers class default).
 WRAPPERS = {"gemma3": "gemma3_text", "mistral3": "mistral", "llama4": "llama4_text"}
+
+# Model types transformers has no class of its own for, and the class that builds the same
+# layers (for the tests that compare with transformers' models on the meta device).
+TRANSFORMERS_TYPES = {"kimi_k2": "deepseek_v3"}
 
 # What each model type's layers are, for suggestions: a misspelt type is only ever matched to a
 # type of the same kind (a Qwen3-MoE config is not a Qwen2 one).
@@ -36,10 +62,12 @@ KINDS = {
     "granitemoe": "moe",
     "qwen3_moe": "moe-qknorm",
     "deepseek_v3": "moe-mla",
+    "kimi_k2": "moe-mla",
     "glm4_moe": "moe-shared",
     "gpt_oss": "moe-sinks",
     "llama4_text": "moe-chunked",
     "gpt2": "gpt2",
+    "falcon": "dense-fused-parallel",
     "bert": "encoder",
 }
 

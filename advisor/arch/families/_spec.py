@@ -20,6 +20,9 @@ def assemble(
     hidden_act: str,
     mtp_layers: int = 0,
     final_logit_softcap: float | None = None,
+    norm_plus_one: bool = False,
+    norm: str = "rmsnorm",
+    qkv_layout: str = "separate",
 ) -> dict:
     moe = next((lay for lay in layers if lay.mlp.is_moe), None)
     rep = moe or layers[0]
@@ -38,7 +41,8 @@ def assemble(
         max_position_embeddings=max_position_embeddings,
         tie_word_embeddings=tie_word_embeddings,
         gated_mlp=rep.mlp.gated,
-        norm="rmsnorm",
+        norm=norm,
+        qkv_layout=qkv_layout,
         norms_per_layer=rep.norms,
         qkv_bias=a.qkv_bias,
         o_bias=a.o_bias,
@@ -47,6 +51,7 @@ def assemble(
         experts_per_token=rep.mlp.experts_per_token,
         sliding_window=max(windows) if windows else None,
         final_logit_softcap=final_logit_softcap,
+        norm_plus_one=norm_plus_one,
         hidden_act=hidden_act,
         display_name=display_name,
         layers=tuple(layers),

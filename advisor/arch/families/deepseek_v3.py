@@ -9,7 +9,9 @@ from __future__ import annotations
 from .. import layers as L
 from ._read import Reader
 
-MODEL_TYPES = ("deepseek_v3",)
+# Kimi K2's config.json names its own type (`kimi_k2`, DeepseekV3ForCausalLM in remote code that
+# copies DeepSeek-V3's modelling): the same layers, read the same way
+MODEL_TYPES = ("deepseek_v3", "kimi_k2")
 
 # DeepseekV3Config (transformers 5.x configuration_deepseek_v3.py)
 DEFAULTS = {

@@ -52,4 +52,5 @@ def build(cfg: dict, name: str, display_name: str):
         act_keys=("hidden_activation", "hidden_act"),
         act="gelu_pytorch_tanh",
         final_logit_softcap=cap,
+        norm_plus_one=True,  # Gemma3RMSNorm: fp32, x * (1 + weight)
     )

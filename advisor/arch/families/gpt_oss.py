@@ -41,6 +41,7 @@ def build(cfg: dict, name: str, display_name: str):
         experts=e,
         experts_per_token=k,
         router_bias=True,
+        clamped=True,
     )
     layers = tuple(
         L.Layer(r.attention(heads, kv, hd, t, window, sinks=True, bias=True), mlp) for t in types
