@@ -316,3 +316,12 @@ def test_fp4_formats_bytes_and_peaks(capsys):
     assert main(["time", "serve", "--model", "llama-3.1-8b", "--gpu", "h100-sxm",
                  "--weights", "nvfp4"]) == 0  # fmt: skip
     assert "dequantised, matmuls at fp8" in capsys.readouterr().out
+    # a card with no FP4 path: one error naming the field, as the web API's (issue 34)
+    for gpu, weights in (("v100-sxm2-32gb", "nvfp4"), ("mi355x", "nvfp4"), ("gaudi3", "mxfp4")):
+        assert main(["time", "serve", "--model", "llama-3.1-8b", "--gpu", gpu,
+                     "--weights", weights]) != 0  # fmt: skip
+        err = capsys.readouterr().err
+        assert f"weights: {weights} is not offered on" in err and "Traceback" not in err
+    assert main(["time", "serve", "--model", "llama-3.1-8b", "--gpu", "h100-sxm",
+                 "--kv-dtype", "nvfp4"]) != 0  # fmt: skip
+    assert "kv_dtype: nvfp4 is not offered on" in capsys.readouterr().err

@@ -365,7 +365,9 @@ def test_fp4_weights_run_at_the_fp4_peak_only_where_the_card_takes_the_format():
     assert (b200["compute_peak"], b200["fp4_dequantised"]) == ("fp4", False)
     assert (h100["compute_peak"], h100["fp4_dequantised"]) == ("fp8", True)
     assert run("mi355x", "mxfp4")["fp4_dequantised"] is False
-    assert run("mi355x", "nvfp4")["fp4_dequantised"] is True
+    # CDNA 4 takes MXFP4 only, and no engine dequantises NVFP4 on ROCm: refused (issue 34)
+    assert run("mi355x", "nvfp4")["error"]["key"] == "support.fp4_unavailable"
+    assert run("mi300x", "mxfp4")["fp4_dequantised"] is True  # AMD Quark's emulation
     # 4.5 bits per weight instead of bf16's 16: a B200 serves more than twice the int4 rate,
     # whose weights are dequantised to 16 bits before each matmul
     int4 = run("b200", "int4")
@@ -438,3 +440,78 @@ def test_picker_flags_regulated_data_above_the_table():
     assert ("regulated.community" in keys) == ("community cloud" in (top["offer"] or "").lower())
     r = webapi.run("picker", {"model": "llama-3.1-70b", "task": "inference", "acquire": "own"})
     assert r["recommended"][0]["tier"] != "consumer" and r["regulated"] == []
+
+
+@pytest.mark.parametrize("kind", ["vram", "serving", "roofline"])
+@pytest.mark.parametrize(
+    ("gpu", "weights", "kv", "field"),
+    [
+        ("v100-sxm2-32gb", "nvfp4", "bf16", "weights"),  # Volta: no Marlin FP4 (sm80+)
+        ("gaudi3", "mxfp4", "bf16", "weights"),
+        ("tpu-v6e", "nvfp4", "bf16", "weights"),
+        ("mi355x", "nvfp4", "bf16", "weights"),  # CDNA 4 takes MXFP4, not NVFP4
+        ("h100-sxm", "bf16", "nvfp4", "kv_dtype"),  # an NVFP4 KV cache: Blackwell only
+    ],
+)
+def test_fp4_formats_a_card_has_no_path_for_are_refused_naming_the_field(
+    kind, gpu, weights, kv, field
+):
+    """Issue 34: an FP4 format is offered only where the card's tensor cores take it or an
+    engine dequantises it (advisor.data.support.fp4_path); otherwise one error naming the field,
+    the same on every calculator (roofline has no KV field)."""
+    if kind == "roofline" and field == "kv_dtype":
+        pytest.skip("roofline has no kv_dtype")
+    params = {"model": "llama-3.1-8b", "gpu": gpu, "weights": weights, "kv_dtype": kv}
+    if kind == "vram":
+        params["task"] = "inference"
+    if kind == "roofline":
+        params = {"model": "llama-3.1-8b", "gpu": gpu, "weights": weights, "phase": "decode"}
+    err = json.loads(webapi.call(kind, json.dumps(params)))["error"]
+    assert (err["key"], err["field"]) == ("support.fp4_unavailable", field)
+    assert err["params"]["format"] == (weights if field == "weights" else kv)
+
+
+@pytest.mark.parametrize("kind", ["vram", "serving", "roofline"])
+@pytest.mark.parametrize(
+    ("gpu", "weights", "dequantised"),
+    [
+        ("b200", "nvfp4", False),
+        ("mi355x", "mxfp4", False),
+        ("h100-sxm", "mxfp4", True),  # gpt-oss's MXFP4 on Hopper: Marlin / TensorRT-LLM
+        ("a100-80gb-sxm", "nvfp4", True),  # Marlin FP4, compute capability 8.0
+        ("mi300x", "mxfp4", True),  # AMD Quark's MXFP4 emulation
+    ],
+)
+def test_fp4_formats_run_where_native_or_dequantised(kind, gpu, weights, dequantised):
+    params = {"model": "llama-3.1-8b", "gpu": gpu, "weights": weights}
+    if kind == "vram":
+        params["task"] = "inference"
+    r = json.loads(webapi.call(kind, json.dumps(params)))
+    assert "error" not in r, r.get("error")
+    if kind == "serving":
+        assert r["fp4_dequantised"] is dequantised
+
+
+def test_fp4_choices_follow_the_card():
+    """The lists the calculators' selects follow (calcruntime/build/pages.py ships them)."""
+    from advisor.data import support
+
+    def ch(gid):
+        return support.fp4_choices(CAT.gpu(gid))
+
+    assert ch("b200") == {
+        "weights": {"nvfp4": "native", "mxfp4": "native"},
+        "kv_dtype": {"nvfp4": "native"},
+    }
+    assert ch("mi355x") == {"weights": {"mxfp4": "native"}, "kv_dtype": {}}
+    assert ch("h100-sxm") == {
+        "weights": {"nvfp4": "dequantised", "mxfp4": "dequantised"},
+        "kv_dtype": {},
+    }
+    assert ch("mi300x") == {"weights": {"mxfp4": "dequantised"}, "kv_dtype": {}}
+    for gid in ("v100-sxm2-32gb", "t4", "gaudi3", "tpu-v6e", "trainium2", "m3-ultra", "mi250x"):
+        assert ch(gid) == {"weights": {}, "kv_dtype": {}}, gid
+    # every card whose catalog entry lists an FP4 format offers it natively
+    for g in CAT.gpus:
+        for f in g.fp4_formats:
+            assert ch(g.id)["weights"][f] == "native", (g.id, f)

@@ -170,7 +170,9 @@ def register(sub) -> None:
     s.add_argument("--output", type=count("output_tokens", maximum=1 << 24), default=256)
     s.add_argument("--concurrency", type=count("concurrency", maximum=1 << 16))
     s.add_argument("--weights", default="bf16", help="bf16|fp16|fp8|int8|int4|...")
-    s.add_argument("--kv-dtype", default="bf16", choices=("bf16", "fp16", "fp8"))
+    s.add_argument(
+        "--kv-dtype", default="bf16", choices=("bf16", "fp16", "fp8", "nvfp4")
+    )  # nvfp4: Blackwell only (support.fp4_path)
     s.add_argument("--engine", default="vllm", choices=serving.ENGINES)
     s.add_argument(
         "--request-rate",
@@ -652,7 +654,11 @@ def _run_disagg(args, spec, gpu) -> int:
 
 
 def run_serve(args) -> int:
+    from ..data import support
+
     cat, spec, gpu = _inputs(args)
+    # an FP4 format only where the card runs it or an engine dequantises it (issue 34)
+    support.check_fp4(gpu, args.weights, args.kv_dtype)
     if args.ep:
         return _run_ep(args, cat, spec, gpu)
     if args.disaggregate:

@@ -28,6 +28,19 @@ Engines (serving.ENGINES and the ones a buyer asks about):
   "Intel Gaudi", read 2026-12-06);
 - TensorRT-LLM: NVIDIA only (github.com/NVIDIA/TensorRT-LLM);
 - SGLang: NVIDIA and AMD Instinct (github.com/sgl-project/sglang, "AMD GPUs" install guide).
+FP4 block formats (NVFP4, MXFP4; issue 34): native where the card's FP4 tensor cores take the
+format (catalog `fp4_formats`, `GPU.runs_fp4`). Elsewhere only where an engine dequantises them:
+- NVIDIA Ampere, Ada, Hopper (and Blackwell without that format): vLLM's Marlin FP4 kernels,
+  weight-only, compute capability 8.0 or newer, both NVFP4 and MXFP4 (vLLM
+  model_executor/layers/quantization/utils/marlin_utils_fp4.py, `is_fp4_marlin_supported`; its
+  warning "Your GPU does not have native support for FP4 computation but FP4 quantization is
+  being used. Weight-only FP4 compression will be used leveraging the Marlin kernel", seen with
+  gpt-oss's MXFP4 weights on Hopper and Ampere; TensorRT-LLM examples/models/core/gpt_oss/README.md
+  "MoE Support Matrix": Hopper bf16 x mxfp4);
+- AMD CDNA 3 (MI300X, MI325X): MXFP4 only, emulated (dequantised to bf16) through AMD Quark in
+  vLLM (docs.vllm.ai "AMD Quark": "MXFP4 ... emulated on MI300"; native on MI350/MI355X);
+- nothing else (Volta, Turing, CDNA 2, Gaudi, TPU, Trainium, Apple, Radeon): not offered.
+An FP4 (NVFP4) KV cache is TensorRT-LLM's, on cards whose tensor cores take NVFP4 only.
 FlashAttention 2: NVIDIA Ampere, Ada and Hopper (FA3: Hopper), AMD MI200/MI300 through ROCm's
 port (github.com/Dao-AILab/flash-attention README); elsewhere PyTorch's memory-efficient
 attention runs instead (the memory model's `sdpa` holds no s x s matrix either way).
@@ -37,11 +50,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..core.errors import AdvisorError
+
 ENGINES = ("vllm", "trtllm", "sglang")
 FLASH_ATTENTION_ARCH = ("Ampere", "Ada Lovelace", "Hopper", "Blackwell", "CDNA 2", "CDNA 3")
 NVIDIA_FP8_ARCH = ("Ada Lovelace", "Hopper", "Blackwell")
 NVIDIA_NO_AWQ = ("Volta",)
 NVIDIA_NO_W8A8 = ("Volta",)
+FP4_WEIGHTS = ("nvfp4", "mxfp4")
+MARLIN_FP4_ARCH = ("Ampere", "Ada Lovelace", "Hopper", "Blackwell")  # compute capability 8.0+
+ROCM_MXFP4_EMULATED_ARCH = ("CDNA 3",)  # AMD Quark's MXFP4 emulation in vLLM
 
 
 @dataclass(frozen=True)
@@ -75,10 +93,64 @@ def _no(key: str, gpu, fmt: str, why: str) -> Reason:
     )
 
 
+def fp4_path(gpu, fmt: str, kv: bool = False) -> str | None:
+    """How `gpu` runs FP4 block format `fmt` (nvfp4 | mxfp4): "native" (its FP4 tensor cores
+    take it), "dequantised" (an engine's software path, module docstring) or None (not offered).
+    `kv`: as the KV cache's format (native NVFP4 only)."""
+    runs = getattr(gpu, "runs_fp4", None)
+    if runs is not None and runs(fmt):
+        return "native"
+    if kv:
+        return None
+    sw, arch = _software(gpu), _arch(gpu)
+    if sw == "CUDA" and arch in MARLIN_FP4_ARCH:
+        return "dequantised"
+    if fmt == "mxfp4" and sw == "ROCm" and arch in ROCM_MXFP4_EMULATED_ARCH:
+        return "dequantised"
+    return None
+
+
+def fp4_choices(gpu) -> dict:
+    """{"weights": {fmt: path}, "kv_dtype": {fmt: path}}: the FP4 formats a form offers for
+    `gpu` (those with a path, `fp4_path`); the calculators' selects follow it."""
+    out = {"weights": {}, "kv_dtype": {}}
+    for f in FP4_WEIGHTS:
+        if (p := fp4_path(gpu, f)) is not None:
+            out["weights"][f] = p
+    if fp4_path(gpu, "nvfp4", kv=True) is not None:
+        out["kv_dtype"]["nvfp4"] = "native"
+    return out
+
+
+def _no_fp4(gpu, fmt: str, field: str) -> Reason:
+    return Reason(
+        "support.fp4_unavailable",
+        {"gpu": gpu.id, "format": fmt, "field": field},
+        f"{field}: {fmt} is not offered on {gpu.name}: no FP4 tensor cores for it and no engine "
+        "that dequantises it there",
+    )
+
+
+def fp4_format(gpu, weights: str, kv_dtype: str = "bf16") -> tuple[Reason, ...]:
+    """Reasons FP4 `weights` / an FP4 `kv_dtype` cannot run on `gpu` (`fp4_path`)."""
+    out = []
+    if weights in FP4_WEIGHTS and fp4_path(gpu, weights) is None:
+        out.append(_no_fp4(gpu, weights, "weights"))
+    if kv_dtype in FP4_WEIGHTS and fp4_path(gpu, kv_dtype, kv=True) is None:
+        out.append(_no_fp4(gpu, kv_dtype, "kv_dtype"))
+    return tuple(out)
+
+
+def check_fp4(gpu, weights: str, kv_dtype: str = "bf16") -> None:
+    """Raise the first `fp4_format` reason as an error naming its field."""
+    for why in fp4_format(gpu, weights, kv_dtype):
+        raise AdvisorError(why.key, why.message, **why.params)
+
+
 def serving_format(gpu, weights: str, kv_dtype: str = "bf16") -> tuple[Reason, ...]:
     """Reasons `weights` / `kv_dtype` cannot be served on `gpu` (module docstring)."""
     sw, arch = _software(gpu), _arch(gpu)
-    out = []
+    out = list(fp4_format(gpu, weights, kv_dtype))
     if weights == "fp8" and not has_fp8(gpu):
         out.append(_no("support.no_fp8", gpu, "fp8", "no FP8 tensor cores"))
     elif weights == "awq" and (sw != "CUDA" or arch in NVIDIA_NO_AWQ):

@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 
 from ..arch import flops
+from ..data import support
 from ..memory import estimate as memory
 from ..perf import timing
 from .common import (
@@ -42,6 +43,7 @@ def roofline(params: dict) -> dict:
     req = RooflineRequest.from_params(params)
     spec = _model(req)
     g = _gpu(req.gpu)
+    support.check_fp4(g, req.weights)
     phase, batch, seq, weights, precision = (
         req.phase,
         req.batch,

@@ -229,6 +229,9 @@ def serving(params: dict) -> dict:
     req = ServingRequest.from_params(params)
     spec = _model(req)
     g = _gpu(req.gpu)
+    from ..data import support
+
+    support.check_fp4(g, req.weights, req.kv_dtype)
     if req.ep:
         return _serving_ep(req, spec, g)
     srv.check_tensor_parallel(spec, g, req.tensor_parallel)
@@ -240,8 +243,6 @@ def serving(params: dict) -> dict:
             gpus=req.gpus,
             tensor_parallel=req.tensor_parallel,
         )
-    from ..data import support
-
     for why in support.engine(g, req.engine):
         raise AdvisorError(why.key, why.message, field="engine", **why.params)
     sp = _speculation(req)

@@ -221,6 +221,10 @@ def vram(params: dict) -> dict:
     GPU, advisor.memory.estimate.inference_memory, labelled so in the result's `mode`)."""
     req = VramRequest.from_params(params)
     spec = _model(req)
+    if req.task == "inference" and req.gpu and get_catalog().gpus:
+        from ..data import support
+
+        support.check_fp4(_gpu(req.gpu), req.weights, req.kv_dtype)
     if req.task == "inference" and req.mode == "serving":
         return _vram_serving(req, spec)
     task, setup = _setup(req, spec)

@@ -6,7 +6,7 @@
 // element (prerendered at build time with its default result) is wired once; the page's
 // strings come with its content (`.calc-data`, calcruntime/build), so that an instant
 // navigation brings the new page's language along.
-import { FORMS, errorText, renderResult } from "./render.mjs";
+import { FORMS, errorText, formatOptions, renderResult } from "./render.mjs";
 
 let worker = null;
 let ready = null;
@@ -112,6 +112,27 @@ function strings(root) {
   return S;
 }
 
+function lists(root) {
+  const el = root.closest("article")?.querySelector(".calc-data") || document.querySelector(".calc-data");
+  return el ? JSON.parse(el.dataset.lists) : null;
+}
+
+// The weights / KV selects follow the chosen card (render.mjs formatOptions, issue 34): their
+// options are rebuilt from the card's FP4 paths; a value the card no longer offers falls back to
+// the first choice (BF16).
+function followCard(root, S, L) {
+  const gpu = root.querySelector('[name="gpu"]');
+  if (!gpu || !L) return;
+  for (const name of ["weights", "kv_dtype"]) {
+    const sel = root.querySelector(`select[name="${name}"]`);
+    if (!sel || sel.closest(".calc")?.dataset.calc === "picker") continue;
+    const opts = formatOptions(name, gpu.value, S, L);
+    const keep = opts.some(([o]) => o === sel.value) ? sel.value : opts[0][0];
+    sel.replaceChildren(...opts.map(([o, text]) => new Option(text, o, false, o === keep)));
+    sel.value = keep;
+  }
+}
+
 function readState(root, kind) {
   const st = {};
   for (const [name] of FORMS[kind]) {
@@ -131,9 +152,14 @@ function writeUrl(kind, st) {
   history.replaceState(history.state, "", location.pathname + (s ? "?" + s : "") + location.hash);
 }
 
-function readUrl(root, kind) {
+function readUrl(root, kind, S, L) {
   const q = new URLSearchParams(location.search);
   let any = false;
+  // the card first: the formats offered follow it
+  const g = q.get(`${kind}.gpu`);
+  const gel = root.querySelector('[name="gpu"]');
+  if (g !== null && gel) gel.value = g;
+  followCard(root, S, L);
   for (const [name] of FORMS[kind]) {
     const v = q.get(`${kind}.${name}`);
     const el = root.querySelector(`[name="${name}"]`);
@@ -226,8 +252,13 @@ function wire(root) {
     applyFilter();
   });
   root.addEventListener("calc:updated", applyFilter);
-  root.querySelector("form").addEventListener("input", update);
-  root.querySelector("form").addEventListener("change", update);
+  const L = lists(root);
+  const onEdit = (ev) => {
+    if (ev.target?.name === "gpu") followCard(root, S, L);
+    update();
+  };
+  root.querySelector("form").addEventListener("input", onEdit);
+  root.querySelector("form").addEventListener("change", onEdit);
   for (const b of root.querySelectorAll(".calc-copy")) {
     b.addEventListener("click", async () => {
       const t = out.querySelector("table.calc-main") || out.querySelector("table");
@@ -242,7 +273,7 @@ function wire(root) {
       setTimeout(() => b.classList.remove("calc-done"), 800);
     });
   }
-  const fromUrl = readUrl(root, kind);
+  const fromUrl = readUrl(root, kind, S, L);
   getWorker().then(
     (mode) => {
       status.textContent = "";

@@ -112,6 +112,23 @@ export function errorText(err, S) {
   });
 }
 
+// The FP4 formats (NVFP4, MXFP4) a weights / KV select offers follow the chosen card (issue 34):
+// the card's entry in L.gpus carries advisor.data.support.fp4_choices ({weights: {fmt: "native" |
+// "dequantised"}, kv_dtype: {...}}); a native format is offered plainly, a dequantised one says
+// so, and one the card has no path for is not offered. Without a card (or outside weights /
+// kv_dtype) every choice is listed. Returns [[value, label], ...].
+export const FP4_CHOICES = ["nvfp4", "mxfp4"];
+export function formatOptions(name, gpuId, S, L) {
+  const list = L.options[name].map(([o, key]) => [o, tr(S, key, o)]);
+  if (name !== "weights" && name !== "kv_dtype") return list;
+  const card = gpuId ? L.gpus.find(([i]) => i === gpuId) : null;
+  if (!card || !card[2]) return list;
+  const paths = card[2][name] || {};
+  return list
+    .filter(([o]) => !FP4_CHOICES.includes(o) || paths[o])
+    .map(([o, text]) => [o, paths[o] === "dequantised" ? fillText(tr(S, "calc.o.fp4_dequantised", "{label}: dequantised (no FP4 tensor cores for it)"), { label: text }) : text]);
+}
+
 function field(kind, name, type, state, S, L, choices) {
   const id = `calc-${kind}-${name}`;
   const label = `<label for="${id}">${esc(tr(S, "calc.f." + name, name))}</label>`;
@@ -126,7 +143,8 @@ function field(kind, name, type, state, S, L, choices) {
     const label = (i, n) => (type === "network" ? tr(S, "calc.net." + i, n) : n);
     input = `<select id="${id}" name="${name}">${list.map(([i, n]) => `<option value="${esc(i)}"${i === v ? " selected" : ""}>${esc(label(i, n))}</option>`).join("")}</select>`;
   } else if (type === "select") {
-    input = `<select id="${id}" name="${name}">${L.options[choices || name].map(([o, key]) => `<option value="${esc(o)}"${o === v ? " selected" : ""}>${esc(tr(S, key, o))}</option>`).join("")}</select>`;
+    const opts = choices ? L.options[choices].map(([o, key]) => [o, tr(S, key, o)]) : formatOptions(name, state.gpu, S, L);
+    input = `<select id="${id}" name="${name}">${opts.map(([o, text]) => `<option value="${esc(o)}"${o === v ? " selected" : ""}>${esc(text)}</option>`).join("")}</select>`;
   } else if (type === "config") {
     input = `<textarea id="${id}" name="${name}" rows="2" spellcheck="false" placeholder="${esc(tr(S, "calc.config_hint", "config.json"))}">${esc(v)}</textarea>`;
   } else if (type === "tokens") {

@@ -57,11 +57,13 @@ def _catalog_lists() -> dict:
     (catalog/networks/, kind "inter"), as (id, name), and the choices of every select field
     (advisor.core.vocab)."""
     from advisor.core import vocab
+    from advisor.data import support
 
     cat = state.current().catalog
     return {
         "models": [[m.id, m.display_name] for m in cat.models],
-        "gpus": [[g.id, g.name] for g in cat.gpus],
+        # a card's FP4 paths: the weights / KV selects follow the chosen card (issue 34)
+        "gpus": [[g.id, g.name, support.fp4_choices(g)] for g in cat.gpus],
         "networks": [[f.id, f.name] for f in cat.networks if f.kind == "inter"],
         "options": vocab.form_choices(),
     }
