@@ -358,3 +358,30 @@ def test_own_totals_is_the_owning_side_of_tco():
         assert part.purchase == full.purchase
         assert part.opex_per_month == full.opex_per_month
         assert part.own_cash(36) == full.cumulative_own[36]
+
+
+def test_owning_plan_counts_a_pcie_server_and_hardware_support_from_the_catalog():
+    """Issue 38: a PCIe server is priced (catalog/systems/pcie-8.yaml: a retail listing less
+    its cards, a secondary source) and hardware support is a share of the purchase (cards,
+    server, network) per year (catalog/owning/support.yaml, a TCO study's 8-12 %: 10 %), with
+    the other figures read kept in `also`."""
+    from advisor.data.catalog import load_catalog
+
+    cat = load_catalog()
+    hw = cat.owning.get("hardware_support_fraction_per_year")
+    assert hw.value == pytest.approx(0.10) and hw.kind == "secondary"
+    assert {a["value"] for a in hw.also} == {0.20, 0.06}  # DGX support; HPC maintenance
+    gpu = cat.gpu("rtx-pro-6000-blackwell")
+    plan = cost.owning_plan(
+        gpu, 8, electricity_usd_per_kwh=0.10, horizon_months=36, systems=cat.systems,
+        figures=cat.owning, price_usd=8000.0,
+    )  # fmt: skip
+    items = {i.key: i for i in plan.items}
+    pcie = next(s for s in cat.systems if s.id == "pcie-8")
+    assert plan.system_id == "pcie-8" and plan.server_priced
+    assert items["server"].usd == pcie.server_usd == 85_271 - 8 * 7_709
+    purchase = 8 * 8000.0 + pcie.server_usd  # one server: no network beyond it
+    assert items["hardware_support"].usd_per_year == pytest.approx(purchase * 0.10)
+    # a workstation card: no NVIDIA AI Enterprise, so hardware support is all the support
+    assert "software_support" not in items
+    assert plan.own.support_usd_per_year == pytest.approx(purchase * 0.10)

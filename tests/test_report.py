@@ -264,6 +264,14 @@ def test_golden_report(example, lang):
             and gpu.id not in nvaie.included_with
             else 0.0
         )
+        # hardware support: a share of the purchase (cards, server, network) per year
+        # (catalog/owning/support.yaml), where a share was read
+        hw_share = figs.value("hardware_support_fraction_per_year")
+        if hw_share is not None:
+            purchase = (
+                unit_usd * own_r.count + server_usd + aw.server_usd_per_gpu * own_r.count + network
+            )
+            support += purchase * hw_share
         expect = cost.tco(
             cost.OwnHardware(
                 gpu_price_usd=unit_usd,

@@ -34,7 +34,11 @@ def test_sxm_and_oam_cards_go_into_their_boards():
     assert (p.system.id, p.nodes) == ("hgx-8", 2) and p.server_usd == 2 * p.system.server_usd
     assert p.rack_units == 16
     q = systems.purchase_for(rtx, 12, CAT.systems)
-    assert (q.system.id, q.nodes, q.server_usd) == ("pcie-8", 2, None)  # not priced: said so
+    # a PCIe server: a retail listing less its cards (catalog/systems/pcie-8.yaml)
+    assert (q.system.id, q.nodes) == ("pcie-8", 2) and q.server_usd == 2 * q.system.server_usd
+    assert q.system.sources["server_usd"]["kind"] == "secondary"
+    r = systems.purchase_for(h100, 4, CAT.systems)
+    assert (r.system.id, r.nodes, r.server_usd) == ("hgx-4", 1, None)  # not priced: said so
 
 
 @pytest.mark.parametrize(
@@ -86,13 +90,16 @@ def test_an_nvl72_rack_is_one_unit_of_72_gpus_priced_whole():
     assert p.prices(gb300, 72) == (p.system.system_usd / 72, 0.0)
 
 
-def test_unified_memory_boxes_are_bought_as_boxes_and_spark_links_two():
+def test_unified_memory_boxes_are_bought_as_boxes_and_spark_links_up_to_four():
     spark, mac, ryzen, m4 = (
         CAT.gpu(i) for i in ("dgx-spark", "m3-ultra", "ryzen-ai-max-395", "m4-max")
     )
-    assert systems.ownable(spark, 2, CAT.systems) and not systems.ownable(spark, 4, CAT.systems)
-    # Sparks: the vendor's pair; Mac Studios and Framework Desktops: the 4-box clusters published
-    assert systems.max_count(spark, CAT.systems) == 2 and systems.max_count(mac, CAT.systems) == 4
+    assert systems.ownable(spark, 4, CAT.systems) and not systems.ownable(spark, 5, CAT.systems)
+    # Sparks: up to four through a switch (NVIDIA's cluster helper "supports two to four
+    # devices", a vendor source); Mac Studios and Framework Desktops: the 4-box clusters published
+    assert systems.max_count(spark, CAT.systems) == 4 and systems.max_count(mac, CAT.systems) == 4
+    spark_sys = next(s for s in CAT.systems if s.id == "dgx-spark")
+    assert spark_sys.sources["max_systems"]["kind"] == "vendor"
     assert systems.ownable(mac, 4, CAT.systems) and not systems.ownable(mac, 8, CAT.systems)
     for g in (spark, mac, ryzen):
         p = systems.purchase_for(g, 1, CAT.systems)
@@ -126,14 +133,14 @@ def test_bad_rack_documents_name_the_file_and_field(change, field):
     assert "systems/gb200-nvl72.yaml" in e.value.message and field in e.value.field
 
 
-def test_a_box_linked_past_its_vendor_pair_is_refused_with_the_reason():
+def test_a_box_linked_past_its_vendor_limit_is_refused_with_the_reason():
     from advisor.advice import recommend as rec
 
     spec = CAT.model("llama-3.1-8b").spec
     w = rec.Workload(model=spec, task="inference", batch=1, seq=2048, max_gpus=8, acquire="own")
     rows = {(r.gpu_id, r.count): r for r in rec.recommend(w, CAT)}
     assert rows[("dgx-spark", 1)].ok and rows[("dgx-spark", 1)].system == "dgx-spark"
-    assert rows[("dgx-spark", 4)].reasons[0].key == "recommend.max_systems"
+    assert rows[("dgx-spark", 8)].reasons[0].key == "recommend.max_systems"
     assert rows[("gb200", 8)].reasons[0].key == "recommend.platform"
 
 

@@ -135,7 +135,10 @@ def test_budget_equals_tco():
     assert items["hosting"]["usd_per_month"] == pytest.approx(it_kw * colo)
     nvaie = CAT.owning.value("nvidia_ai_enterprise_usd_per_gpu_year")
     assert items["software_support"]["usd_per_year"] == 8 * nvaie
-    assert items["hardware_support"]["priced"] is False  # no public figure: said so
+    # hardware support: a share of the purchase price per year (catalog/owning/support.yaml)
+    hw_share = CAT.owning.value("hardware_support_fraction_per_year")
+    purchase = 30000 * 8 + server.server_usd
+    assert items["hardware_support"]["usd_per_year"] == pytest.approx(purchase * hw_share)
     own = cost.OwnHardware(
         gpu_price_usd=30000,
         gpus=8,
@@ -144,7 +147,7 @@ def test_budget_equals_tco():
         server_usd=server.server_usd,
         host_power_w=server.host_power_w,
         hosting_usd_per_month=it_kw * colo,
-        support_usd_per_year=8 * nvaie,
+        support_usd_per_year=8 * nvaie + purchase * hw_share,
         resale_fraction=0.2,
     )
     ref = cost.tco(own, 2.5, utilisation=0.7, horizon_months=36, rates=CAT.currency)

@@ -18,7 +18,7 @@ Max+ 395 box) are priced as a whole, accelerators included (`system_usd`, with t
 range `system_usd_range` where the press gives one); `system_power_w` is the whole system's
 power (rack: all trays, switches and power shelves), `cooling` air or liquid, `cpus` the host
 CPUs, `scale_up_domain` the accelerators in one scale-up domain (NVL72: 72; never 0),
-`max_systems` how many may be linked (DGX Spark: 2, the vendor-supported pair; unset: any), and
+`max_systems` how many may be linked (DGX Spark: 4, what NVIDIA's cluster helper sets up; unset: any), and
 `memory_configs_gib` the memory sizes the box is sold with. An owned configuration of such a
 system pays `system_usd` per system and no separate card price (`Purchase.prices`).
 """
@@ -270,7 +270,7 @@ def ownable(gpu, count: int, systems=()) -> bool:
 
 def max_count(gpu, systems=()) -> int | None:
     """The most accelerators of `gpu` that may be linked into one owned configuration: the
-    systems' `max_systems` x `gpus` (DGX Spark: 2 boxes); None: no limit stated."""
+    systems' `max_systems` x `gpus` (DGX Spark: 4 boxes); None: no limit stated."""
     limits = [s.max_systems * s.gpus for s in _carrying(gpu, systems) if s.max_systems]
     return max(limits) if limits else None
 
