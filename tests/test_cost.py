@@ -385,3 +385,32 @@ def test_owning_plan_counts_a_pcie_server_and_hardware_support_from_the_catalog(
     # a workstation card: no NVIDIA AI Enterprise, so hardware support is all the support
     assert "software_support" not in items
     assert plan.own.support_usd_per_year == pytest.approx(purchase * 0.10)
+
+
+def test_a_desktop_box_has_no_data_centre_support_contract():
+    """Issue 38: the hardware-support share (catalog/owning/support.yaml) applies to servers and
+    racks in a data centre; a desktop box (DGX Spark) is under its maker's warranty: 0, said so."""
+    from advisor.data.catalog import load_catalog
+
+    cat = load_catalog()
+    plan = cost.owning_plan(
+        cat.gpu("dgx-spark"),
+        1,
+        systems=cat.systems,
+        figures=cat.owning,
+        horizon_months=36,
+        electricity_usd_per_kwh=0.1,
+    )
+    hw = plan.item("hardware_support")
+    assert hw.usd_per_year == 0.0 and hw.params == {"desktop": True}
+    server = cost.owning_plan(
+        cat.gpu("h100-sxm"),
+        8,
+        systems=cat.systems,
+        figures=cat.owning,
+        horizon_months=36,
+        electricity_usd_per_kwh=0.1,
+    )
+    share = cat.owning.value("hardware_support_fraction_per_year")
+    purchase = sum(i.usd for i in server.items if i.key in ("cards", "server", "network"))
+    assert server.item("hardware_support").usd_per_year == pytest.approx(purchase * share)

@@ -265,9 +265,11 @@ def test_golden_report(example, lang):
             else 0.0
         )
         # hardware support: a share of the purchase (cards, server, network) per year
-        # (catalog/owning/support.yaml), where a share was read
+        # (catalog/owning/support.yaml), where a share was read; a desktop box has its maker's
+        # warranty instead
         hw_share = figs.value("hardware_support_fraction_per_year")
-        if hw_share is not None:
+        box = bought.system is not None and bought.system.kind == "desktop"
+        if hw_share is not None and not box:
             purchase = (
                 unit_usd * own_r.count + server_usd + aw.server_usd_per_gpu * own_r.count + network
             )

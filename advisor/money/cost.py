@@ -592,7 +592,17 @@ def owning_plan(
     hw = figs.get("hardware_support_fraction_per_year")
     hw_frac = None if hw is None else hw.value
     purchase = float(price) * gpus + server + network
-    if hw_frac is None:
+    if sys_ is not None and getattr(sys_, "kind", "server") == "desktop":
+        # a desktop box: the maker's warranty, no data-centre support contract
+        items.append(
+            OwningItem(
+                "hardware_support",
+                usd_per_year=0.0,
+                note="a desktop box: the maker's warranty",
+                params={"desktop": True},
+            )
+        )
+    elif hw_frac is None:
         items.append(
             OwningItem("hardware_support", priced=False, note="not priced", source=_src(hw))
         )
@@ -604,6 +614,7 @@ def owning_plan(
                 "hardware_support",
                 usd_per_year=hw_year,
                 note=f"{hw_frac:.1%} of the purchase price per year",
+                params={"share": hw_frac},
                 source=_src(hw),
             )
         )
