@@ -38,7 +38,9 @@ def test_sxm_and_oam_cards_go_into_their_boards():
     assert (q.system.id, q.nodes) == ("pcie-8", 2) and q.server_usd == 2 * q.system.server_usd
     assert q.system.sources["server_usd"]["kind"] == "secondary"
     r = systems.purchase_for(h100, 4, CAT.systems)
-    assert (r.system.id, r.nodes, r.server_usd) == ("hgx-4", 1, None)  # not priced: said so
+    # no public price read: half the 8-GPU server's, a stated assumption (never counted as free)
+    assert (r.system.id, r.nodes, r.server_usd) == ("hgx-4", 1, 16005.0)
+    assert "assumed half" in r.system.sources["server_usd"]["note"]
 
 
 @pytest.mark.parametrize(
