@@ -503,7 +503,7 @@ AZ = {
     "cost.network_none": "yoxdur: bir server (şəbəkə kartları onun qiymətindədir)",
     "cost.network_v": "{cost}: sürətləndiricinin {ports} portu, hər biri kabel və ya optika ilə və {tiers} kommutator portu ilə, {nodes} qovşaq",
     "cost.network_unpriced": "qiymətləndirilməyib",
-    "cost.hosting": "Aylıq yerləşdirmə (data mərkəzində yer, soyutma, enerji təchizatı)",
+    "cost.hosting": "Aylıq yerləşdirmə (məlumat mərkəzində yer, soyutma, enerji təchizatı)",
     "cost.hosting_v": "{cost}: {kw} kVt İT gücü, aylıq hər kVt üçün {rate}; {ru} U vahidi",
     "cost.hosting_none": "yoxdur: masaüstü qutu",
     "cost.sw_support": "İllik proqram abunəliyi",
