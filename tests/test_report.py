@@ -589,6 +589,12 @@ def test_standalone_is_self_contained_and_fragment_is_markdown_safe(example):
     # no external resource: no <link>, no <script>, images only as data URIs
     assert "<link" not in page and "<script" not in page
     assert all(src.startswith("data:") for src in re.findall(r'<img[^>]* src="([^"]*)"', page))
+    # opened from disk, away from the site's policy: its own, before anything else in <head>
+    policy = re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]*)">', page)
+    assert policy and page.index(policy.group(0)) < page.index("<title>")
+    directives = policy.group(1).split("; ")
+    assert "default-src 'none'" in directives and "script-src 'none'" in directives
+    assert "img-src data:" in directives and "connect-src" not in policy.group(1)
     frag = report.render_fragment(data, PUBLISHER)
     assert "\n\n" not in frag  # one HTML block for Markdown
     assert frag.startswith('<div class="ar-wrap">') and frag.endswith("</div>")
