@@ -80,3 +80,25 @@ def test_fused_lora_targets_need_their_family():
     phi3 = from_hf_config(mv.TINY["phi3"], name="phi3")
     fused = memory.lora_params(phi3, 8, ("qkv_proj",))
     assert fused == 8 * (128 + 3 * 128) * phi3.num_layers
+
+
+def test_falcon_lora_target_is_named_as_peft_names_it():
+    """Falcon's fused projection is `query_key_value` (modeling_falcon.py FalconAttention; peft's
+    default target for the family); Phi-3's name is refused on it, and the other way round."""
+    from advisor.core.errors import AdvisorError
+    from advisor.data.catalog import load_catalog
+
+    falcon = load_catalog().model("falcon-40b").spec
+    a = falcon.stack[0].attention
+    got = memory.lora_params(falcon, 8, ("query_key_value",))
+    assert got == 8 * (falcon.hidden_size + a.q_dim + 2 * a.kv_dim) * falcon.num_layers
+    with pytest.raises(AdvisorError) as e:
+        memory.training_memory(
+            memory.TrainingSetup(falcon, 1, 16, lora_rank=8, lora_targets=("qkv_proj",))
+        )
+    assert e.value.key == "lora.target_family"
+    phi3 = from_hf_config(mv.TINY["phi3"], name="phi3")
+    with pytest.raises(AdvisorError):
+        memory.training_memory(
+            memory.TrainingSetup(phi3, 1, 16, lora_rank=8, lora_targets=("query_key_value",))
+        )

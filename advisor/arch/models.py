@@ -117,6 +117,8 @@ class ModelSpec:
     # "separate" q/k/v projections, "fused" one qkv_proj sliced (Phi-3), "conv1d" one Conv1D
     # c_attn whose whole output is kept and split into heads (GPT-2)
     qkv_layout: str = "separate"
+    # the fused q/k/v module's name, as peft targets it: Phi-3 `qkv_proj`, Falcon `query_key_value`
+    qkv_module: str = "qkv_proj"
     fused_gate_up: bool = False  # one gate_up_proj sliced in two (Phi-3)
     norm_plus_one: bool = False  # Gemma's RMSNorm: fp32 compute, x * (1 + weight), cast after
     attn_logit_softcap: float | None = None  # Gemma 2: tanh soft-capping of the attention logits

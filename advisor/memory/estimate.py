@@ -44,11 +44,14 @@ QUANT = vocab.QLORA_BASE_FORMATS  # TrainingSetup.quant: the QLoRA base
 # the projection roles every family accepts (on Phi-3 and GPT-2 a role is its fused slice)
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 # Fused projections as peft users name them, and the layout that has them: Phi-3's
-# `qkv_proj` / `gate_up_proj` (modeling_phi3.py), GPT-2's Conv1D `c_attn` (q, k, v), `c_fc` and
+# `qkv_proj` / `gate_up_proj` (modeling_phi3.py), Falcon's `query_key_value` (modeling_falcon.py), GPT-2's Conv1D `c_attn` (q, k, v), `c_fc` and
 # `c_proj` (peft matches by name: both the attention output and the MLP output). A model has the
 # module when its description says so (`ModelSpec.qkv_layout`, `fused_gate_up`).
 FUSED_TARGETS = {
-    "qkv_proj": lambda spec: spec.qkv_layout == "fused",
+    "qkv_proj": lambda spec: spec.qkv_layout == "fused" and spec.qkv_module == "qkv_proj",
+    "query_key_value": lambda spec: (
+        spec.qkv_layout == "fused" and spec.qkv_module == "query_key_value"
+    ),
     "gate_up_proj": lambda spec: spec.fused_gate_up,
     "c_attn": lambda spec: spec.qkv_layout == "conv1d",
     "c_fc": lambda spec: spec.qkv_layout == "conv1d",
@@ -326,6 +329,7 @@ def _target_modules(spec: ModelSpec, target: str, layer=None) -> list[tuple[int,
         "up_proj": mlp_role(h, i),
         "down_proj": mlp_role(i, h),
         "qkv_proj": [(h, q + 2 * kv, 1)],
+        "query_key_value": [(h, q + 2 * kv, 1)],
         "gate_up_proj": [(h, 2 * i, 1)],
         "c_attn": [(h, 3 * h, 1)],
         "c_fc": [(h, i, 1)],

@@ -23,6 +23,7 @@ def assemble(
     norm_plus_one: bool = False,
     norm: str = "rmsnorm",
     qkv_layout: str = "separate",
+    qkv_module: str = "qkv_proj",
 ) -> dict:
     moe = next((lay for lay in layers if lay.mlp.is_moe), None)
     rep = moe or layers[0]
@@ -43,6 +44,7 @@ def assemble(
         gated_mlp=rep.mlp.gated,
         norm=norm,
         qkv_layout=qkv_layout,
+        qkv_module=qkv_module,
         norms_per_layer=rep.norms,
         qkv_bias=a.qkv_bias,
         o_bias=a.o_bias,

@@ -88,4 +88,5 @@ def build(cfg: dict, name: str, display_name: str):
         hidden_act=cfg.get("activation") or "gelu",
         norm="layernorm",
         qkv_layout="fused",
+        qkv_module="query_key_value",  # modeling_falcon.py FalconAttention
     )
