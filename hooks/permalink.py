@@ -1,4 +1,6 @@
-"""The heading anchors' tooltip in the page's language.
+"""The theme's own strings in the page's language: the heading anchors' tooltip, and
+`theme_t(key, page)` for overrides/ templates (the wide tables' scroll hint, overrides/main.html;
+overrides/assets/site.js reads it from the page). A missing key fails the build.
 
 Python-Markdown's `toc` extension writes `<a class="headerlink" href="#id" title="Permanent
 link">` after every heading; its `permalink_title` is one text for the whole build, and
@@ -18,6 +20,7 @@ if str(Path(__file__).resolve().parent.parent) not in sys.path:  # mkdocs loads 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from markupsafe import escape  # noqa: E402
+from mkdocs.exceptions import PluginError  # noqa: E402
 
 from hooks import state  # noqa: E402
 
@@ -36,3 +39,16 @@ def localise_permalinks(html: str, title: str) -> str:
 def on_page_content(html, page, config, files):
     lang = state.page_lang(page)
     return localise_permalinks(html, state.current().strings[lang]["theme.permalink"])
+
+
+def theme_t(key: str, page) -> str:
+    """The text of `key` (templates/i18n/{az,en}.yaml, `theme.*`) in `page`'s language."""
+    strings = state.current().strings[state.page_lang(page)]
+    if not key.startswith("theme.") or key not in strings:
+        raise PluginError(f"theme_t: no theme string {key!r} in templates/i18n")
+    return strings[key]
+
+
+def on_env(env, config, files):
+    env.globals["theme_t"] = theme_t
+    return env

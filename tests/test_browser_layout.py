@@ -20,6 +20,13 @@ import pytest
 from conftest import ROOT
 
 from advisor import webapi
+from advisor.core import yamlsafe
+
+# the scroll hint in each language, as templates/i18n gives it (overrides/main.html)
+HINTS = {
+    lang: yamlsafe.load_file(ROOT / "templates" / "i18n" / f"{lang}.yaml")["theme.scroll_hint"]
+    for lang in ("az", "en")
+}
 
 pytestmark = pytest.mark.browser
 
@@ -105,6 +112,8 @@ def test_every_page_fits_and_wide_tables_say_they_scroll(contexts, site_server, 
                         "e => e.nextElementSibling && e.nextElementSibling.className"
                     )
                     assert hint == "x-scroll-hint", (lang, name)
+                    text = el.evaluate("e => e.nextElementSibling.textContent")
+                    assert text == HINTS[lang], (lang, name, text)
             if lang == "en" or viewport == "phone":
                 page.screenshot(path=str(SHOTS / f"layout-{viewport}-{lang}-{name}.png"))
                 # the first chart and the first wide table, where the page has them

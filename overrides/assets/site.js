@@ -44,17 +44,21 @@
   // Wide tables (issue 39): a scroller that hides columns to its right fades at that edge
   // (site.css `[data-more]`) and says so under it, in the page's language; the first column
   // stays in view (site.css, sticky). Checked on every page view, resize and calculator update.
-  var HINT = { az: "Digər sütunlar üçün cədvəli yana sürüşdürün →", en: "Scroll sideways for more columns →" };
+  // The hint's text is the page's own (overrides/main.html, templates/i18n `theme.scroll_hint`).
+  function hintText() {
+    var t = document.getElementById("x-scroll-hint-text");
+    return t ? t.content.textContent.trim() : "";
+  }
   var SCROLLERS = ".md-typeset__scrollwrap, .calc-result, .ar table.ar-t";
   function markScroller(el) {
     var wide = el.scrollWidth > el.clientWidth + 2;
     el.setAttribute("data-more", wide && el.scrollLeft + el.clientWidth < el.scrollWidth - 2 ? "1" : "0");
     var hint = el.nextElementSibling;
     if (!(hint && hint.classList.contains("x-scroll-hint"))) {
-      if (!wide) return;
+      if (!wide || !hintText()) return;
       hint = document.createElement("p");
       hint.className = "x-scroll-hint";
-      hint.textContent = HINT[document.documentElement.lang === "en" ? "en" : "az"];
+      hint.textContent = hintText();
       el.after(hint);
     }
     hint.hidden = !wide;
