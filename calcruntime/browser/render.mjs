@@ -297,11 +297,13 @@ function owningItems(r, S) {
     const p = i.params || {};
     let key = "calc.own.n." + i.key;
     if (i.key === "server" && p.entered) key += "_entered";
+    else if (i.key === "server" && p.assumed) key += "_assumed";
     else if (i.key === "software_support" && p.included) key += "_included";
     else if (i.key === "hardware_support" && p.desktop) key += "_none";
     else if ((i.key === "server" || i.key === "network" || i.key === "hosting") && i.priced && !(i.key === "server" ? p.system : i.key === "network" ? p.ports : p.kw)) key += "_none";
     const slots = { n: fmt(p.n ?? 0, S, 0), gpu: p.gpu ?? "", system: p.system ?? "", ports: fmt(p.ports ?? 0, S, 0), tiers: fmt(p.tiers ?? 0, S, 0), nodes: fmt(p.nodes ?? 0, S, 0), kw: fmt(p.kw ?? 0, S, 2), rate: money((p.rate ?? 0) * rate, cur, S), each: money((p.each ?? 0) * rate, cur, S), product: p.product ?? "", share: formatPercent(p.share ?? 0, S.lang === "az" ? "az" : "en", 1), months: fmt(p.months ?? 0, S, 0) };
     let text = i.priced || i.key === "server" ? fillText(tr(S, key, ""), slots) : "";
+    if (i.source && i.source.kind === "assumption") text = `${text} (${tr(S, "calc.own.assumption", "an assumption")})`.trim();
     if (i.source && i.source.kind === "secondary") text = `${text} (${tr(S, "calc.own.secondary", "secondary source")})`.trim();
     return text;
   };
@@ -522,6 +524,7 @@ function interactivityTable(r, S) {
       months: o ? fmt(o.horizon_months, S, 0) : MISSING,
     }));
     if (o && !o.server_priced) price += " " + esc(tr(S, "calc.sv.server_unpriced", ""));
+    else if (o && o.server_assumed) price += " " + esc(tr(S, "calc.sv.server_assumed", ""));
   } else price = esc(tr(S, "calc.sv.no_price", ""));
   return `<p class="calc-note">${esc(tr(S, "calc.sv.curve_head", ""))}</p>${table(head, rows, "calc-curve")}<p class="calc-note" data-out="price_note">${price}</p>`;
 }
