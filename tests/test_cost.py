@@ -479,3 +479,17 @@ def test_the_owning_plan_carries_the_systems_kind_cooling_and_power():
         electricity_usd_per_kwh=0.1,
     )  # fmt: skip
     assert rack.system_kind == "rack" and rack.system_priced_whole and rack.cooling == "liquid"
+
+
+def test_the_serving_calculators_owned_hour_flags_an_assumed_server():
+    """The owned cost per busy GPU-hour (advisor.money.interactivity, the serving calculator's
+    curve) counts the 8-OAM server's stated assumption and says so (`server_assumed`)."""
+    from advisor.data.catalog import load_catalog
+    from advisor.money import interactivity
+
+    cat = load_catalog()
+    kw = dict(utilisation=0.5, horizon_months=36, electricity_usd_per_kwh=0.1)
+    mi = interactivity.owned_usd_per_gpu_hour(cat.gpu("mi300x"), 8, cat.systems, **kw)
+    h = interactivity.owned_usd_per_gpu_hour(cat.gpu("h100-sxm"), 8, cat.systems, **kw)
+    assert mi.server_priced and mi.server_assumed and mi.to_dict()["server_assumed"]
+    assert h.server_priced and not h.server_assumed
