@@ -414,3 +414,82 @@ def test_a_desktop_box_has_no_data_centre_support_contract():
     share = cat.owning.value("hardware_support_fraction_per_year")
     purchase = sum(i.usd for i in server.items if i.key in ("cards", "server", "network"))
     assert server.item("hardware_support").usd_per_year == pytest.approx(purchase * share)
+
+
+def test_an_unpublished_server_price_is_counted_as_a_labelled_assumption():
+    """Issue 38: an 8-OAM server has no published price (catalog/systems/oam-8.yaml:
+    `server_usd: null`); the owning plan counts its stated assumption, never 0, and flags it in
+    the plan, the item (params, note, source kind) and its dict, the way every face shows it."""
+    from advisor.data.catalog import load_catalog
+
+    cat = load_catalog()
+    oam8 = next(s for s in cat.systems if s.id == "oam-8")
+    plan = cost.owning_plan(
+        cat.gpu("mi300x"), 16, systems=cat.systems, figures=cat.owning, horizon_months=36,
+        electricity_usd_per_kwh=0.1,
+    )  # fmt: skip
+    server = plan.item("server")
+    assert plan.server_priced and plan.server_assumed and plan.nodes == 2
+    assert server.usd == plan.own.server_usd == 2 * oam8.server_usd_assumed > 0
+    assert server.params["assumed"] is True and "ask the vendor" in server.note
+    assert server.source["kind"] == "assumption"
+    assert plan.to_dict()["server_assumed"] is True
+    # hardware support and resale count the assumed server like any other
+    purchase = sum(i.usd for i in plan.items if i.key in ("cards", "server", "network"))
+    share = cat.owning.value("hardware_support_fraction_per_year")
+    assert plan.item("hardware_support").usd_per_year == pytest.approx(purchase * share)
+    # a read price (hgx-8) and the buyer's own figure are not assumptions
+    hgx = cost.owning_plan(
+        cat.gpu("h100-sxm"), 8, systems=cat.systems, figures=cat.owning, horizon_months=36,
+        electricity_usd_per_kwh=0.1,
+    )  # fmt: skip
+    assert hgx.server_priced and not hgx.server_assumed
+    assert "assumed" not in hgx.item("server").params
+    entered = cost.owning_plan(
+        cat.gpu("mi300x"), 8, systems=cat.systems, figures=cat.owning, horizon_months=36,
+        electricity_usd_per_kwh=0.1, server_usd=50_000.0,
+    )  # fmt: skip
+    assert not entered.server_assumed and entered.item("server").usd == 50_000.0
+
+
+def test_the_owning_plan_carries_the_systems_kind_cooling_and_power():
+    """One computation: the plan carries what the report used to look up a second time
+    (advisor.data.systems.purchase_for): the system's kind, cooling, whole power (all systems)
+    and whether it is priced whole."""
+    from advisor.data import systems
+    from advisor.data.catalog import load_catalog
+
+    cat = load_catalog()
+    for gid, n in (("gb200", 72), ("h100-sxm", 16), ("dgx-spark", 2)):
+        gpu = cat.gpu(gid)
+        plan = cost.owning_plan(
+            gpu, n, systems=cat.systems, figures=cat.owning, horizon_months=36,
+            electricity_usd_per_kwh=0.1,
+        )  # fmt: skip
+        bought = systems.purchase_for(gpu, n, cat.systems)
+        s = bought.system
+        assert plan.system_kind == s.kind and plan.cooling == s.cooling
+        assert plan.system_priced_whole == (bought.system_usd is not None)
+        want = None if s.system_power_w is None else s.system_power_w * bought.nodes
+        assert plan.system_power_w == want
+        d = plan.to_dict()
+        assert (d["system_kind"], d["cooling"], d["system_power_w"]) == (s.kind, s.cooling, want)
+    rack = cost.owning_plan(
+        cat.gpu("gb200"), 72, systems=cat.systems, figures=cat.owning, horizon_months=36,
+        electricity_usd_per_kwh=0.1,
+    )  # fmt: skip
+    assert rack.system_kind == "rack" and rack.system_priced_whole and rack.cooling == "liquid"
+
+
+def test_the_serving_calculators_owned_hour_flags_an_assumed_server():
+    """The owned cost per busy GPU-hour (advisor.money.interactivity, the serving calculator's
+    curve) counts the 8-OAM server's stated assumption and says so (`server_assumed`)."""
+    from advisor.data.catalog import load_catalog
+    from advisor.money import interactivity
+
+    cat = load_catalog()
+    kw = dict(utilisation=0.5, horizon_months=36, electricity_usd_per_kwh=0.1)
+    mi = interactivity.owned_usd_per_gpu_hour(cat.gpu("mi300x"), 8, cat.systems, **kw)
+    h = interactivity.owned_usd_per_gpu_hour(cat.gpu("h100-sxm"), 8, cat.systems, **kw)
+    assert mi.server_priced and mi.server_assumed and mi.to_dict()["server_assumed"]
+    assert h.server_priced and not h.server_assumed

@@ -454,3 +454,32 @@ def test_rented_tokens_are_priced_on_the_whole_instances_billed():
     w = rec.Workload(model=LLAMA8, task="inference", batch=4, acquire="rent")
     r = by(rec.recommend(w, cat), "big80", 2)
     assert r.ok and r.per_million_tokens == pytest.approx(2.0 * 8 / (r.tokens_per_s * 3600) * 1e6)
+
+
+def test_an_assumed_server_price_is_a_note_on_the_row():
+    """Issue 38: 8 x MI300X owned go into an 8-OAM server with no published price
+    (catalog/systems/oam-8.yaml): the row counts the stated assumption (never 0) and says so
+    in a note that names the system and the amount."""
+    from advisor.money import cost
+
+    cat = load_catalog()
+    w = rec.Workload(
+        model=cat.model("llama-3.1-70b").spec, task="inference", batch=200, seq=4096,
+        target_tokens_per_s_per_user=15.0, acquire="own", horizon_months=36,
+        formats=("fp8", "bf16"),
+    )  # fmt: skip
+    ok = {(r.gpu_id, r.count): r for r in rec.recommend(w, cat) if r.ok}
+    mi = ok[("mi300x", 8)]
+    assert mi.system == "oam-8" and mi.server_priced and mi.server_assumed
+    note = next(n for n in mi.notes if n.key == "recommend.server_assumed")
+    oam8 = next(s for s in cat.systems if s.id == "oam-8")
+    assert note.params["cost"] == pytest.approx(oam8.server_usd_assumed)
+    assert "ask the vendor" in note.message
+    plan = cost.owning_plan(
+        cat.gpu("mi300x"), 8, systems=cat.systems, figures=cat.owning, horizon_months=36,
+        electricity_usd_per_kwh=w.electricity_usd_per_kwh, pue=w.pue,
+    )  # fmt: skip
+    assert mi.purchase == pytest.approx(plan.own.purchase_usd)
+    h = ok[("h200", 8)]  # an HGX server, a read (secondary) price: no note
+    assert h.system == "hgx-8" and not h.server_assumed
+    assert not any(n.key == "recommend.server_assumed" for n in h.notes)

@@ -876,3 +876,44 @@ def test_serving_formats_are_searched_when_the_profile_says_auto():
     assert r["weights"] in sfit.SEARCH_FORMATS and r["kv_dtype"] in sfit.SEARCH_KV
     html = report.render_html(data, report.Publisher("P"))
     assert f"{r['weights'].upper()} weights, {r['kv_dtype'].upper()} KV cache" in html
+
+
+@pytest.mark.parametrize("lang", ["en", "az"])
+def test_an_assumed_server_price_is_said_in_the_report_and_the_budget_calculator(lang):
+    """Issue 38: the bank example owns 8 x MI300X in an 8-OAM server, whose price no source
+    publishes (catalog/systems/oam-8.yaml). The report counts the stated assumption, says so in
+    its cost table ("ask the vendor for a quote") and lists its source as an assumption; the
+    budget calculator's owning items carry the same flag and the same amount."""
+    from advisor import webapi
+
+    profile = load_profile(ROOT / "examples" / "bank-serving-70b.yaml", CATALOG)
+    data = report.build_report(profile, CATALOG, lang=lang)
+    c = data["workloads"][0]["cost"]
+    t = c["tco"]
+    assert t["system_id"] == "oam-8" and t["server_assumed"] and t["server"] > 0
+    html = report.render_html(data, PUBLISHER)
+    cost_text = report.tr(
+        lang, "cost.server_assumed", n=t["nodes"], system=t["system"], cost="X"
+    ).split("X")[-1]
+    assert cost_text in html
+    assert "assumption" in {s["kind"] for s in data["sources"]}
+    assert report.tr(lang, "src.kind.assumption") in html
+    webapi.set_catalog(CATALOG)
+    got = webapi.run(
+        "budget",
+        {
+            "gpu": c["own"]["gpu_id"],
+            "gpus": c["own"]["count"],
+            "utilisation": c["utilisation"],
+            "horizon_months": c["horizon_months"],
+            "electricity_usd_per_kwh": t["electricity_usd_per_kwh"],
+            "pue": t["pue"],
+            "cloud_usd_per_gpu_hour": c["equivalent_usd_per_gpu_hour"],
+            "currency": data["currency"],
+            "model": "",
+        },
+    )
+    server = next(i for i in got["owning"]["items"] if i["key"] == "server")
+    assert got["owning"]["server_assumed"] and server["params"]["assumed"]
+    assert server["source"]["kind"] == "assumption"
+    assert round(server["usd"] * got["tco"]["rate"], 2) == round(t["server"], 2)

@@ -38,9 +38,13 @@ def test_sxm_and_oam_cards_go_into_their_boards():
     assert (q.system.id, q.nodes) == ("pcie-8", 2) and q.server_usd == 2 * q.system.server_usd
     assert q.system.sources["server_usd"]["kind"] == "secondary"
     r = systems.purchase_for(h100, 4, CAT.systems)
-    # no public price read: half the 8-GPU server's, a stated assumption (never counted as free)
-    assert (r.system.id, r.nodes, r.server_usd) == ("hgx-4", 1, 16005.0)
-    assert "assumed half" in r.system.sources["server_usd"]["note"]
+    # no public price read: not priced in the data, counted at half the 8-GPU server's, a stated
+    # assumption flagged as such (never counted as free, never passed off as priced)
+    assert r.system.id == "hgx-4" and r.system.server_usd is None
+    assert (r.nodes, r.server_usd, r.server_assumed) == (1, 16005.0, True)
+    src = r.system.sources["server_usd_assumed"]
+    assert src["kind"] == "assumption" and "assumed half" in src["note"]
+    assert not p.server_assumed and not q.server_assumed
 
 
 @pytest.mark.parametrize(
@@ -189,3 +193,69 @@ def test_a_rack_spans_its_nvlink_domain_and_a_box_links_over_its_nic():
     assert sfit.tp_fabric(gb200, 64) is None  # inside the rack: NVLink, not InfiniBand
     assert sfit.tp_fabric(h100, 16) is not None
     assert sfit.multi_node_degrees(spec, 2, spark) == (2,)  # two Sparks over ConnectX-7
+
+
+def test_servers_without_a_published_price_are_assumptions_and_say_so():
+    """Issue 38: a server price read in no source is `server_usd: null` (not priced) with a
+    stated assumption of kind `assumption`; a read price is never of that kind."""
+    by_id = {s.id: s for s in CAT.systems}
+    for sid in ("hgx-4", "oam-4", "oam-8"):
+        s = by_id[sid]
+        assert s.server_usd is None and s.server_usd_assumed is not None
+        assert s.sources["server_usd_assumed"]["kind"] == "assumption"
+        assert "server_usd" not in s.sources
+    for sid in ("hgx-8", "pcie-8"):
+        s = by_id[sid]
+        assert s.server_usd is not None and s.server_usd_assumed is None
+        assert s.sources["server_usd"]["kind"] == "secondary"
+    mi300x = CAT.gpu("mi300x")
+    p = systems.purchase_for(mi300x, 16, CAT.systems)
+    assert (p.system.id, p.nodes, p.server_assumed) == ("oam-8", 2, True)
+    assert p.server_usd == 2 * by_id["oam-8"].server_usd_assumed
+
+
+@pytest.mark.parametrize(
+    "change,field",
+    [
+        # an assumption beside a read price
+        ({"server_usd_assumed": 1000.0}, "server_usd_assumed"),
+        # a read price passed off as an assumption
+        (
+            {
+                "sources": {
+                    "server_usd": {
+                        "url": "https://example.org/x",
+                        "read": "2026-12-06",
+                        "kind": "assumption",
+                        "checked": "derived",
+                    }
+                }
+            },
+            "sources.server_usd.kind",
+        ),
+    ],
+)
+def test_assumed_server_prices_are_checked(change, field):
+    docs = read_documents(default_root())
+    bad = copy.deepcopy(docs)
+    doc = bad["systems/hgx-8.yaml"]
+    if "sources" in change:
+        doc["sources"] = {**doc["sources"], **change["sources"]}
+    else:
+        doc.update(change)
+    with pytest.raises(AdvisorError) as e:
+        catalog_from_documents(bad)
+    assert "systems/hgx-8.yaml" in e.value.message and e.value.field.endswith(":" + field)
+
+
+def test_an_assumption_needs_kind_assumption():
+    docs = read_documents(default_root())
+    bad = copy.deepcopy(docs)
+    doc = bad["systems/oam-8.yaml"]
+    doc["sources"]["server_usd_assumed"] = {
+        **doc["sources"]["server_usd_assumed"],
+        "kind": "secondary",
+    }
+    with pytest.raises(AdvisorError) as e:
+        catalog_from_documents(bad)
+    assert e.value.field.endswith(":sources.server_usd_assumed.kind")

@@ -518,3 +518,29 @@ def test_fp4_choices_follow_the_card():
     for g in CAT.gpus:
         for f in g.fp4_formats:
             assert ch(g.id)["weights"][f] == "native", (g.id, f)
+
+
+def test_picker_and_budget_flag_an_assumed_server_price():
+    """Issue 38: the bank case (Llama 3.1 70B, 200 users, 4k, 20 tok/s each, owned) ranks
+    8 x MI300X in an 8-OAM server first; that server has no published price, so the picker row
+    and the budget calculator's owning items say it is a stated assumption (the page marks
+    the row and its item), while an HGX row (a read price) does not."""
+    from advisor.data.catalog import load_catalog
+
+    webapi.set_catalog(load_catalog())
+    p = webapi.run(
+        "picker",
+        {"model": "llama-3.1-70b", "task": "inference", "batch": 200, "seq": 4096,
+         "acquire": "own", "per_user_tokens_per_s": 20},
+    )  # fmt: skip
+    rows = {(x["gpu_id"], x["count"]): x for x in p["recommended"]}
+    assert rows[("mi300x", 8)]["server_assumed"] and rows[("mi300x", 8)]["system"] == "oam-8"
+    assert rows[("h200", 8)]["server_assumed"] is False
+    b = webapi.run(
+        "budget",
+        {"gpu": "mi300x", "gpus": 8, "utilisation": 0.7, "horizon_months": 36,
+         "electricity_usd_per_kwh": 0.1, "currency": "USD", "model": ""},
+    )  # fmt: skip
+    assert b["owning"]["server_assumed"] and b["system"]["server_assumed"]
+    server = next(i for i in b["owning"]["items"] if i["key"] == "server")
+    assert server["usd"] == b["server_usd"] > 0 and server["source"]["kind"] == "assumption"

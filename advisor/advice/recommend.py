@@ -231,6 +231,8 @@ class Recommendation:
     purchase: float | None = None  # own: what is bought (cards, server), in `currency`
     system: str | None = None  # own: the catalog/systems id the cards go into
     server_priced: bool | None = None  # own: False when that system has no public price
+    # own: True when the server counted is the catalog's stated assumption (no published price)
+    server_assumed: bool | None = None
     reasons: tuple[Reason, ...] = field(default=())
     # Flags on an accepted row (e.g. a training run that outlasts the horizon), same shape
     notes: tuple[Reason, ...] = field(default=())
@@ -493,6 +495,7 @@ def _judge(
         "purchase": None,
         "system": None,
         "server_priced": None,
+        "server_assumed": None,
     }
 
     def reject(reason: Reason) -> dict:
@@ -737,21 +740,43 @@ def _judge_money(
     own_cost = purchase = None
     # SXM / OAM: whole boards only; racks of 72; at most `max_systems` boxes (advisor.data.systems)
     board = not systems.ownable(gpu, count, sys_catalog)
-    # a card with a price, or a rack / desktop box priced whole (Purchase.prices)
-    ownable_priced = systems.purchase_for(gpu, count, sys_catalog).prices(gpu, count) is not None
-    if w.acquire != "rent" and ownable_priced and not board:
-        plan = cost.owning_plan(
-            gpu,
-            count,
-            electricity_usd_per_kwh=w.electricity_usd_per_kwh,
-            horizon_months=horizon_months,
-            systems=sys_catalog,
-            figures=figures,
-            pue=max(1.0, w.pue),
-            extra_server_usd=w.server_usd_per_gpu * count,
-        )
+    plan = None
+    if w.acquire != "rent" and not board:
+        # the one owning plan (advisor.money.cost.owning_plan): a card with a price, or a rack /
+        # desktop box priced whole; neither priced: not ownable here
+        try:
+            plan = cost.owning_plan(
+                gpu,
+                count,
+                electricity_usd_per_kwh=w.electricity_usd_per_kwh,
+                horizon_months=horizon_months,
+                systems=sys_catalog,
+                figures=figures,
+                pue=max(1.0, w.pue),
+                extra_server_usd=w.server_usd_per_gpu * count,
+            )
+        except AdvisorError as exc:
+            if exc.key != "budget.no_price":
+                raise
+    if plan is not None:
         rec["system"] = plan.system_id
         rec["server_priced"] = plan.server_priced
+        rec["server_assumed"] = plan.server_assumed
+        if plan.server_assumed:
+            # no published server price: the stated assumption is counted, and said
+            server_usd = plan.item("server").usd * factor
+            rec["notes"] = (
+                *rec["notes"],
+                _reason(
+                    "recommend.server_assumed",
+                    f"{plan.nodes} x {plan.system_name}: the server's price is an assumption "
+                    f"({server_usd:,.0f} {w.currency}), not published; ask the vendor for a quote",
+                    n=plan.nodes,
+                    system=plan.system_name,
+                    cost=round(server_usd, 2),
+                    currency=w.currency,
+                ),
+            )
         own_total, purchase_usd = _own_cost(plan.own, util, horizon_months)
         own_cost = rec["own_cost"] = own_total * factor
         purchase = rec["purchase"] = purchase_usd * factor

@@ -798,6 +798,11 @@ def run_serve(args) -> int:
             f"GPUs bought as whole systems, {owned.utilisation:.0%} busy over "
             f"{owned.horizon_months} months"
             + ("" if owned.server_priced else "; the server has no public price, not counted")
+            + (
+                "; the server's price is an assumption, not published: ask the vendor for a quote"
+                if owned.server_assumed
+                else ""
+            )
             + ")"
         )
     if load is not None:

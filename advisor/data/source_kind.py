@@ -1,8 +1,10 @@
 """The kind of a source: `vendor` (the maker's, the cloud provider's or the model publisher's
 own document, a datasheet), `official` (a statistics office, a standards body, a central
 bank), `paper` / `measurement` (peer-reviewed or preprint research, a benchmark body's
-results), or `secondary` (analysts, press, blogs, third-party sites and repositories). A
-report lists secondary sources as such (issue 38: prefer datasheets, vendor documents and
+results), `secondary` (analysts, press, blogs, third-party sites and repositories), or
+`assumption` (declared only: no figure was published, the catalog states how it assumed one,
+e.g. catalog/systems `server_usd_assumed`). A report lists secondary sources and assumptions as
+such (issue 38: prefer datasheets, vendor documents and
 measurements). A source may declare its kind (catalog/systems `kind:`); otherwise the host
 (and for GitHub the organisation) decides, by the tables below.
 """
@@ -12,7 +14,7 @@ from __future__ import annotations
 from urllib.parse import urlparse
 
 PRIMARY = ("vendor", "datasheet", "official", "paper", "measurement")
-KINDS = (*PRIMARY, "secondary")
+KINDS = (*PRIMARY, "secondary", "assumption")
 
 VENDOR_HOSTS = (
     "nvidia.com",

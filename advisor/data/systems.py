@@ -5,8 +5,15 @@ accelerators per system (`gpus`), the price of everything but the accelerators (
 null where no public figure was read), the server's own power beside the cards, its rack units
 and its support per year; every figure with its source {url, read, kind, checked}.
 
-`kind` of a source: `vendor` / `datasheet` (the maker's own document), `measurement`, or
-`secondary` (an analyst's or a third party's figure: a report lists it as such).
+`kind` of a source: `vendor` / `datasheet` (the maker's own document), `measurement`,
+`secondary` (an analyst's or a third party's figure: a report lists it as such), `press`, or
+`assumption` (no figure was read: a stated assumption, shown as such in every face).
+
+A server whose price was not found in any public source has `server_usd: null` (not priced) and
+may carry `server_usd_assumed`: a stated assumption (its source of kind `assumption` says how it
+was made) that the owned costs count so that an unpriced server is not free, and that every face
+labels as assumed ("no published price; ask a vendor for a quote": `Purchase.server_assumed`,
+advisor.money.cost.OwningPlan.server_assumed).
 
 An owned configuration of N accelerators is made of whole systems: N / gpus of one system (SXM
 and OAM: N a multiple of the board size; PCIe: any N up to the slots, in as many servers as
@@ -32,11 +39,12 @@ from ..core.errors import AdvisorError, check_http_url
 from .hardware import FORM_FACTORS
 
 KINDS = ("server", "rack", "desktop")
-SOURCE_KINDS = ("vendor", "datasheet", "measurement", "secondary", "press")
+SOURCE_KINDS = ("vendor", "datasheet", "measurement", "secondary", "press", "assumption")
 CHECKED = ("stored-copy", "recalled", "derived", "measured")
 COOLING = ("air", "liquid")
 FIGURES = (
     "server_usd",
+    "server_usd_assumed",
     "host_power_w",
     "rack_units",
     "support_usd_per_year",
@@ -57,6 +65,7 @@ _KEYS = (
     "gpus",
     "max_gpus_only",
     "server_usd",
+    "server_usd_assumed",
     "host_power_w",
     "rack_units",
     "support_usd_per_year",
@@ -99,6 +108,8 @@ class System:
     memory_configs_gib: tuple[float, ...] = ()
     note: str = ""
     sources: dict = field(default_factory=dict, compare=False)
+    # not priced (`server_usd` None): a stated assumption, labelled as such (module docstring)
+    server_usd_assumed: float | None = None
 
     def carries(self, gpu) -> bool:
         ff = str(getattr(gpu, "form_factor", "") or "")
@@ -150,12 +161,23 @@ def system_from_dict(doc, name: str) -> System:
         pass  # a box on a desk takes no rack space
     elif isinstance(ru, bool) or not isinstance(ru, int) or not 1 <= ru <= 60:
         raise _err(name, "rack_units", "a whole number from 1 to 60")
-    for k, hi in (("server_usd", 1e8), ("host_power_w", 2e5), ("support_usd_per_year", 1e7)):
+    for k, hi in (
+        ("server_usd", 1e8),
+        ("server_usd_assumed", 1e8),
+        ("host_power_w", 2e5),
+        ("support_usd_per_year", 1e7),
+    ):
         v = doc.get(k)
         if v is None and k != "host_power_w":
             continue
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= hi:
             raise _err(name, k, f"a number from 0 to {hi:g}")
+    if doc.get("server_usd_assumed") is not None and doc.get("server_usd") is not None:
+        raise _err(
+            name,
+            "server_usd_assumed",
+            "an assumption only where no price was read (server_usd: null)",
+        )
     sysp = doc.get("system_usd")
     if sysp is not None and (
         isinstance(sysp, bool) or not isinstance(sysp, (int, float)) or not 0 < sysp <= 1e9
@@ -219,6 +241,16 @@ def system_from_dict(doc, name: str) -> System:
             raise _err(name, f"sources.{k}.kind", f"one of {', '.join(SOURCE_KINDS)}")
         if s.get("checked") not in CHECKED:
             raise _err(name, f"sources.{k}.checked", f"one of {', '.join(CHECKED)}")
+        # an assumption is never passed off as a read price, nor a read price as an assumption
+        if (k == "server_usd_assumed") != (s["kind"] == "assumption") and k in (
+            "server_usd",
+            "server_usd_assumed",
+        ):
+            raise _err(
+                name,
+                f"sources.{k}.kind",
+                "server_usd_assumed takes kind assumption; a read server_usd never does",
+            )
     return System(
         id=doc["id"],
         name=doc["name"],
@@ -226,6 +258,9 @@ def system_from_dict(doc, name: str) -> System:
         form_factors=tuple(ffs),
         gpus=gpus,
         server_usd=None if doc.get("server_usd") is None else float(doc["server_usd"]),
+        server_usd_assumed=(
+            None if doc.get("server_usd_assumed") is None else float(doc["server_usd_assumed"])
+        ),
         host_power_w=float(doc["host_power_w"]),
         rack_units=ru,
         support_usd_per_year=(
@@ -281,11 +316,14 @@ class Purchase:
 
     system: System | None
     nodes: int
-    server_usd: float | None  # all systems' non-accelerator price; None: not priced
+    # all systems' non-accelerator price (the read figure, else the stated assumption:
+    # `server_assumed`); None: neither
+    server_usd: float | None
     host_power_w: float
     rack_units: int | None
     support_usd_per_year: float | None
     system_usd: float | None = None  # racks and boxes: all systems' whole price, cards included
+    server_assumed: bool = False  # `server_usd` is the system's stated assumption, not a price
 
     def to_dict(self) -> dict:
         d = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "system"}
@@ -306,7 +344,9 @@ class Purchase:
 
 def purchase_for(gpu, count: int, systems=()) -> Purchase:
     """The systems that hold `count` x `gpu`: the largest board size that divides `count`
-    (SXM / OAM), or enough PCIe servers; no system known: none (server not priced)."""
+    (SXM / OAM), or enough PCIe servers; no system known: none (server not priced). A server
+    with no read price is counted at its stated assumption (`server_usd_assumed`), flagged
+    `server_assumed`."""
     own = _carrying(gpu, systems)
     fixed = [s for s in own if not s.max_gpus_only and count % s.gpus == 0]
     slots = [s for s in own if s.max_gpus_only]
@@ -318,10 +358,12 @@ def purchase_for(gpu, count: int, systems=()) -> Purchase:
         nodes = math.ceil(count / s.gpus)
     else:
         return Purchase(None, 0, None, 0.0, None, None)
+    each = s.server_usd if s.server_usd is not None else s.server_usd_assumed
     return Purchase(
         system=s,
         nodes=nodes,
-        server_usd=None if s.server_usd is None else s.server_usd * nodes,
+        server_usd=None if each is None else each * nodes,
+        server_assumed=s.server_usd is None and s.server_usd_assumed is not None,
         host_power_w=s.host_power_w * nodes,
         rack_units=None if s.rack_units is None else s.rack_units * nodes,
         support_usd_per_year=(

@@ -372,9 +372,19 @@ class OwningPlan:
     nodes: int
     rack_units: int | None
     it_kw: float  # the cards and servers at full load, before PUE
-    server_priced: bool
+    server_priced: bool  # the server is counted (a read price, an assumption, or entered)
     resale_fraction: float
     resale_source: dict | None
+    # the server counted is the catalog's stated assumption (no published price: every face
+    # says so, "ask the vendor for a quote"; advisor.data.systems `server_usd_assumed`)
+    server_assumed: bool = False
+    # the system bought (advisor.data.systems.System): its kind (server, rack, desktop), cooling
+    # and whole power (racks and boxes, all systems), and whether it is priced whole, so that
+    # no face looks the system up a second time
+    system_kind: str | None = None
+    cooling: str | None = None
+    system_power_w: float | None = None
+    system_priced_whole: bool = False
 
     def item(self, key: str) -> OwningItem | None:
         return next((i for i in self.items if i.key == key), None)
@@ -388,8 +398,13 @@ class OwningPlan:
             "rack_units": self.rack_units,
             "it_kw": self.it_kw,
             "server_priced": self.server_priced,
+            "server_assumed": self.server_assumed,
             "resale_fraction": self.resale_fraction,
             "resale_source": self.resale_source,
+            "system_kind": self.system_kind,
+            "cooling": self.cooling,
+            "system_power_w": self.system_power_w,
+            "system_priced_whole": self.system_priced_whole,
         }
 
 
@@ -422,7 +437,10 @@ def owning_plan(
     - cards: the catalog price (or `price_usd`);
     - server: whole systems (advisor.data.systems.purchase_for: the price of everything beside
       the cards, its own power, rack units), or the buyer's `server_usd`; `extra_server_usd`
-      (a profile's share per GPU) is added;
+      (a profile's share per GPU) is added. A server with no published price is counted at the
+      catalog's stated assumption (`server_usd_assumed`), flagged `OwningPlan.server_assumed`
+      and said in the item ("ask the vendor for a quote"), so that it is neither free nor
+      passed off as priced;
     - network beyond the server: none for one server (its NICs are in its price); more than one
       server (or desktop box): a cable or pair of optics per GPU port (one 400 Gb/s port per
       accelerator, rail-optimised) and, past two nodes (which link port to port), a switch port
@@ -494,14 +512,21 @@ def owning_plan(
     else:
         server_priced = bought.server_usd is not None
         server = bought.server_usd or 0.0
-        src = sys_.sources.get("server_usd")
+        # no published price: the catalog's stated assumption, labelled as such
+        assumed = server_priced and getattr(bought, "server_assumed", False)
+        src = sys_.sources.get("server_usd_assumed" if assumed else "server_usd")
+        params = {"n": bought.nodes, "system": sys_.name}
+        note = f"{bought.nodes} x {sys_.name}"
+        if assumed:
+            params["assumed"] = True
+            note += ": an assumption, no published price (ask the vendor for a quote)"
         items.append(
             OwningItem(
                 "server",
                 usd=server if server_priced else None,
                 priced=server_priced,
-                note=f"{bought.nodes} x {sys_.name}",
-                params={"n": bought.nodes, "system": sys_.name},
+                note=note,
+                params=params,
                 source=None
                 if src is None
                 else {"url": src.get("url"), "read": src.get("read"), "kind": src.get("kind")},
@@ -648,6 +673,7 @@ def owning_plan(
         support_usd_per_year=support,
         resale_fraction=share,
     )
+    spw = None if sys_ is None else getattr(sys_, "system_power_w", None)
     return OwningPlan(
         own=own,
         items=tuple(items),
@@ -659,6 +685,13 @@ def owning_plan(
         server_priced=server_priced,
         resale_fraction=share,
         resale_source=rsrc,
+        server_assumed=(
+            server_usd is None and whole is None and bool(getattr(bought, "server_assumed", False))
+        ),
+        system_kind=None if sys_ is None else getattr(sys_, "kind", None),
+        cooling=None if sys_ is None else getattr(sys_, "cooling", None),
+        system_power_w=None if spw is None else spw * bought.nodes,
+        system_priced_whole=getattr(bought, "system_usd", None) is not None,
     )
 
 

@@ -71,6 +71,7 @@ class OwnedHour:
     utilisation: float
     horizon_months: int
     server_priced: bool
+    server_assumed: bool = False  # the server counted is a stated assumption (not published)
 
     def to_dict(self) -> dict:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -121,6 +122,7 @@ def owned_usd_per_gpu_hour(
         utilisation=utilisation,
         horizon_months=horizon_months,
         server_priced=bought.server_usd is not None,
+        server_assumed=bool(getattr(bought, "server_assumed", False)),
     )
 
 

@@ -363,9 +363,6 @@ def _cost(best, aw: rec.Workload, w: Workload, profile: Profile, catalog, rates)
         rent_hours = max(rent_hours, rent_r.hours)
     rent_usd = cost.offer_price(offer, "on_demand") * billed * rent_hours
     eq_price = rent_usd / (own_r.count * horizon_h * util_own)
-    from ..data import systems
-
-    bought = systems.purchase_for(gpu, own_r.count, getattr(catalog, "systems", ()))
     plan = cost.owning_plan(
         gpu,
         own_r.count,
@@ -398,13 +395,13 @@ def _cost(best, aw: rec.Workload, w: Workload, profile: Profile, catalog, rates)
         "cards": plan.item("cards").usd * res.rate,
         "server": server_usd * res.rate,
         "server_priced": plan.server_priced,
-        # a rack or a desktop box priced whole (issue 34): its kind, cooling and whole power
-        "system_kind": None if bought.system is None else bought.system.kind,
-        "system_priced_whole": bought.system_usd is not None,
-        "cooling": None if bought.system is None else bought.system.cooling,
-        "system_power_w": None
-        if bought.system is None or bought.system.system_power_w is None
-        else bought.system.system_power_w * bought.nodes,
+        "server_assumed": plan.server_assumed,
+        # a rack or a desktop box priced whole (issue 34): its kind, cooling and whole power,
+        # carried on the one owning plan (advisor.money.cost.OwningPlan)
+        "system_kind": plan.system_kind,
+        "system_priced_whole": plan.system_priced_whole,
+        "cooling": plan.cooling,
+        "system_power_w": plan.system_power_w,
         "system": plan.system_name,
         "system_id": plan.system_id,
         "nodes": plan.nodes,

@@ -415,7 +415,10 @@ class Sections:
             server = self.t("cost.server_none")
         elif t["server_priced"]:
             server = self.t(
-                "cost.server_v", n=t["nodes"], system=t["system"], cost=self.money(t["server"])
+                "cost.server_assumed" if t.get("server_assumed") else "cost.server_v",
+                n=t["nodes"],
+                system=t["system"],
+                cost=self.money(t["server"]),
             )
         else:
             server = self.t("cost.server_unpriced", n=t["nodes"], system=t["system"])

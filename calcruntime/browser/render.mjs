@@ -297,11 +297,13 @@ function owningItems(r, S) {
     const p = i.params || {};
     let key = "calc.own.n." + i.key;
     if (i.key === "server" && p.entered) key += "_entered";
+    else if (i.key === "server" && p.assumed) key += "_assumed";
     else if (i.key === "software_support" && p.included) key += "_included";
     else if (i.key === "hardware_support" && p.desktop) key += "_none";
     else if ((i.key === "server" || i.key === "network" || i.key === "hosting") && i.priced && !(i.key === "server" ? p.system : i.key === "network" ? p.ports : p.kw)) key += "_none";
     const slots = { n: fmt(p.n ?? 0, S, 0), gpu: p.gpu ?? "", system: p.system ?? "", ports: fmt(p.ports ?? 0, S, 0), tiers: fmt(p.tiers ?? 0, S, 0), nodes: fmt(p.nodes ?? 0, S, 0), kw: fmt(p.kw ?? 0, S, 2), rate: money((p.rate ?? 0) * rate, cur, S), each: money((p.each ?? 0) * rate, cur, S), product: p.product ?? "", share: formatPercent(p.share ?? 0, S.lang === "az" ? "az" : "en", 1), months: fmt(p.months ?? 0, S, 0) };
     let text = i.priced || i.key === "server" ? fillText(tr(S, key, ""), slots) : "";
+    if (i.source && i.source.kind === "assumption") text = `${text} (${tr(S, "calc.own.assumption", "an assumption")})`.trim();
     if (i.source && i.source.kind === "secondary") text = `${text} (${tr(S, "calc.own.secondary", "secondary source")})`.trim();
     return text;
   };
@@ -338,13 +340,15 @@ function clusterLink(r, S) {
 
 function renderPicker(r, S) {
   const serving = r.task === "inference";
-  const rows = r.recommended.map((x) => [x.rank, x.gpu_name, x.count, shardingText(x.sharding, S), x.cost == null ? MISSING : money(x.cost, x.currency, S), x.mode ? tr(S, "calc.o." + x.mode, x.mode) : MISSING, x.tokens_per_s == null ? MISSING : fmt(x.tokens_per_s, S, 0), ...(serving ? [x.tokens_per_s_per_user == null ? MISSING : fmt(x.tokens_per_s_per_user, S, 1), x.weights ? tr(S, "calc.o." + x.weights, x.weights) : MISSING] : [])]);
+  const rows = r.recommended.map((x) => [x.rank, x.gpu_name, x.count, shardingText(x.sharding, S), x.cost == null ? MISSING : money(x.cost, x.currency, S) + (x.mode === "own" && x.server_assumed ? " *" : ""), x.mode ? tr(S, "calc.o." + x.mode, x.mode) : MISSING, x.tokens_per_s == null ? MISSING : fmt(x.tokens_per_s, S, 0), ...(serving ? [x.tokens_per_s_per_user == null ? MISSING : fmt(x.tokens_per_s_per_user, S, 1), x.weights ? tr(S, "calc.o." + x.weights, x.weights) : MISSING] : [])]);
   // every rejection, the nearest misses first (advisor.advice.shortfall): how far each came short
   const short = (x) => (x.shortfall == null ? MISSING : `×${fmt(x.shortfall, S, 2)}`);
   const rej = r.rejected.map((x) => [x.gpu_name, x.count, short(x), x.reasons.map((y) => reasonText(y, S)).join("; ")]);
+  // an owned row whose server has no published price counts a stated assumption (issue 38): marked *
+  const assumedNote = r.recommended.some((x) => x.mode === "own" && x.server_assumed) ? `<p class="calc-note" data-out="server_assumed">${esc(tr(S, "calc.pk.server_assumed", ""))}</p>` : "";
   // regulated data (issue 38): a consumer card or a community cloud, said above the table
   const reg = (r.regulated || []).map((x) => `<p class="calc-warn" data-out="regulated"><strong>${esc(fillText(tr(S, "calc." + x.key, x.key), { gpu: (x.params || {}).gpu ?? "" }))}</strong></p>`).join("");
-  return `<p class="calc-headline">${esc(r.model.display_name)} · ${esc(tr(S, "calc.o." + r.task, r.task))} · <strong data-out="best">${esc(r.recommended[0] ? `${r.recommended[0].count} × ${r.recommended[0].gpu_name}` : tr(S, "calc.none", "none fits"))}</strong></p>${reg}${table(["#", tr(S, "calc.gpu", "Accelerator"), tr(S, "calc.count", "Count"), tr(S, "calc.sharding", "Sharding"), tr(S, "calc.cost", "Cost"), tr(S, "calc.mode", "Rent/own"), withPm(tr(S, "calc.tokens_s", "tokens/s"), r, firstBand(r), S), ...(serving ? [tr(S, "calc.per_user", "tokens/s per user"), tr(S, "calc.format", "Weights")] : [])], rows, "calc-main calc-key2")}${bandLine(r, S)}${clusterLink(r, S)}<details class="calc-rejected"><summary>${esc(tr(S, "calc.rejected", "Rejected"))} (${r.counts.rejected})</summary><p class="calc-note">${esc(tr(S, "calc.rej_order", "Nearest misses first."))} <input type="search" class="calc-filter" aria-label="${esc(tr(S, "calc.rej_filter", "Filter"))}" placeholder="${esc(tr(S, "calc.rej_filter", "Filter"))}"></p>${table([tr(S, "calc.gpu", "Accelerator"), tr(S, "calc.count", "Count"), tr(S, "calc.rej_short", "Needs × what it has"), tr(S, "calc.reason", "Reason")], rej, "calc-rej")}</details>`;
+  return `<p class="calc-headline">${esc(r.model.display_name)} · ${esc(tr(S, "calc.o." + r.task, r.task))} · <strong data-out="best">${esc(r.recommended[0] ? `${r.recommended[0].count} × ${r.recommended[0].gpu_name}` : tr(S, "calc.none", "none fits"))}</strong></p>${reg}${table(["#", tr(S, "calc.gpu", "Accelerator"), tr(S, "calc.count", "Count"), tr(S, "calc.sharding", "Sharding"), tr(S, "calc.cost", "Cost"), tr(S, "calc.mode", "Rent/own"), withPm(tr(S, "calc.tokens_s", "tokens/s"), r, firstBand(r), S), ...(serving ? [tr(S, "calc.per_user", "tokens/s per user"), tr(S, "calc.format", "Weights")] : [])], rows, "calc-main calc-key2")}${assumedNote}${bandLine(r, S)}${clusterLink(r, S)}<details class="calc-rejected"><summary>${esc(tr(S, "calc.rejected", "Rejected"))} (${r.counts.rejected})</summary><p class="calc-note">${esc(tr(S, "calc.rej_order", "Nearest misses first."))} <input type="search" class="calc-filter" aria-label="${esc(tr(S, "calc.rej_filter", "Filter"))}" placeholder="${esc(tr(S, "calc.rej_filter", "Filter"))}"></p>${table([tr(S, "calc.gpu", "Accelerator"), tr(S, "calc.count", "Count"), tr(S, "calc.rej_short", "Needs × what it has"), tr(S, "calc.reason", "Reason")], rej, "calc-rej")}</details>`;
 }
 
 // ---------------------------------------------------------------- error bands of the time model
@@ -522,6 +526,7 @@ function interactivityTable(r, S) {
       months: o ? fmt(o.horizon_months, S, 0) : MISSING,
     }));
     if (o && !o.server_priced) price += " " + esc(tr(S, "calc.sv.server_unpriced", ""));
+    else if (o && o.server_assumed) price += " " + esc(tr(S, "calc.sv.server_assumed", ""));
   } else price = esc(tr(S, "calc.sv.no_price", ""));
   return `<p class="calc-note">${esc(tr(S, "calc.sv.curve_head", ""))}</p>${table(head, rows, "calc-curve")}<p class="calc-note" data-out="price_note">${price}</p>`;
 }
