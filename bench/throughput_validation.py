@@ -34,7 +34,7 @@ from advisor.arch import flops
 from advisor.core.errors import AdvisorError
 from advisor.data.catalog import load_catalog
 from advisor.perf import efficiency as eff
-from advisor.perf import serving, timing, training
+from advisor.perf import parallel, serving, timing, training
 from advisor.perf.parallel import Layout
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -674,13 +674,18 @@ def predict_training(e, cat, notes):
         v = 2 if ("interleaved" in e["id"] or pp >= 8) and pp > 1 else 1
         if v > 1:
             notes.append("interleaved pipeline schedule, 2 virtual stages per GPU (assumed)")
+    # the scale-up domain the runs sat in: 8-GPU DGX nodes, or NVL72 racks for GB200 / GB300
+    # (one NVLink domain of 72; a job past one rack spread evenly over the fewest racks, 256
+    # GPUs as 4 racks of 64: advisor.perf.parallel.gpus_per_domain, issue 34)
+    _, domain = parallel.domain_of(gpu)
     layout = Layout(
         tp=tp,
         pp=pp,
         dp=dp,
         cp=cp,
         ep=ep,
-        gpus_per_node=8,
+        gpus_per_node=parallel.gpus_per_domain(gpu, count),
+        domain=domain,
         micro_batch=mb,
         micro_batches=m,
         virtual_stages=v,

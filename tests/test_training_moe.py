@@ -124,12 +124,16 @@ def test_sliding_and_chunked_layers_score_only_their_window():
 
 def test_ep_inside_an_nvl72_domain_stays_on_nvlink_and_crosses_the_network_on_hgx():
     lay = Layout(tp=1, pp=8, dp=32, ep=32, micro_batches=64, sharding="zero1")
-    assert training.scale_up_domain(GB200, lay) == 72
-    assert training.ep_per_domain(lay, 72) == 32
+    # 256 GB200 GPUs: 4 NVL72 racks of 64 (parallel.gpus_per_domain); 256 B200: 32 nodes of 8
+    rack = replace(lay, gpus_per_node=64, domain="rack")
+    assert training.scale_up_domain(GB200, rack) == 64
+    assert training.ep_per_domain(rack, 64) == 32
     assert training.scale_up_domain(B200, lay) == 8
     assert training.ep_per_domain(lay, 8) == 8
-    gb = _step(DSV3, GB200, lay, precision="mxfp8", imbalance=1.0)
+    gb = _step(DSV3, GB200, rack, precision="mxfp8", imbalance=1.0)
     b = _step(replace(DSV3), B200, lay, precision="mxfp8", imbalance=1.0)
+    assert gb.collectives["ep"] == {"ranks": 32, "over": "scale-up", "fabric": "nvlink5"}
+    assert b.collectives["ep"]["over"] == "scale-up+network"
     # per micro-batch and layer the GB200 all-to-all runs at NVLink's 900 GB/s, the B200 one
     # sends 24 of 32 shares over its 400 Gb/s NIC
     assert b.parts_s["ep_comm"] > 5 * gb.parts_s["ep_comm"]
