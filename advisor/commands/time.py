@@ -13,7 +13,7 @@ from ..core.errors import AdvisorError, parse_number, shown
 from ..core.units import GIB
 from ..data.catalog import load_catalog
 from ..money import interactivity
-from ..perf import accuracy, cluster, queueing, serving, speculative, timing, training
+from ..perf import accuracy, cluster, parallel, queueing, serving, speculative, timing, training
 from ..perf.parallel import Layout
 from ._common import (
     _bare,
@@ -102,7 +102,12 @@ def register(sub) -> None:
     t.add_argument("--dp", type=count("dp", maximum=131072), default=1, help="data parallel")
     t.add_argument("--ep", type=count("ep", maximum=1024), default=1, help="expert parallel")
     t.add_argument("--cp", type=count("cp", maximum=1024), default=1, help="context parallel")
-    t.add_argument("--gpus-per-node", type=count("gpus_per_node", maximum=72), default=8)
+    t.add_argument(
+        "--gpus-per-node",
+        type=count("gpus_per_node", maximum=72),
+        help="GPUs one NVLink domain joins (default: the accelerator's: 8 in an HGX node, a "
+        "GB200/GB300 NVL72 rack's 72, spread evenly over racks past one)",
+    )
     t.add_argument("--micro-batch", type=count("micro_batch", maximum=65536), default=1)
     t.add_argument("--micro-batches", type=count("micro_batches", maximum=65536), default=1)
     t.add_argument("--virtual-stages", type=count("virtual_stages", maximum=64), default=1)
@@ -283,13 +288,18 @@ def run_train(args) -> int:
             "--imbalance applies to a mixture-of-experts model",
             field="imbalance",
         )
+    _, domain = parallel.domain_of(gpu)
+    per_domain = args.gpus_per_node or parallel.gpus_per_domain(
+        gpu, args.tp * args.pp * args.cp * args.dp
+    )
     layout = Layout(
         tp=args.tp,
         pp=args.pp,
         dp=args.dp,
         ep=args.ep,
         cp=args.cp,
-        gpus_per_node=args.gpus_per_node,
+        gpus_per_node=per_domain,
+        domain=domain,
         micro_batch=args.micro_batch,
         micro_batches=args.micro_batches,
         virtual_stages=args.virtual_stages,
@@ -339,13 +349,18 @@ def run_train(args) -> int:
         }
     if args.json:
         return print_json(out)
-    print(f"{spec.name} on {layout.gpus} x {gpu.id} ({layout.label()}, {layout.nodes} node(s))")
+    print(
+        f"{spec.name} on {layout.gpus} x {gpu.id} ({layout.label()}, {layout.nodes} "
+        f"{layout.domain}(s) of {layout.gpus_per_node} GPUs on one NVLink domain each)"
+    )
     print(
         f"step {st.step_time_s:.3f} s, {st.tokens_per_s:,.0f} tokens/s "
         f"({st.tokens_per_s_per_gpu:,.0f} per GPU), MFU {st.mfu:.1%}" + _band("training")
     )
     parts = ", ".join(f"{k} {v:.3f} s" for k, v in st.parts_s.items() if v > 0)
     print(f"where the time goes: {parts}")
+    if st.collectives:
+        print(f"collectives: {_collectives_text(st.collectives)}")
     for note in st.notes:
         print(f"note: {note}")
     if "budget" in out:
@@ -360,6 +375,15 @@ def run_train(args) -> int:
             + (f", {r['energy_kwh']:,.0f} kWh" if r["energy_kwh"] is not None else "")
         )
     return 0
+
+
+def _collectives_text(coll: dict) -> str:
+    """'TP 4 on nvlink5 (scale-up), EP 64 on nvlink5 + ib-ndr-400 (scale-up+network), ...'."""
+    names = {"expert_dp": "expert DP"}
+    return ", ".join(
+        f"{names.get(k, k.upper())} {v['ranks']} on {v['fabric']} ({v['over']})"
+        for k, v in coll.items()
+    )
 
 
 def _check_fits(spec, gpu, layout, args) -> None:
@@ -424,6 +448,7 @@ def run_plan(args) -> int:
         (
             "*" if p.chosen is o else "",
             o.gpus,
+            f"{o.nodes} x {o.layout.gpus_per_node}",
             o.layout.label(),
             f"{o.step.mfu:.1%}",
             f"{o.hours:,.1f}",
@@ -434,8 +459,16 @@ def run_plan(args) -> int:
         )
         for o in p.options
     ]
-    print_table(("", "GPUs", "layout", "MFU", "hours", "days", "GPU-hours", "USD", "GiB/GPU"), rows)
+    head = f"{p.domain}s x GPUs"
+    print_table(
+        ("", "GPUs", head, "layout", "MFU", "hours", "days", "GPU-hours", "USD", "GiB/GPU"), rows
+    )
     print(("chosen: " if p.chosen else "no plan: ") + p.reason)
+    if p.chosen and p.chosen.step.collectives:
+        print(
+            f"collectives ({p.domain} = {p.domain_gpus} GPUs on one NVLink domain): "
+            + _collectives_text(p.chosen.step.collectives)
+        )
     return 0 if p.chosen else 2
 
 

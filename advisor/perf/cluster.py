@@ -4,7 +4,11 @@ and trains fastest at that size, with step time, MFU, cost and energy, from 1 to
 
 How a plan is found
 - GPU counts 1, 2, 4, 8, then whole nodes in steps of the node size (2^k and 3 x 2^k nodes,
-  and the largest count asked for: `gpu_counts`), up to 16,384; at each count every layout
+  and the largest count asked for: `gpu_counts`), up to 16,384. On a GB200 / GB300 NVL72 the
+  "node" is the rack, one 72-GPU NVLink domain (advisor.perf.parallel.domain_of, issue 34):
+  counts 1 to 64 and 72 in one rack, then whole racks of 72 and racks of 64 (the largest power
+  of two a rack holds, so that EP 64 and DP divide), and TP, EP, CP and the in-rack share of
+  the DP traffic run on NVLink, only what crosses racks on the network; at each count every layout
   with TP in 1, 2, 4, 8 (dividing the heads, inside a node), PP in powers of two (at most the
   layers), EP for mixture-of-experts models, ZeRO-1 (Megatron's distributed optimizer) when
   pipelining, FSDP/ZeRO-3 otherwise, micro-batch 1 or 2 and as many micro-batches as the
@@ -31,7 +35,7 @@ from ..arch.models import ModelSpec
 from ..core.errors import AdvisorError, check_choice, check_int, check_positive
 from ..memory import estimate as mem
 from . import training
-from .parallel import Layout
+from .parallel import Layout, domain_of, gpus_per_domain
 
 MiB_TOKENS = 1024 * 1024
 
@@ -155,6 +159,7 @@ class ClusterOption:
         return {
             "gpus": self.gpus,
             "nodes": self.nodes,
+            "domain": self.layout.domain,
             "layout": self.layout.to_dict(),
             "label": self.layout.label(),
             "step": self.step.to_dict(),
@@ -184,6 +189,8 @@ class ClusterPlan:
     reason: str  # why `chosen` (or why none), in English
     reason_key: str = ""  # the same as a message key (the site translates calc.cl.r.<key>)
     reason_params: dict = field(default_factory=dict, hash=False)  # plain JSON for the key
+    domain: str = "node"  # one scale-up domain: an 8-GPU "node" or an NVL72 "rack"
+    domain_gpus: int = GPUS_PER_NODE  # the GPUs one domain joins
 
     def to_dict(self) -> dict:
         return {
@@ -199,22 +206,29 @@ class ClusterPlan:
             "reason": self.reason,
             "reason_key": self.reason_key,
             "reason_params": dict(self.reason_params),
+            "domain": self.domain,
+            "domain_gpus": self.domain_gpus,
         }
 
 
 def gpu_counts(
-    limit: int = MAX_CLUSTER_GPUS, gpus_per_node: int = GPUS_PER_NODE
+    limit: int = MAX_CLUSTER_GPUS, gpus_per_node: int = GPUS_PER_NODE, rack: bool = False
 ) -> tuple[int, ...]:
     """The GPU counts a plan tries: 1, 2, 4, ... up to one node, then whole nodes in steps of
     the node size: 2^k and 3 x 2^k nodes (1, 2, 3, 4, 6, 8, 12, 16, 24, ... nodes: no step more
     than 1.5x the last, as clusters are sized: Llama 3 trained on 8,192 and 16,384 GPUs, arXiv:
     2407.21783 Table 4; 24,576-GPU clusters, Meta 2024), and the whole nodes that `limit` holds
-    (768 GPUs = 96 nodes is tried as asked; 1,001 GPUs tries 125 nodes)."""
+    (768 GPUs = 96 nodes is tried as asked; 1,001 GPUs tries 125 nodes). `rack`: the node is an
+    NVL72 rack of `gpus_per_node` (72) GPUs; each rack count is also tried at the largest power
+    of two a rack holds (64 of its 72 GPUs: 2 racks of 64 = 128 GPUs beside 2 of 72 = 144),
+    the count whose data-parallel ranks EP 32 and 64 divide."""
     out = []
     n = 1
     while n <= min(limit, gpus_per_node):
         out.append(n)
         n *= 2
+    if gpus_per_node <= limit and gpus_per_node not in out:
+        out.append(gpus_per_node)
     nodes = set()
     k = 1
     while k * gpus_per_node <= limit:
@@ -222,8 +236,11 @@ def gpu_counts(
         k *= 2
     if limit >= gpus_per_node:
         nodes.add(limit // gpus_per_node)
-    out += [m * gpus_per_node for m in sorted(nodes) if gpus_per_node < m * gpus_per_node <= limit]
-    return tuple(out)
+    sizes = [gpus_per_node]
+    if rack:
+        sizes.append(1 << (gpus_per_node.bit_length() - 1))
+    more = {m * g for m in nodes for g in sizes if gpus_per_node < m * g <= limit}
+    return tuple(out + sorted(more))
 
 
 def _pow2_upto(n: int) -> list[int]:
@@ -346,6 +363,7 @@ def layouts(
     global_batch_seqs: int,
     gpus_per_node: int = 8,
     expert_parallel: int | None = None,
+    domain: str = "node",
 ):
     """Every candidate layout at `gpus` GPUs (module docstring). MoE models: EP in powers of two
     that divide the experts, up to 64 (an NVL72 domain's 64 GPUs; Megatron-Bridge's NVL72
@@ -382,6 +400,7 @@ def layouts(
                         dp=dp,
                         ep=ep,
                         gpus_per_node=gpus_per_node,
+                        domain=domain,
                         micro_batch=mb,
                         micro_batches=m,
                         virtual_stages=2 if pp >= 4 and m % 2 == 0 else 1,
@@ -408,7 +427,11 @@ def best_at(
     seqs = max(1, global_batch_tokens // seq)
     modes = ("none", "selective", "full") if checkpointing == "auto" else (checkpointing,)
     best = None
-    for lay in layouts(spec, gpus, seqs, expert_parallel=expert_parallel):
+    per = gpus_per_domain(gpu, gpus)
+    _, kind = domain_of(gpu)
+    for lay in layouts(
+        spec, gpus, seqs, gpus_per_node=per, expert_parallel=expert_parallel, domain=kind
+    ):
         for ck in modes:
             try:
                 need = stage_memory_bytes(spec, lay, seq, precision, ck, task)
@@ -500,8 +523,9 @@ def plan(
         check_positive("price_usd_per_gpu_hour", price_usd_per_gpu_hour, maximum=1000)
     check_positive("pue", pue, maximum=3.0)
     options = []
-    for n in gpu_counts(max_gpus):
-        if n > GPUS_PER_NODE and network is None:
+    domain, kind = domain_of(gpu)
+    for n in gpu_counts(max_gpus, domain, rack=kind == "rack"):
+        if n > domain and network is None:
             break
         got = best_at(
             spec,
@@ -544,7 +568,7 @@ def plan(
         if deadline_hours is not None and last.meets_deadline and last.within_budget is not False:
             break  # the fewest GPUs that meet the deadline: larger counts cannot be chosen
     chosen, reason, reason_key, reason_params = _choose(
-        options, deadline_hours, budget_usd, network
+        options, deadline_hours, budget_usd, network, kind
     )
     return ClusterPlan(
         model=spec.name,
@@ -559,18 +583,20 @@ def plan(
         reason=reason,
         reason_key=reason_key,
         reason_params=reason_params,
+        domain=kind,
+        domain_gpus=domain,
     )
 
 
-def _choose(options, deadline_hours, budget_usd, network):
+def _choose(options, deadline_hours, budget_usd, network, domain: str = "node"):
     """(chosen option or None, English reason, reason key, reason params)."""
     if not options:
         if network is None:
             return (
                 None,
                 (
-                    "no layout fits the model in the GPUs' memory on one node (name a network for "
-                    "more nodes)"
+                    f"no layout fits the model in the GPUs' memory on one {domain} (name a "
+                    f"network for more {domain}s)"
                 ),
                 "no_fit_node",
                 {},

@@ -13,6 +13,13 @@ Sources
   placed between PP and DP.
 - Expert parallelism shards the experts over EP ranks taken from the data-parallel group
   (Lepikhin et al. 2020, GShard, arXiv:2006.16668 §3.2; Megatron-Core MoE docs).
+- Scale-up domains (issue 34): a layout's "node" is the set of GPUs one NVLink fabric joins.
+  On an HGX/OAM server that is its 8 GPUs; on a GB200 / GB300 NVL72 rack it is the rack's 72
+  GPUs, one NVLink 5 domain through the NVLink Switch trays (catalog/gpus/gb200.yaml
+  `scale_up`, catalog/systems/gb200-nvl72.yaml), so TP, EP, CP and the in-rack share of DP
+  traffic run on NVLink inside the rack and only what crosses racks takes the network
+  (`domain_of`, `gpus_per_domain`; Megatron-Core MoE guide: "keep EP x TP communication
+  within the NVLink domain", megatron/core/transformer/moe/README.md).
 """
 
 from __future__ import annotations
@@ -23,6 +30,41 @@ from ..core.errors import AdvisorError, check_choice, check_int
 
 SHARDING = ("ddp", "zero1", "zero2", "zero3")
 MAX_GPUS = 1 << 17  # 131,072: the largest cluster a layout may describe
+DOMAINS = ("node", "rack")  # what one scale-up domain of a layout is
+NODE_GPUS = 8  # an HGX / OAM server's GPUs on one NVLink / Infinity Fabric board
+MAX_DOMAIN_GPUS = 72  # an NVL72 rack: the largest scale-up domain a layout describes
+
+
+def domain_of(gpu) -> tuple[int, str]:
+    """(GPUs one scale-up domain joins, "node" or "rack") for a training layout on `gpu`: a
+    GB200 / GB300 whose catalog `scale_up` is an NVLink switch fabric of more than a server's 8
+    GPUs is a rack of that many (72: one NVL72 rack); every other accelerator sits in 8-GPU
+    nodes (HGX / OAM boards; the planner's node size for PCIe cards, TPUs and Trainium, whose
+    wider ICI / NeuronLink domains are torus or pooled fabrics, not one NVLink switch)."""
+    su = getattr(gpu, "scale_up", None)
+    if (
+        su is not None
+        and str(su.fabric).startswith("nvlink")
+        and NODE_GPUS < int(su.domain_size) <= MAX_DOMAIN_GPUS
+    ):
+        return int(su.domain_size), "rack"
+    return NODE_GPUS, "node"
+
+
+def gpus_per_domain(gpu, gpus: int) -> int:
+    """GPUs of each domain a job of `gpus` GPUs uses: one domain up to its size; past it, the
+    GPUs spread evenly over the fewest domains they split into (256 GB200 GPUs: 4 racks of 64;
+    144: 2 racks of 72). An 8-GPU node is always counted whole (the layout's node size)."""
+    size, kind = domain_of(gpu)
+    gpus = check_int("gpus", gpus, maximum=MAX_GPUS)
+    if kind != "rack":
+        return size
+    if gpus <= size:
+        return gpus
+    racks = -(-gpus // size)
+    while gpus % racks:
+        racks += 1
+    return gpus // racks
 
 
 @dataclass(frozen=True)
@@ -42,6 +84,7 @@ class Layout:
     micro_batches: int = 1
     virtual_stages: int = 1
     sharding: str = "ddp"
+    domain: str = "node"  # what `gpus_per_node` counts: an 8-GPU node or an NVL72 rack
 
     @property
     def gpus(self) -> int:
@@ -63,8 +106,9 @@ class Layout:
             "virtual_stages",
         ):
             check_int(name, getattr(self, name), maximum=MAX_GPUS)
-        check_int("gpus_per_node", self.gpus_per_node, maximum=72)
+        check_int("gpus_per_node", self.gpus_per_node, maximum=MAX_DOMAIN_GPUS)
         check_choice("sharding", self.sharding, SHARDING)
+        check_choice("domain", self.domain, DOMAINS)
         if self.gpus > MAX_GPUS:
             raise AdvisorError(
                 "field.too_large",
@@ -92,7 +136,7 @@ class Layout:
         if self.gpus > self.gpus_per_node and self.gpus % self.gpus_per_node:
             raise AdvisorError(
                 "layout.whole_nodes",
-                f"gpus: {self.gpus} GPUs do not fill whole nodes of {self.gpus_per_node}",
+                f"gpus: {self.gpus} GPUs do not fill whole {self.domain}s of {self.gpus_per_node}",
                 field="gpus",
                 gpus=self.gpus,
                 gpus_per_node=self.gpus_per_node,
@@ -144,6 +188,7 @@ class Layout:
             "gpus": self.gpus,
             "nodes": self.nodes,
             "gpus_per_node": self.gpus_per_node,
+            "domain": self.domain,
             "micro_batch": self.micro_batch,
             "micro_batches": self.micro_batches,
             "virtual_stages": self.virtual_stages,

@@ -53,7 +53,7 @@ from ..memory import estimate as mem
 from . import efficiency as eff
 from . import network as net
 from . import timing
-from .parallel import Layout
+from .parallel import Layout, domain_of
 
 PRECISIONS = ("bf16", "fp16", "amp-bf16", "amp-fp16", "fp8", "mxfp8", "nvfp4", "fp32")
 CHECKPOINTING = ("none", "selective", "full")
@@ -73,6 +73,8 @@ class TrainStep:
         hash=False
     )  # compute, tp_comm, ep_comm, cp_comm, bubble, p2p, dp_exposed, optimizer
     notes: tuple[str, ...] = ()
+    # which fabric each collective crosses (`collective_domains`): group -> ranks, over, fabric
+    collectives: dict = field(default_factory=dict, hash=False)
 
     def to_dict(self) -> dict:
         return {
@@ -86,6 +88,7 @@ class TrainStep:
             "layout": self.layout.to_dict(),
             "parts_s": dict(self.parts_s),
             "notes": list(self.notes),
+            "collectives": {k: dict(v) for k, v in self.collectives.items()},
         }
 
 
@@ -277,10 +280,15 @@ def layer_times(
 
 
 def scale_up_domain(gpu, layout: Layout) -> int:
-    """GPUs one NVLink (scale-up) domain joins: the catalog's `scale_up.domain_size` (72 for
-    a GB200 / GB300 NVL72 rack, 8 for an HGX board), else the layout's GPUs per node."""
+    """GPUs one NVLink (scale-up) domain of this layout joins: on a GB200 / GB300 NVL72 rack
+    (`parallel.domain_of`) the rack's GPUs the layout uses (`layout.gpus_per_node`: 72, or 64
+    of them when a job spreads over racks); elsewhere the catalog's `scale_up.domain_size` (8
+    for an HGX board) where it states one, else the layout's GPUs per node."""
+    _, kind = domain_of(gpu)
     su = getattr(gpu, "scale_up", None)
-    return max(int(su.domain_size), 1) if su else layout.gpus_per_node
+    if kind == "rack" or not su:
+        return layout.gpus_per_node
+    return max(int(su.domain_size), 1)
 
 
 def ep_per_domain(layout: Layout, domain: int) -> int:
@@ -331,6 +339,42 @@ def moe_placement(
     return MoePlacement(
         ep=layout.ep, per_domain=per, intra=intra, inter=inter, imbalance=float(imbalance)
     )
+
+
+SCALE_UP, NETWORK, BOTH = "scale-up", "network", "scale-up+network"
+
+
+def collective_domains(
+    layout: Layout, gpu, moe: MoePlacement | None, intra: net.Fabric, inter: net.Fabric | None
+) -> dict:
+    """Which fabric each collective of `layout` crosses (issue 34), as `train_step` times it:
+    per group (tp, cp, pp, dp, ep, expert_dp: the routed experts' gradient group) its ranks,
+    `over` = "scale-up" (all inside one NVLink domain: an 8-GPU node or an NVL72 rack),
+    "network" (one rank per domain) or "scale-up+network" (hierarchical: NVLink inside each
+    domain, the network between them), and the fabric names."""
+
+    def entry(ranks: int, per: int, spans: int) -> dict:
+        over = SCALE_UP if spans <= 1 else (NETWORK if per <= 1 else BOTH)
+        far = inter.id if inter is not None else "network"
+        fabric = {SCALE_UP: intra.name, NETWORK: far, BOTH: f"{intra.name} + {far}"}[over]
+        return {"ranks": ranks, "over": over, "fabric": fabric}
+
+    out = {}
+    if layout.tp > 1:
+        out["tp"] = entry(layout.tp, *layout.tp_span())
+    if layout.cp > 1:
+        out["cp"] = entry(layout.cp, *layout.cp_span())
+    if layout.pp > 1:
+        crosses = layout.pp_crosses_nodes()
+        out["pp"] = entry(layout.pp, 1 if crosses else layout.pp, 2 if crosses else 1)
+    if layout.dp > 1:
+        out["dp"] = entry(layout.dp, *layout.dp_span())
+    if moe is not None and layout.ep > 1:
+        out["ep"] = entry(layout.ep, moe.per_domain, -(-layout.ep // moe.per_domain))
+        if layout.dp // layout.ep > 1:
+            per, spans = expert_dp_span(layout, scale_up_domain(gpu, layout))
+            out["expert_dp"] = entry(layout.dp // layout.ep, per, spans)
+    return out
 
 
 def stage_chunks(n_layers: int, pp: int) -> tuple[tuple[int, int], ...]:
@@ -611,6 +655,7 @@ def train_step(
             "optimizer": t_opt,
         },
         notes=tuple(notes),
+        collectives=collective_domains(layout, gpu, moe, intra, inter),
     )
 
 

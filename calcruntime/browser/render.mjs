@@ -555,7 +555,9 @@ function renderCluster(r, S) {
   const reason = `${run}<p class="calc-note" data-out="reason">${esc(clusterReason(r, S))}</p>`;
   let out = `<p class="calc-headline">${esc(r.model.display_name)} · ${esc(r.gpu.name)} · `;
   if (c) {
-    out += fillHtml(tr(S, "calc.cl.head", "{gpus} GPUs on {nodes} nodes, {layout}: {days} days"), {
+    // a GB200 / GB300 NVL72 plan counts racks, one 72-GPU NVLink domain each (issue 34)
+    const head = r.domain === "rack" ? tr(S, "calc.cl.head_rack", "{gpus} GPUs in {nodes} NVL72 racks, {layout}: {days} days") : tr(S, "calc.cl.head", "{gpus} GPUs on {nodes} nodes, {layout}: {days} days");
+    out += fillHtml(head, {
       gpus: `<strong data-out="gpus">${esc(fmt(c.gpus, S, 0))}</strong>`,
       nodes: `<strong data-out="nodes">${esc(fmt(c.nodes, S, 0))}</strong>`,
       layout: `<strong data-out="layout">${esc(layoutText(c.label))}</strong>`,
@@ -584,7 +586,7 @@ function renderCluster(r, S) {
     out += `<strong data-out="gpus">${esc(tr(S, "calc.cl.none", "no plan"))}</strong></p>${reason}`;
   }
   if (r.options.length) {
-    const head = [tr(S, "calc.cl.gpus", "GPUs"), tr(S, "calc.cl.nodes", "Nodes"), tr(S, "calc.cl.layout", "Layout (TP × PP × DP)"), tr(S, "calc.cl.mfu", "MFU"), withPm(tr(S, "calc.cl.days", "Days"), r, "training", S), tr(S, "calc.cl.gpu_hours", "GPU-hours"), tr(S, "calc.cl.cost", "Cost"), tr(S, "calc.cl.energy", "Energy (MWh)"), tr(S, "calc.cl.memory", "Memory per GPU"), tr(S, "calc.cl.deadline", "Deadline"), tr(S, "calc.cl.budget", "Budget")];
+    const head = [tr(S, "calc.cl.gpus", "GPUs"), r.domain === "rack" ? tr(S, "calc.cl.racks", "NVL72 racks") : tr(S, "calc.cl.nodes", "Nodes"), tr(S, "calc.cl.layout", "Layout (TP × PP × DP)"), tr(S, "calc.cl.mfu", "MFU"), withPm(tr(S, "calc.cl.days", "Days"), r, "training", S), tr(S, "calc.cl.gpu_hours", "GPU-hours"), tr(S, "calc.cl.cost", "Cost"), tr(S, "calc.cl.energy", "Energy (MWh)"), tr(S, "calc.cl.memory", "Memory per GPU"), tr(S, "calc.cl.deadline", "Deadline"), tr(S, "calc.cl.budget", "Budget")];
     const rows = r.options.map((o) => [fmt(o.gpus, S, 0), fmt(o.nodes, S, 0), layoutText(o.label), formatPercent(o.step.mfu, lang2(S), 1), fmt(o.days, S, 1), fmt(o.gpu_hours, S, 0), usd(o.cost_usd), mwh(o.energy_kwh), gib(o.memory_per_gpu_bytes, S), yesNo(o.meets_deadline), yesNo(o.within_budget)]);
     out += `<p class="calc-note">${esc(tr(S, "calc.cl.options", "The best layout at each GPU count:"))}</p><table class="calc-table calc-main"><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join("")}</tr></thead><tbody>${rows.map((row, i) => `<tr${c && r.options[i].gpus === c.gpus ? ' class="calc-best"' : ""}>${row.map((x) => `<td>${esc(x)}</td>`).join("")}</tr>`).join("")}</tbody></table>`;
   }
