@@ -51,6 +51,40 @@ def test_littles_law_and_monotone_latency():
     assert last.wait_probability > 0.5 and last.queue_wait_s > 10 * p32.ttft_s
 
 
+def test_p99_ttft_from_the_mm_m_waiting_time_tail():
+    """The p99 of an M/M/m wait: P[W > t] = C e^(-(m - a) t / T) (Kleinrock 1975, §3.5), so
+    t99 = T ln(C / 0.01) / (m - a); zero while at most 1 % of arrivals wait. A p99 TTFT limit
+    admits a lower rate than the same limit on the mean."""
+    cap = queueing.capacity(SPEC, GPU, **KW)
+    hold = 256 / (cap)  # T(m) with one replica of MAX_NUM_SEQS slots: m / r(m)
+    near = queueing.at_rate(SPEC, GPU, request_rate=0.98 * cap, **KW)
+    assert near.wait_probability > 0.01
+    t99 = queueing.wait_quantile_s(near, hold, 0.99)
+    a = near.utilisation * near.max_concurrency
+    assert t99 == pytest.approx(hold * math.log(near.wait_probability / 0.01) / (256 - a))
+    # the survival function at t99 is 1 %, and the p99 lies above the mean wait
+    assert near.wait_probability * math.exp(-(256 - a) * t99 / hold) == pytest.approx(0.01)
+    assert t99 > near.queue_wait_s
+    light = queueing.at_rate(SPEC, GPU, request_rate=0.3 * cap, **KW)
+    assert queueing.wait_quantile_s(light, hold, 0.99) == 0.0
+    limit = near.ttft_s
+    mean_best = queueing.max_rate(SPEC, GPU, ttft_s=limit, **KW)
+    p99_best = queueing.max_rate(SPEC, GPU, ttft_s=limit, ttft_quantile=0.99, **KW)
+    assert p99_best.request_rate_per_s < mean_best.request_rate_per_s
+
+
+def test_mlperf_latency_limits_are_loadgens():
+    """bench/data/mlperf_latency_limits.yaml as LoadGen's mlperf.conf states them (stored
+    commit 001712e, read 2026-12-06)."""
+    from bench.throughput_validation import _mlperf_limits
+
+    assert _mlperf_limits("llama-2-70b", False)[:3] == (2.0, 0.2, 0.99)
+    assert _mlperf_limits("llama-2-70b", True)[:2] == (0.45, 0.04)
+    assert _mlperf_limits("llama-3.1-405b", False)[:2] == (6.0, 0.175)
+    assert _mlperf_limits("llama-3.1-405b", True)[:2] == (4.5, 0.08)
+    assert _mlperf_limits("deepseek-v3", True)[:2] == (1.5, 0.015)
+
+
 def test_a_rate_past_capacity_is_refused_by_name():
     cap = queueing.capacity(SPEC, GPU, **KW)
     with pytest.raises(AdvisorError) as e:
