@@ -360,7 +360,7 @@ def predict_serving(e, cat, notes):
             "disaggregated",
         )
     if w.get("expert_parallel") and spec.is_moe:
-        return _predict_expert_parallel(e, cat, notes, spec, gpu)
+        return _predict_ep_system(e, cat, notes, spec, gpu)
     weights = _weights(w)
     tp = _tp(w, e["id"], notes)
     count = int(w.get("count") or tp)
@@ -488,6 +488,19 @@ def _predict_expert_parallel(e, cat, notes, spec, gpu) -> float:
         activations=w.get("activations"),
     )
     return p.tokens_per_s_per_gpu
+
+
+def _predict_ep_system(e, cat, notes, spec, gpu) -> float:
+    """An expert-parallel MoE entry: tokens/s per GPU from `_predict_expert_parallel`; an offline
+    figure for the whole system (`tokens_per_s`, MLPerf's "Tokens/s" of all `count` GPUs, every
+    GPU running the same data-parallel attention and EP group layout) is that times `count`."""
+    w = e["workload"]
+    if e["metric"] == "tokens_per_s" and w.get("count") and not w.get("concurrency"):
+        per_gpu = dict(e, metric="tokens_per_s_per_gpu")
+        count = int(w["count"])
+        notes.append(f"system tokens/s = {count} GPUs x tokens/s per GPU")
+        return count * _predict_expert_parallel(per_gpu, cat, notes, spec, gpu)
+    return _predict_expert_parallel(e, cat, notes, spec, gpu)
 
 
 def _predict_ep_pool(e, cat, notes) -> float:
