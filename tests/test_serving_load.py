@@ -85,6 +85,43 @@ def test_mlperf_latency_limits_are_loadgens():
     assert _mlperf_limits("deepseek-v3", True)[:2] == (1.5, 0.015)
 
 
+def test_mlperf_server_entries_are_the_largest_rate_within_loadgens_limits():
+    """The MLPerf Server/Interactive entries are answered as queueing.max_rate with LoadGen's
+    p99 limits (bench/data/mlperf_latency_limits.yaml): the predicted tokens/s is that rate
+    times the mean output length, and at that rate the p99 TTFT and the mean TPOT are within
+    the limits while a rate a little higher breaks one of them."""
+    from bench import throughput_validation as tv
+
+    entries = {e["id"]: e for e in tv._load_entries()}
+    e = entries["mlperf51-llama-3.1-405b-b200x8-server"]
+    notes: list[str] = []
+    got = tv._predict_mlperf_latency_bound(e, CAT, notes)
+    assert any("p99 TTFT 6000 ms, TPOT 175 ms" in n for n in notes)
+    w = e["workload"]
+    kw = dict(
+        input_tokens=w["input_tokens"],
+        output_tokens=w["output_tokens"],
+        weights="nvfp4",
+        kv_dtype="fp8",
+        tensor_parallel=4,
+        gpus=8,
+        engine="trtllm",
+    )
+    spec, gpu = CAT.model("llama-3.1-405b").spec, CAT.gpu("b200")
+    best = queueing.max_rate(
+        spec, gpu, ttft_s=6.0, tpot_s=0.175, ttft_quantile=0.99, max_num_seqs=256, **kw
+    )
+    assert got == pytest.approx(best.request_rate_per_s * w["output_tokens"])
+    hold = best.max_concurrency / (queueing.capacity(spec, gpu, max_num_seqs=256, **kw) / (8 // 4))
+    p99 = best.ttft_s - best.queue_wait_s + queueing.wait_quantile_s(best, hold, 0.99)
+    assert p99 <= 6.0 * (1 + 1e-9) and best.tpot_s <= 0.175
+    above = queueing.at_rate(
+        spec, gpu, request_rate=best.request_rate_per_s * 1.01, **kw, max_num_seqs=256
+    )
+    p99_above = above.ttft_s - above.queue_wait_s + queueing.wait_quantile_s(above, hold, 0.99)
+    assert p99_above > 6.0 or above.tpot_s > 0.175
+
+
 def test_a_rate_past_capacity_is_refused_by_name():
     cap = queueing.capacity(SPEC, GPU, **KW)
     with pytest.raises(AdvisorError) as e:
