@@ -352,15 +352,7 @@ def predict_serving(e, cat, notes):
         )
     scen = (w.get("scenario") or "").lower()
     if "mlperf" in e["id"] and ("server" in scen or "interactive" in scen):
-        # MLPerf's Server and Interactive scenarios report the largest Poisson arrival rate whose
-        # p99 TTFT and TPOT stay within the benchmark's limits (MLPerf Inference rules, "Server"
-        # scenario and the LLM latency constraints, e.g. Llama 2 70B Interactive TTFT 450 ms,
-        # TPOT 40 ms); the offline point at the KV-cache limit predicted here overstates it.
-        raise NotExpressible(
-            "MLPerf Server/Interactive: the largest arrival rate within the p99 TTFT/TPOT limits, "
-            "not the offline point at the KV-cache limit",
-            "mlperf_latency_bound",
-        )
+        return _predict_mlperf_latency_bound(e, cat, notes)
     spec = _model(cat, w, notes)
     gpu = _gpu(cat, w, notes)
     if w.get("disaggregated"):
@@ -370,7 +362,7 @@ def predict_serving(e, cat, notes):
             "disaggregated",
         )
     if w.get("expert_parallel") and spec.is_moe:
-        return _predict_expert_parallel(e, cat, notes, spec, gpu)
+        return _predict_ep_system(e, cat, notes, spec, gpu)
     weights = _weights(w)
     tp = _tp(w, e["id"], notes)
     count = int(w.get("count") or tp)
@@ -500,6 +492,19 @@ def _predict_expert_parallel(e, cat, notes, spec, gpu) -> float:
     return p.tokens_per_s_per_gpu
 
 
+def _predict_ep_system(e, cat, notes, spec, gpu) -> float:
+    """An expert-parallel MoE entry: tokens/s per GPU from `_predict_expert_parallel`; an offline
+    figure for the whole system (`tokens_per_s`, MLPerf's "Tokens/s" of all `count` GPUs, every
+    GPU running the same data-parallel attention and EP group layout) is that times `count`."""
+    w = e["workload"]
+    if e["metric"] == "tokens_per_s" and w.get("count") and not w.get("concurrency"):
+        per_gpu = dict(e, metric="tokens_per_s_per_gpu")
+        count = int(w["count"])
+        notes.append(f"system tokens/s = {count} GPUs x tokens/s per GPU")
+        return count * _predict_expert_parallel(per_gpu, cat, notes, spec, gpu)
+    return _predict_expert_parallel(e, cat, notes, spec, gpu)
+
+
 def _predict_ep_pool(e, cat, notes) -> float:
     """One pool of a disaggregated deployment with wide expert parallelism and data-parallel
     attention (SGLang's and vLLM's PD + large-scale EP), per node of `count` GPUs:
@@ -549,6 +554,87 @@ def _predict_ep_pool(e, cat, notes) -> float:
         "batch and layout are not stated",
         "disaggregated",
     )
+
+
+MLPERF_LIMITS = ROOT / "bench" / "data" / "mlperf_latency_limits.yaml"
+
+
+def _mlperf_limits(model_id: str, interactive: bool) -> tuple[float, float, float, str]:
+    """(TTFT limit s, TPOT limit s, percentile as a fraction, source) of the MLPerf benchmark
+    that runs catalog model `model_id`, in its Server or Interactive scenario
+    (bench/data/mlperf_latency_limits.yaml, read from LoadGen's mlperf.conf)."""
+    doc = yaml.safe_load(MLPERF_LIMITS.read_text(encoding="utf-8"))
+    bench = doc["models"].get(model_id)
+    scen = "interactive" if interactive else "server"
+    lim = (doc["limits"].get(bench) or {}).get(scen)
+    if lim is None:
+        raise NotExpressible(
+            f"MLPerf {scen} latency limits of {model_id} not found in mlperf.conf",
+            "mlperf_latency_bound",
+        )
+    src = f"{doc['source']['url']} (read {doc['source']['read']})"
+    return lim["ttft_ms"] / 1e3, lim["tpot_ms"] / 1e3, doc["percentile"] / 100, src
+
+
+def _predict_mlperf_latency_bound(e, cat, notes) -> float:
+    """An MLPerf Server or Interactive result: the largest Poisson arrival rate whose p99 TTFT
+    and p99 TPOT stay within the benchmark's limits (MLPerf Inference rules, Server scenario;
+    limits from LoadGen's mlperf.conf), times the mean output length. advisor.perf.queueing.
+    max_rate on the continuous-batching curve, the TTFT limit on the p99 of the M/M/m wait
+    (queueing.wait_quantile_s), TPOT at its steady-state mean. The slots per replica are the
+    submission's `max_batch_size` (TensorRT-LLM's max batch, the harness's gpu_batch_size,
+    where its config is read) or the KV-cache limit, whichever is smaller."""
+    from advisor.perf import queueing
+
+    w = e["workload"]
+    spec = _model(cat, w, notes)
+    gpu = _gpu(cat, w, notes)
+    if spec.is_moe and (w.get("expert_parallel") or w.get("attention_data_parallel")):
+        raise NotExpressible(
+            "MLPerf Server/Interactive of an MoE model with expert parallelism and attention "
+            "data parallelism: the latency-bound rate is predicted for tensor-parallel replicas only",
+            "expert_parallel",
+        )
+    if e["metric"] != "tokens_per_s":
+        raise NotExpressible(f"metric {e['metric']} for an MLPerf latency-bound rate")
+    weights = _weights(w)
+    tp = _tp(w, e["id"], notes)
+    interactive = "interactive" in (w.get("scenario") or "").lower() or "interactive" in e["id"]
+    ttft, tpot, q, src = _mlperf_limits(w["model"], interactive)
+    engine = "trtllm" if "tensorrt" in (w.get("software") or "").lower() else "vllm"
+    kv = w.get("kv_dtype") or "bf16"
+    slots = int(w.get("max_batch_size") or serving.MAX_NUM_SEQS)
+    if not w.get("max_batch_size"):
+        notes.append(f"max batch not stated: {slots} (vLLM's max_num_seqs default)")
+    notes.append(
+        f"MLPerf {'Interactive' if interactive else 'Server'} limits p{q * 100:.0f} TTFT "
+        f"{ttft * 1e3:g} ms, TPOT {tpot * 1e3:g} ms ({src}); Poisson arrivals; p99 TTFT from the "
+        "M/M/m wait, TPOT at its mean"
+    )
+    best = queueing.max_rate(
+        spec,
+        gpu,
+        ttft_s=ttft,
+        tpot_s=tpot,
+        ttft_quantile=q,
+        max_num_seqs=slots,
+        input_tokens=int(w["input_tokens"]),
+        output_tokens=int(w["output_tokens"]),
+        weights=weights,
+        kv_dtype=kv,
+        tensor_parallel=tp,
+        gpus=int(w.get("count") or tp),
+        engine=engine,
+    )
+    if best is None:
+        raise NotExpressible(
+            "advisor: no arrival rate meets the MLPerf latency limits", "mlperf_latency_bound"
+        )
+    notes.append(
+        f"largest rate {best.request_rate_per_s:.4g} requests/s, {best.concurrency:.0f} in flight "
+        f"per replica of {best.max_concurrency} slots, mean TPOT {best.tpot_s * 1e3:.0f} ms"
+    )
+    return best.tokens_per_s
 
 
 def _predict_at_rate(e, cat, notes, rate: float) -> float:

@@ -51,6 +51,77 @@ def test_littles_law_and_monotone_latency():
     assert last.wait_probability > 0.5 and last.queue_wait_s > 10 * p32.ttft_s
 
 
+def test_p99_ttft_from_the_mm_m_waiting_time_tail():
+    """The p99 of an M/M/m wait: P[W > t] = C e^(-(m - a) t / T) (Kleinrock 1975, §3.5), so
+    t99 = T ln(C / 0.01) / (m - a); zero while at most 1 % of arrivals wait. A p99 TTFT limit
+    admits a lower rate than the same limit on the mean."""
+    cap = queueing.capacity(SPEC, GPU, **KW)
+    hold = 256 / (cap)  # T(m) with one replica of MAX_NUM_SEQS slots: m / r(m)
+    near = queueing.at_rate(SPEC, GPU, request_rate=0.98 * cap, **KW)
+    assert near.wait_probability > 0.01
+    t99 = queueing.wait_quantile_s(near, hold, 0.99)
+    a = near.utilisation * near.max_concurrency
+    assert t99 == pytest.approx(hold * math.log(near.wait_probability / 0.01) / (256 - a))
+    # the survival function at t99 is 1 %, and the p99 lies above the mean wait
+    assert near.wait_probability * math.exp(-(256 - a) * t99 / hold) == pytest.approx(0.01)
+    assert t99 > near.queue_wait_s
+    light = queueing.at_rate(SPEC, GPU, request_rate=0.3 * cap, **KW)
+    assert queueing.wait_quantile_s(light, hold, 0.99) == 0.0
+    limit = near.ttft_s
+    mean_best = queueing.max_rate(SPEC, GPU, ttft_s=limit, **KW)
+    p99_best = queueing.max_rate(SPEC, GPU, ttft_s=limit, ttft_quantile=0.99, **KW)
+    assert p99_best.request_rate_per_s < mean_best.request_rate_per_s
+
+
+def test_mlperf_latency_limits_are_loadgens():
+    """bench/data/mlperf_latency_limits.yaml as LoadGen's mlperf.conf states them (stored
+    commit 001712e, read 2026-12-06)."""
+    from bench.throughput_validation import _mlperf_limits
+
+    assert _mlperf_limits("llama-2-70b", False)[:3] == (2.0, 0.2, 0.99)
+    assert _mlperf_limits("llama-2-70b", True)[:2] == (0.45, 0.04)
+    assert _mlperf_limits("llama-3.1-405b", False)[:2] == (6.0, 0.175)
+    assert _mlperf_limits("llama-3.1-405b", True)[:2] == (4.5, 0.08)
+    assert _mlperf_limits("deepseek-v3", True)[:2] == (1.5, 0.015)
+
+
+def test_mlperf_server_entries_are_the_largest_rate_within_loadgens_limits():
+    """The MLPerf Server/Interactive entries are answered as queueing.max_rate with LoadGen's
+    p99 limits (bench/data/mlperf_latency_limits.yaml): the predicted tokens/s is that rate
+    times the mean output length, and at that rate the p99 TTFT and the mean TPOT are within
+    the limits while a rate a little higher breaks one of them."""
+    from bench import throughput_validation as tv
+
+    entries = {e["id"]: e for e in tv._load_entries()}
+    e = entries["mlperf51-llama-3.1-405b-b200x8-server"]
+    notes: list[str] = []
+    got = tv._predict_mlperf_latency_bound(e, CAT, notes)
+    assert any("p99 TTFT 6000 ms, TPOT 175 ms" in n for n in notes)
+    w = e["workload"]
+    kw = dict(
+        input_tokens=w["input_tokens"],
+        output_tokens=w["output_tokens"],
+        weights="nvfp4",
+        kv_dtype="fp8",
+        tensor_parallel=4,
+        gpus=8,
+        engine="trtllm",
+    )
+    spec, gpu = CAT.model("llama-3.1-405b").spec, CAT.gpu("b200")
+    best = queueing.max_rate(
+        spec, gpu, ttft_s=6.0, tpot_s=0.175, ttft_quantile=0.99, max_num_seqs=256, **kw
+    )
+    assert got == pytest.approx(best.request_rate_per_s * w["output_tokens"])
+    hold = best.max_concurrency / (queueing.capacity(spec, gpu, max_num_seqs=256, **kw) / (8 // 4))
+    p99 = best.ttft_s - best.queue_wait_s + queueing.wait_quantile_s(best, hold, 0.99)
+    assert p99 <= 6.0 * (1 + 1e-9) and best.tpot_s <= 0.175
+    above = queueing.at_rate(
+        spec, gpu, request_rate=best.request_rate_per_s * 1.01, **kw, max_num_seqs=256
+    )
+    p99_above = above.ttft_s - above.queue_wait_s + queueing.wait_quantile_s(above, hold, 0.99)
+    assert p99_above > 6.0 or above.tpot_s > 0.175
+
+
 def test_a_rate_past_capacity_is_refused_by_name():
     cap = queueing.capacity(SPEC, GPU, **KW)
     with pytest.raises(AdvisorError) as e:

@@ -20,8 +20,13 @@ The queueing model, stated:
    W_q = C(m, a) T(m) / (m - a). The exponential holding time overstates the variance of fixed
    prompt and answer lengths (an M/D/m queue waits less), so W_q errs long.
 3. TTFT = W_q + the prefill of one prompt + one decode step (serving.point's TTFT, the wait
-   for the next iteration) + the engine's per-request cost. Percentiles (MLPerf's p99 limits)
-   are not modelled: the figures are means.
+   for the next iteration) + the engine's per-request cost. The figures are means; a TTFT
+   percentile (MLPerf's limits are p99, `max_rate(ttft_quantile=0.99)`) takes the wait's
+   percentile from the M/M/m waiting-time distribution, P[W > t] = C(m, a) e^(-(m - a) t / T(m))
+   (Kleinrock 1975, Queueing Systems vol. 1, §3.5: the conditional wait of an M/M/m queue is
+   exponential with rate m mu - lambda), with the prefill and the step as they are (prompts of
+   the mean length). TPOT stays the steady-state mean: a request's TPOT averages its own
+   hundreds of decode steps, each shared with the same mix of prefills.
 
 The largest rate within limits is found by bisection on lambda (TTFT and TPOT grow with it);
 the rate where a = m is the capacity, at which the queue grows without bound.
@@ -174,6 +179,17 @@ def _at(cv: _Curve, lam_total: float) -> LoadPoint:
     )
 
 
+def wait_quantile_s(point: LoadPoint, hold_s: float, quantile: float) -> float:
+    """The `quantile` of the queue wait at `point` (module docstring, 3): 0 while the
+    probability of waiting C is at most 1 - quantile, else T(m) ln(C / (1 - quantile)) / (m - a),
+    `hold_s` = T(m) the time a slot is held at full load."""
+    tail = 1.0 - quantile
+    if point.wait_probability <= tail:
+        return 0.0
+    free = point.max_concurrency * (1.0 - point.utilisation)
+    return hold_s * math.log(point.wait_probability / tail) / free
+
+
 def at_rate(
     spec, gpu, *, request_rate: float, max_num_seqs: int = serving.MAX_NUM_SEQS, **kw
 ) -> LoadPoint:
@@ -192,20 +208,30 @@ def max_rate(
     ttft_s: float | None = None,
     tpot_s: float | None = None,
     max_num_seqs: int = serving.MAX_NUM_SEQS,
+    ttft_quantile: float | None = None,
     **kw,
 ) -> LoadPoint | None:
     """The largest request rate (all replicas) whose mean TTFT and TPOT stay within the limits
     (either may be None), and the load point there; None if even a trickle of requests misses
-    them. Bisection between 0 and the capacity."""
+    them. `ttft_quantile` (e.g. 0.99, MLPerf's p99): the TTFT limit applies to that percentile
+    of TTFT (the queue wait's percentile, `wait_quantile_s`), not to the mean. Bisection between 0 and the capacity."""
     if ttft_s is not None:
         check_positive("ttft_s", ttft_s, maximum=3600.0)
     if tpot_s is not None:
         check_positive("tpot_s", tpot_s, maximum=3600.0)
+    if ttft_quantile is not None:
+        check_positive("ttft_quantile", ttft_quantile, maximum=0.9999)
     cv = _setup(spec, gpu, kw, max_num_seqs)
     cap = cv.rate(cv.top) * cv.replicas
+    hold = cv.top / cv.rate(cv.top)
+
+    def ttft(p: LoadPoint) -> float:
+        if ttft_quantile is None:
+            return p.ttft_s
+        return p.ttft_s - p.queue_wait_s + wait_quantile_s(p, hold, ttft_quantile)
 
     def ok(p: LoadPoint) -> bool:
-        return (ttft_s is None or p.ttft_s <= ttft_s) and (tpot_s is None or p.tpot_s <= tpot_s)
+        return (ttft_s is None or ttft(p) <= ttft_s) and (tpot_s is None or p.tpot_s <= tpot_s)
 
     lo, hi = cap * 1e-6, cap * (1 - 1e-9)
     first = _at(cv, lo)
