@@ -552,3 +552,20 @@ def test_carried_moe_entries_are_those_without_a_stated_batch():
         assert rows[eid]["reason_key"] == "moe_serving_gap"
         assert "does not state the batch" in rows[eid]["reason"]
     assert any("375 sequences per GPU" in n for n in rows[po["id"]]["assumptions"])
+
+
+def test_mlperf_deepseek_offline_runs_at_their_configs_batch_are_carried_with_the_engine_reason():
+    """NVIDIA's MLPerf v5.1 DeepSeek-R1 Offline configs state gpu_batch_size and
+    max_concurrency per DEP8 engine: B200 512 and 5120 (512 per rank), GB300 1536 and 10240
+    (1280 per rank); predicted at that batch for the whole system, carried as TensorRT-LLM's."""
+    from bench import throughput_validation as tv
+
+    entries = {e["id"]: e for e in tv._load_entries()}
+    b200 = entries["mlperf51-deepseek-r1-b200x8-offline"]
+    gb300 = entries["mlperf51-deepseek-r1-gb300x72-offline"]
+    assert tv._config_batch_per_rank(b200, 8, []) == 512
+    assert tv._config_batch_per_rank(gb300, 8, []) == 1280
+    rows = {r["id"]: r for r in tv.evaluate([b200, gb300], CAT)}
+    for r in rows.values():
+        assert r["reason_key"] == "moe_serving_engine" and r["carried_predicted"] > 0
+    assert any("512 sequences per rank" in n for n in rows[b200["id"]]["assumptions"])
