@@ -529,6 +529,13 @@ def test_two_batch_overlap_in_the_faces():
         capture_output=True, text=True,
     )  # fmt: skip
     assert out.returncode != 0 and "--two-batch-overlap applies with --ep only" in out.stderr
+    # DeepSeek-V3 in FP8 fills 8 H100s: one clear refusal, as the web API gives
+    full = subprocess.run(
+        [sys.executable, "-m", "advisor", "time", "serve", "--model", "deepseek-v3",
+         "--gpu", "h100-sxm", "--ep", "8", "--weights", "fp8", "--kv-dtype", "fp8"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert full.returncode != 0 and "leave no room for one request's KV cache" in full.stderr
 
 
 def test_carried_moe_entries_are_those_without_a_stated_batch():

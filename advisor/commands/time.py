@@ -543,6 +543,14 @@ def _run_ep(args, cat, spec, gpu) -> int:
         own_usd_per_gpu_hour=owned.usd_per_gpu_hour if owned else None,
     )
     cap = ec.kv_limited_batch_per_gpu
+    if cap < 1:
+        raise AdvisorError(  # the web API's error (webapi.serving._serving_ep)
+            "serving.no_room",
+            f"gpu: the weights of {spec.name} leave no room for one request's KV cache on "
+            f"{args.ep} x {gpu.id} with expert parallelism",
+            field="gpu",
+            gpu=gpu.id,
+        )
     b = args.batch_per_gpu or min(cap, interactivity.EP_MAX_BATCH_PER_GPU)
     p = epm.point(
         spec,
