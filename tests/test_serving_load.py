@@ -522,7 +522,13 @@ def test_two_batch_overlap_in_the_faces():
     assert off["expert_parallel"]["two_batch_overlap"] is False
     assert on["curve"] != off["curve"]
     bad = webapi.run("serving", {"model": "llama-3.1-8b", "two_batch_overlap": True})
-    assert bad["error"]["field"] == "two_batch_overlap"
+    assert (bad["error"]["field"], bad["error"]["key"]) == ("two_batch_overlap", "ep.needs_ep")
+    from hooks.templating import load_strings
+    from tests.conftest import ROOT
+
+    strings = load_strings(ROOT / "templates" / "i18n")
+    for lang in ("az", "en"):
+        assert "err.ep.needs_ep" in strings[lang] and "calc.f.two_batch_overlap" in strings[lang]
     out = subprocess.run(
         [sys.executable, "-m", "advisor", "time", "serve", "--model", "mixtral-8x7b",
          "--gpu", "h100-sxm", "--two-batch-overlap"],
