@@ -539,3 +539,117 @@ def test_moe_serving_band_comes_from_the_carried_moe_entries():
     band = accuracy.band("moe_serving")
     if band:
         assert f"MoE serving: median ±{band.median_abs_error:.0%}" in out
+
+
+def test_two_batch_overlap_hides_the_all_to_all_behind_the_other_micro_batch():
+    """DeepSeek-V3 §3.4 / SGLang's TBO: the batch runs as two micro-batches (ceil and floor of
+    half, each streaming the weights and paying its own all-to-all), and a step lasts
+    max(their compute, their all-to-alls); a prefill hides its all-to-all behind its compute."""
+    from advisor.perf import expert_parallel as ep
+
+    ds = CAT.model("deepseek-v3").spec
+    gpu = CAT.gpu("h100-sxm")
+    kw = dict(context=2000, weights="fp8", kv_dtype="bf16")
+    plain = ep.EPLayout(ep=72, domain=8)
+    tbo = ep.EPLayout(ep=72, domain=8, two_batch_overlap=True)
+    s0 = ep.decode_step(ds, gpu, batch=256, layout=plain, **kw)
+    s1 = ep.decode_step(ds, gpu, batch=256, layout=tbo, **kw)
+    halves = [ep.decode_step(ds, gpu, batch=128, layout=plain, **kw)] * 2
+    compute = sum(h["attention_dense_s"] + h["experts_s"] for h in halves)
+    comm = sum(h["all_to_all_s"] for h in halves)
+    assert s1["seconds"] == pytest.approx(max(compute, comm))
+    assert s1["all_to_all_exposed_s"] == pytest.approx(s1["seconds"] - compute)
+    # across nodes the all-to-all dominates: overlap shortens the step, never below either part
+    assert s1["seconds"] < s0["seconds"] and s0["all_to_all_exposed_s"] == s0["all_to_all_s"]
+    # an odd batch splits into 129 and 128; one sequence is not split
+    odd = ep.decode_step(ds, gpu, batch=257, layout=tbo, **kw)
+    parts = [ep.decode_step(ds, gpu, batch=b, layout=plain, **kw) for b in (129, 128)]
+    assert odd["experts_s"] == pytest.approx(sum(p["experts_s"] for p in parts))
+    one = ep.decode_step(ds, gpu, batch=1, layout=tbo, **kw)
+    assert one == ep.decode_step(ds, gpu, batch=1, layout=plain, **kw)
+    # prefill: compute-bound, its all-to-all hidden
+    lay = dict(ep=32, domain=8)
+    p0 = ep.prefill_s(ds, gpu, prompt=2000, weights="fp8", layout=ep.EPLayout(**lay))
+    p1 = ep.prefill_s(
+        ds, gpu, prompt=2000, weights="fp8", layout=ep.EPLayout(**lay, two_batch_overlap=True)
+    )
+    a2a = sum(
+        c * ep.all_to_all_s(ds, gpu, 2000.0, ep.EPLayout(**lay), m, forward_by_node=True)
+        for m, c in ep.moe_layers(ds)
+    )
+    assert p1 == pytest.approx(max(p0 - a2a, a2a))
+    with pytest.raises(AdvisorError) as e:
+        ep.EPLayout(ep=8, two_batch_overlap="yes")
+    assert e.value.field == "two_batch_overlap"
+
+
+def test_two_batch_overlap_in_the_faces():
+    from advisor import webapi
+
+    kw = {"model": "deepseek-v3", "gpu": "b200", "gpus": 8, "weights": "fp8", "kv_dtype": "fp8"}
+    on = webapi.serving({**kw, "ep": 8, "two_batch_overlap": True})
+    off = webapi.serving({**kw, "ep": 8})
+    assert on["expert_parallel"]["two_batch_overlap"] is True
+    assert off["expert_parallel"]["two_batch_overlap"] is False
+    assert on["curve"] != off["curve"]
+    bad = webapi.run("serving", {"model": "llama-3.1-8b", "two_batch_overlap": True})
+    assert (bad["error"]["field"], bad["error"]["key"]) == ("two_batch_overlap", "ep.needs_ep")
+    from hooks.templating import load_strings
+    from tests.conftest import ROOT
+
+    strings = load_strings(ROOT / "templates" / "i18n")
+    for lang in ("az", "en"):
+        assert "err.ep.needs_ep" in strings[lang] and "calc.f.two_batch_overlap" in strings[lang]
+    out = subprocess.run(
+        [sys.executable, "-m", "advisor", "time", "serve", "--model", "mixtral-8x7b",
+         "--gpu", "h100-sxm", "--two-batch-overlap"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert out.returncode != 0 and "--two-batch-overlap applies with --ep only" in out.stderr
+    # DeepSeek-V3 in FP8 fills 8 H100s: one clear refusal, as the web API gives
+    full = subprocess.run(
+        [sys.executable, "-m", "advisor", "time", "serve", "--model", "deepseek-v3",
+         "--gpu", "h100-sxm", "--ep", "8", "--weights", "fp8", "--kv-dtype", "fp8"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert full.returncode != 0 and "leave no room for one request's KV cache" in full.stderr
+
+
+def test_carried_moe_entries_are_those_without_a_stated_batch():
+    """The validator counts a layer-list MoE serving entry when its source states the batch per
+    GPU (SGLang's decode pool: 256 sequences, EP 72, two-batch overlap) and carries the rest;
+    a perf-overview run holds at most its stated number of requests per attention-DP rank."""
+    from bench import throughput_validation as tv
+
+    entries = {e["id"]: e for e in tv._load_entries()}
+    dec = entries["sglang-deepseek-v3-fp8-h100-pd-ep-decode-per-node"]
+    pre = entries["sglang-deepseek-v3-fp8-h100-pd-ep-prefill-per-node"]
+    po = entries["trtllm-po-deepseek-v3-fp8-h200-dep8-1024-1024"]
+    assert tv._batch_stated(dec) and not tv._batch_stated(pre) and not tv._batch_stated(po)
+    notes: list[str] = []
+    assert tv._requests_per_rank(po, 8, notes) == 3000 // 8 and "3000 requests" in notes[0]
+    assert tv._requests_per_rank(dec, 72, []) is None
+    rows = {r["id"]: r for r in tv.evaluate([dec, pre, po], CAT)}
+    assert rows[dec["id"]]["expressible"]
+    assert any("two-batch overlap" in n for n in rows[dec["id"]]["assumptions"])
+    for eid in (pre["id"], po["id"]):
+        assert rows[eid]["reason_key"] == "moe_serving_gap"
+        assert "does not state the batch" in rows[eid]["reason"]
+    assert any("375 sequences per GPU" in n for n in rows[po["id"]]["assumptions"])
+
+
+def test_mlperf_deepseek_offline_runs_at_their_configs_batch_are_carried_with_the_engine_reason():
+    """NVIDIA's MLPerf v5.1 DeepSeek-R1 Offline configs state gpu_batch_size and
+    max_concurrency per DEP8 engine: B200 512 and 5120 (512 per rank), GB300 1536 and 10240
+    (1280 per rank); predicted at that batch for the whole system, carried as TensorRT-LLM's."""
+    from bench import throughput_validation as tv
+
+    entries = {e["id"]: e for e in tv._load_entries()}
+    b200 = entries["mlperf51-deepseek-r1-b200x8-offline"]
+    gb300 = entries["mlperf51-deepseek-r1-gb300x72-offline"]
+    assert tv._config_batch_per_rank(b200, 8, []) == 512
+    assert tv._config_batch_per_rank(gb300, 8, []) == 1280
+    rows = {r["id"]: r for r in tv.evaluate([b200, gb300], CAT)}
+    for r in rows.values():
+        assert r["reason_key"] == "moe_serving_engine" and r["carried_predicted"] > 0
+    assert any("512 sequences per rank" in n for n in rows[b200["id"]]["assumptions"])

@@ -249,6 +249,12 @@ def register(sub) -> None:
         help="with --ep: busiest GPU's expert load over the mean (default 1.2, assumed)",
     )
     s.add_argument(
+        "--two-batch-overlap",
+        action="store_true",
+        help="with --ep: two micro-batches, one's all-to-all behind the other's compute "
+        "(DeepSeek-V3 §3.4, SGLang's TBO)",
+    )
+    s.add_argument(
         "--disaggregate",
         action="store_true",
         help="split --gpus into prefill and decode pools of --tp GPUs each meeting "
@@ -552,6 +558,7 @@ def _run_ep(args, cat, spec, gpu) -> int:
         ep=args.ep,
         domain=domain,
         imbalance=epm.DEFAULT_IMBALANCE if args.imbalance is None else args.imbalance,
+        two_batch_overlap=bool(getattr(args, "two_batch_overlap", False)),
     )
     kv = args.kv_dtype
     price, price_from = _gpu_hour_price(cat, gpu, args.price)
@@ -569,6 +576,14 @@ def _run_ep(args, cat, spec, gpu) -> int:
         own_usd_per_gpu_hour=owned.usd_per_gpu_hour if owned else None,
     )
     cap = ec.kv_limited_batch_per_gpu
+    if cap < 1:
+        raise AdvisorError(  # the web API's error (webapi.serving._serving_ep)
+            "serving.no_room",
+            f"gpu: the weights of {spec.name} leave no room for one request's KV cache on "
+            f"{args.ep} x {gpu.id} with expert parallelism",
+            field="gpu",
+            gpu=gpu.id,
+        )
     b = args.batch_per_gpu or min(cap, interactivity.EP_MAX_BATCH_PER_GPU)
     p = epm.point(
         spec,
@@ -595,7 +610,9 @@ def _run_ep(args, cat, spec, gpu) -> int:
         )
     print(
         f"{spec.name} on {gpus} x {gpu.id}, expert parallel {args.ep} with data-parallel "
-        f"attention, domain {domain}, imbalance {layout.load_factor}" + _band("moe_serving")
+        f"attention, domain {domain}, imbalance {layout.load_factor}"
+        + (", two-batch overlap" if layout.two_batch_overlap else "")
+        + _band("moe_serving")
     )
     usd = {c.concurrency: c for c in ec.curve}
 
@@ -694,6 +711,12 @@ def run_serve(args) -> int:
     support.check_fp4(gpu, args.weights, args.kv_dtype)
     if args.ep:
         return _run_ep(args, cat, spec, gpu)
+    if args.two_batch_overlap:
+        raise AdvisorError(
+            "ep.needs_ep",
+            "--two-batch-overlap applies with --ep only",
+            field="two_batch_overlap",
+        )
     if args.disaggregate:
         return _run_disagg(args, spec, gpu)
     kw = dict(

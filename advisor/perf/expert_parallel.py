@@ -42,8 +42,20 @@ prefill at EP32 on H100 ran 50,302 tokens/s per node with its default expert pla
 Disaggregation and Large-scale Expert Parallelism on 96 H100 GPUs", 2025-05-05, "Overall
 Throughput" table; lm-sys/lm-sys.github.io blog/2025-05-05-large-scale-ep.md). Across nodes the all-to-all latency is 30 us (assumed; DeepEP's
 README reports 65-92 us for low-latency dispatch and combine at EP 8 over RDMA with 128
-tokens, bandwidth included). The all-to-alls are not overlapped with compute (two-batch
-overlap would hide part of them).
+tokens, bandwidth included).
+
+Two-batch overlap (`EPLayout.two_batch_overlap`, off by default): the engine splits each
+iteration's batch into two micro-batches and runs the attention and MoE computation of one
+while the dispatch and combine of the other are in flight ("we simultaneously process two
+micro-batches with similar computational workloads, overlapping the attention and MoE of one
+micro-batch with the dispatch and combine of another", DeepSeek-V3 Technical Report,
+arXiv:2412.19437 §3.4.1, and §3.4.2 for decoding; SGLang's "Two-batch Overlap" (TBO), LMSYS
+2025-05-05, which measured 27-35 % more prefill throughput with it). A decode step then lasts
+max(compute, communication) summed over the two micro-batches instead of their sum: each
+micro-batch runs its own kernels (the weights are streamed once per micro-batch) and its own
+all-to-all (its latency paid twice). A prefill, compute-bound, keeps its compute and hides its
+all-to-all the same way. Without it (TensorRT-LLM's attention-DP runs in the perf overview
+state none) the all-to-alls sit on the critical path.
 """
 
 from __future__ import annotations
@@ -72,6 +84,7 @@ class EPLayout:
     domain: int = 8  # GPUs in one scale-up (NVLink) domain
     imbalance: float = DEFAULT_IMBALANCE
     scale_out_gb_per_s: float = SCALE_OUT_GB_PER_S
+    two_batch_overlap: bool = False  # module docstring: DeepSeek-V3 §3.4, SGLang's TBO
 
     def __post_init__(self):
         check_int("ep", self.ep, maximum=4096)
@@ -84,6 +97,12 @@ class EPLayout:
                 field="imbalance",
             )
         check_positive("scale_out_gb_per_s", self.scale_out_gb_per_s, maximum=10_000.0)
+        if not isinstance(self.two_batch_overlap, bool):
+            raise AdvisorError(
+                "ep.two_batch_overlap",
+                f"two_batch_overlap: expected true or false, got {self.two_batch_overlap!r}",
+                field="two_batch_overlap",
+            )
 
     @property
     def in_domain(self) -> bool:
@@ -173,6 +192,34 @@ def all_to_all_s(
     return 2 * LATENCY_ACROSS_US * 1e-6 + out / nic
 
 
+def _decode_parts(spec, gpu, dev, stack, *, b, context, weights, kv_dtype, layout, wb, dq):
+    """(attention and dense, routed experts, all-to-all) seconds of one decode step of `b`
+    sequences on one GPU of the group, without overlap (decode_step)."""
+    whole = timing.decode_step_time(
+        spec,
+        dev,
+        stack,
+        batch=b,
+        context=context,
+        weights=weights,
+        kv_bytes=KV_BYTES[kv_dtype],
+        tp=1,
+        tp_fabric=None,
+    )
+    own = experts = a2a = 0.0
+    for mlp, count in moe_layers(spec):
+        e, k = mlp.experts, mlp.experts_per_token
+        # the routed experts as decode_step_time counted them (all on one GPU) ...
+        own += count * _expert_time(
+            spec, mlp, dev, b * k, expected_experts_touched(e, k, b), wb, dq
+        )
+        # ... and as the busiest GPU of the group runs them
+        touched = expected_experts_touched(e, k, b * layout.ep) / layout.ep
+        experts += count * _expert_time(spec, mlp, dev, b * k * layout.load_factor, touched, wb, dq)
+        a2a += count * all_to_all_s(spec, gpu, b, layout, mlp)
+    return whole["seconds"] - own, experts, a2a
+
+
 def decode_step(
     spec: ModelSpec,
     gpu,
@@ -186,43 +233,32 @@ def decode_step(
     activations: str | None = None,
 ) -> MappingProxyType:
     """One decode step of one GPU of the EP group with `batch` sequences (module docstring):
-    seconds by part."""
+    seconds by part. With `layout.two_batch_overlap` the batch runs as two micro-batches
+    (ceil and floor of half) and the step lasts max(their compute, their all-to-alls)."""
     _check_moe(spec, layout)
     stack = stack or eff.DEFAULT_STACK
     b = check_int("batch", batch, maximum=1 << 16)
     dev = timing.Device.of(gpu, timing.matmul_peak_key(gpu, weights, activations), stack)
-    whole = timing.decode_step_time(
-        spec,
-        dev,
-        stack,
-        batch=b,
-        context=context,
-        weights=weights,
-        kv_bytes=KV_BYTES[kv_dtype],
-        tp=1,
-        tp_fabric=None,
-    )
     wb = timing._weight_bytes(weights)
     dq = stack.dequant_factor(weights)
-    own = experts = a2a = 0.0
-    for mlp, count in moe_layers(spec):
-        e, k = mlp.experts, mlp.experts_per_token
-        # the routed experts as decode_step_time counted them (all on one GPU) ...
-        own += count * _expert_time(
-            spec, mlp, dev, b * k, expected_experts_touched(e, k, b), wb, dq
-        )
-        # ... and as the busiest GPU of the group runs them
-        touched = expected_experts_touched(e, k, b * layout.ep) / layout.ep
-        experts += count * _expert_time(spec, mlp, dev, b * k * layout.load_factor, touched, wb, dq)
-        a2a += count * all_to_all_s(spec, gpu, b, layout, mlp)
-    rest = whole["seconds"] - own
-    total = rest + experts + a2a
+    kw = dict(context=context, weights=weights, kv_dtype=kv_dtype, layout=layout, wb=wb, dq=dq)
+    if layout.two_batch_overlap and b > 1:
+        halves = [_decode_parts(spec, gpu, dev, stack, b=h, **kw) for h in ((b + 1) // 2, b // 2)]
+        rest, experts, a2a = (sum(x) for x in zip(*halves, strict=True))
+        total = max(rest + experts, a2a)
+        exposed = total - (rest + experts)
+    else:
+        rest, experts, a2a = _decode_parts(spec, gpu, dev, stack, b=b, **kw)
+        total = rest + experts + a2a
+        exposed = a2a
     return MappingProxyType(
         {
             "seconds": total,
             "attention_dense_s": rest,
             "experts_s": experts,
             "all_to_all_s": a2a,
+            # the part of the step the all-to-alls add (all of them without overlap)
+            "all_to_all_exposed_s": exposed,
         }
     )
 
@@ -242,7 +278,8 @@ def prefill_s(
     shared experts for its `prompt` tokens (timing.prefill_time at tp 1, routed experts taken
     out again), then in each MoE layer the busiest GPU's share of the group's ep * prompt
     tokens (touched / ep experts, `imbalance` x the mean prompt * k assignments, one grouped
-    GEMM per weight) and the dispatch and combine of its prompt's tokens."""
+    GEMM per weight) and the dispatch and combine of its prompt's tokens, hidden behind the
+    compute with `layout.two_batch_overlap`."""
     _check_moe(spec, layout)
     stack = stack or eff.DEFAULT_STACK
     dev = timing.Device.of(gpu, timing.matmul_peak_key(gpu, weights, activations), stack)
@@ -261,6 +298,9 @@ def prefill_s(
         touched = expected_experts_touched(e, k, prompt * layout.ep) / layout.ep
         experts += count * _expert_time(spec, mlp, dev, t * k * layout.load_factor, touched, wb, dq)
         a2a += count * all_to_all_s(spec, gpu, t, layout, mlp, forward_by_node=True)
+    if layout.two_batch_overlap:
+        # two micro-batches: one's all-to-all behind the other's compute (module docstring)
+        return max(whole - own + experts, a2a)
     return whole - own + experts + a2a
 
 
@@ -307,7 +347,7 @@ class EPPoint:
     ttft_s: float
     tokens_per_s_per_user: float
     tokens_per_s_per_gpu: float
-    all_to_all_share: float  # of a decode step
+    all_to_all_share: float  # of a decode step: the part it adds (behind compute with overlap)
 
     def to_dict(self) -> dict:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -377,5 +417,5 @@ def point(
         ttft_s=pf + step["seconds"] + stack.request_ms * 1e-3,
         tokens_per_s_per_user=1 / tpot,
         tokens_per_s_per_gpu=b * output_tokens / cycle,
-        all_to_all_share=step["all_to_all_s"] / step["seconds"],
+        all_to_all_share=step["all_to_all_exposed_s"] / step["seconds"],
     )

@@ -56,6 +56,9 @@ class ServingRequest(_Request):
     # (advisor.perf.expert_parallel); `imbalance`: the busiest GPU's expert load over the mean
     ep: int = _f(0, "int", minimum=0, maximum=4096)
     imbalance: float = _f(1.2, "num", bounds=(1.0, 16.0))
+    # two micro-batches, one's all-to-all behind the other's compute (DeepSeek-V3 §3.4,
+    # SGLang's TBO; advisor.perf.expert_parallel)
+    two_batch_overlap: bool = _f(False, "flag")
     # owned hardware's cost per million tokens (advisor.money.interactivity.owned_usd_per_gpu_hour):
     # the budget calculator's defaults
     utilisation: float = _f(0.6, "num", bounds=limits.FRACTION, exclusive_low=True)
@@ -129,7 +132,12 @@ def _serving_ep(req: ServingRequest, spec, g) -> dict:
                 "ep.not_with", f"{name}: does not apply with expert parallelism", field=name
             )
     domain = g.scale_up.domain_size if g.scale_up else 8
-    layout = epm.EPLayout(ep=req.ep, domain=domain, imbalance=req.imbalance)
+    layout = epm.EPLayout(
+        ep=req.ep,
+        domain=domain,
+        imbalance=req.imbalance,
+        two_batch_overlap=req.two_batch_overlap,
+    )
     offer = _cheapest_offer(g.id)
     price = offer.on_demand_usd_per_gpu_hour if offer else None
     owned = _owned_hour(g, req.gpus, req)
@@ -208,6 +216,7 @@ def _serving_ep(req: ServingRequest, spec, g) -> dict:
             "domain": domain,
             "in_domain": layout.in_domain,
             "imbalance": layout.load_factor,
+            "two_batch_overlap": layout.two_batch_overlap,
         },
         "accuracy": _bands("serving", "decode", "prefill"),
         "compute_peak": timing.weight_peak_key(g, req.weights),
@@ -234,6 +243,12 @@ def serving(params: dict) -> dict:
     support.check_fp4(g, req.weights, req.kv_dtype)
     if req.ep:
         return _serving_ep(req, spec, g)
+    if req.two_batch_overlap:
+        raise AdvisorError(
+            "ep.needs_ep",
+            "two_batch_overlap: applies with expert parallelism only (set ep)",
+            field="two_batch_overlap",
+        )
     srv.check_tensor_parallel(spec, g, req.tensor_parallel)
     if req.gpus % req.tensor_parallel:
         raise AdvisorError(
