@@ -7,6 +7,7 @@
   `gib(bytes, digits=1)` "12,5 GiB"; `gb(bytes, digits=1)` "13,4 GB"; `num(x, digits=0)`;
   `pct(fraction, digits=0)` 0.125 -> "12,5 %" (az) / "12.5%" (en);
   `money(amount_usd, currency="USD", digits=2)` (converted with catalog/currency.yaml rates);
+  `figures(params)` a translation's params with their numbers formatted (`format_params`);
   `url` an http(s) URL (advisor.core.errors.check_http_url) for Markdown links.
 - Loader rooted at templates/, StrictUndefined, `trim_blocks` and `lstrip_blocks` on (so loops
   can build Markdown tables line by line).
@@ -63,7 +64,34 @@ def make_filters(lang: str, rates: dict | None):
         format_number(amount, digits, lang)
         return numfmt.money(amount, currency, lang, digits)
 
-    return {"num": num, "gib": gib, "gb": gb, "pct": pct, "money": money}
+    def figures(params):
+        return format_params(params, lang)
+
+    return {"num": num, "gib": gib, "gb": gb, "pct": pct, "money": money, "figures": figures}
+
+
+_SIGNED = re.compile(r"([+-])(\d+(?:\.\d+)?)")
+
+
+def format_params(params, lang: str) -> dict:
+    """A translation's params with their figures in `lang` (advisor.core.numfmt; az: "27.270",
+    decimal comma): an int with no decimals, a float with `numfmt.measured`'s decimals, a signed
+    figure stored as text ("+12", a percentage difference) with its sign kept; other values (names,
+    text) as they are. The data keep plain numbers; the page formats them when it renders
+    (`t("tv.reason." ~ r.key, **(r.params | figures))`)."""
+    out = {}
+    for key, value in dict(params).items():
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            m = _SIGNED.fullmatch(value) if isinstance(value, str) else None
+            if m:
+                digits = len(m.group(2).partition(".")[2])
+                value = m.group(1) + numfmt.number(float(m.group(2)), digits, lang)
+            out[key] = value
+        elif isinstance(value, int):
+            out[key] = numfmt.number(value, 0, lang)
+        else:
+            out[key] = numfmt.measured(value, lang)
+    return out
 
 
 # Markdown syntax a data value must not bring into a page: link brackets (`[x](javascript:...)`),

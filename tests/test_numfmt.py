@@ -145,3 +145,32 @@ process.stdout.write(JSON.stringify(JSON.parse(input).map((r) => fns[r.fn](...r.
     assert not bad, bad[:20]
     assert len(rows) > 500
     assert any(isinstance(r["args"][0], float) and math.isfinite(r["args"][0]) for r in rows)
+
+
+@pytest.mark.parametrize(
+    ("lang", "predicted", "measured", "error_pct"),
+    [("az", "27.270", "31.874", "-14"), ("en", "27,270", "31,874", "-14")],
+)
+def test_validation_reason_figures_in_the_pages_language(lang, predicted, measured, error_pct):
+    """The validation reasons' figures (bench/throughput_validation.py stores plain numbers in
+    `reason_params`) are formatted when the methodology page renders `tv.reason.<key>`, in the
+    page's language (az: "27.270", decimal comma); names stay as they are."""
+    from hooks import templating
+
+    params = {"model": "deepseek-v3", "predicted": 27270, "measured": 31873.5, "error_pct": "-14"}
+    got = _site_filters(lang)["figures"](params)
+    assert got == {"model": "deepseek-v3", "predicted": predicted, "measured": measured,
+                   "error_pct": error_pct}  # fmt: skip
+    more = templating.format_params({"error_pct": "+1234", "x": 12.34, "ok": True}, lang)
+    assert more == {"error_pct": "+1.234" if lang == "az" else "+1,234",
+                    "x": "12,34" if lang == "az" else "12.34", "ok": True}  # fmt: skip
+    # the page's own call: t("tv.reason." ~ r.key, **(r.params | figures))
+    strings = templating.load_strings(ROOT / "templates" / "i18n")
+    env = templating.make_env(ROOT / "templates", lang, None)
+    env.globals["t"] = templating.make_t(lang, strings)
+    page = (ROOT / "docs" / lang / "methodology.md").read_text(encoding="utf-8")
+    assert '{{ t("tv.reason." ~ r.key, **(r.params | figures)) }}' in page
+    text = env.from_string('{{ t("tv.reason." ~ key, **(params | figures)) }}').render(
+        key="moe_serving_gap", params=params
+    )
+    assert f"{predicted}" in text and f"{measured}" in text and "27270" not in text

@@ -4,7 +4,9 @@ racks; every plan says which fabric each collective crosses."""
 
 from __future__ import annotations
 
+import html
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -161,3 +163,85 @@ def test_the_cluster_calculator_plans_racks():
     two = next(o for o in out["options"] if o["gpus"] == 144)
     assert (two["nodes"], two["domain"]) == (2, "rack")
     assert two["step"]["collectives"]["ep"]["over"] == "scale-up"
+
+
+def _render_cluster(result: dict, lang: str) -> str:
+    """The cluster calculator's result as the browser renders it (calcruntime/browser/render.mjs
+    `renderResult` under Node), with the build's `calc.*` strings of `lang`."""
+    from hooks.templating import load_strings
+
+    strings = load_strings(ROOT / "templates" / "i18n")[lang]
+    strings = {k: v for k, v in strings.items() if k.startswith(("calc.", "err."))}
+    script = """
+const m = await import(process.argv[1]);
+let input = "";
+for await (const chunk of process.stdin) input += chunk;
+const { result, strings, lang } = JSON.parse(input);
+process.stdout.write(m.renderResult("cluster", result, { ...strings, lang }));
+"""
+    r = subprocess.run(
+        ["node", "--input-type=module", "-e", script, (ROOT / "calcruntime/browser/render.mjs").as_uri()],
+        input=json.dumps({"result": result, "strings": strings, "lang": lang}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    return html.unescape(r.stdout)
+
+
+@pytest.mark.node
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js")
+def test_the_cluster_calculator_shows_which_fabric_each_collective_uses():
+    """Issue 34/35: the web API's plan carries, per collective, its ranks, scale-up / network and
+    fabric; the calculator (both languages) shows them under the chosen plan."""
+    params = {"model": "llama-3.1-70b", "gpu": "h100-sxm", "tokens": "1e12", "deadline_days": 30}
+    out = json.loads(webapi.dumps(webapi.run("cluster", params)))
+    coll = out["chosen"]["step"]["collectives"]
+    lay = out["chosen"]["layout"]
+    assert coll["tp"] == {"ranks": lay["tp"], "over": "scale-up", "fabric": "nvlink4"}
+    assert coll["dp"]["ranks"] == lay["dp"] and "ib-ndr-400" in coll["dp"]["fabric"]
+    assert coll["dp"]["over"] in ("network", "scale-up+network")
+    want = {
+        "en": ["The plan's communication", "TP (tensor parallelism)", "DP (data parallelism)",
+               "scale-up: inside one domain", "one node", "Fabric"],
+        "az": ["Planın rabitəsi", "TP (tenzor paralelliyi)", "DP (məlumat paralelliyi)",
+               "daxili birləşmə (scale-up): bir domen daxilində", "bir qovşaq", "Qarşılıqlı əlaqə"],
+    }  # fmt: skip
+    for lang, words in want.items():
+        page = _render_cluster(out, lang)
+        table = page[page.index('data-out="collectives"') :]
+        table = table[: table.index("</table>")]
+        for w in words:
+            assert w in page, (lang, w)
+        assert "nvlink4" in table and "ib-ndr-400" in table
+        assert table.count("<tr>") == 1 + len(coll)  # the head and one row per group
+
+    # a GB200 NVL72 plan: EP inside the 72-GPU rack on NVLink 5, named as racks
+    rack = json.loads(webapi.dumps(webapi.run("cluster", {
+        "model": "qwen3-235b-a22b", "gpu": "gb200", "tokens": "1e11", "precision": "mxfp8",
+        "max_gpus": 144, "expert_parallel": 8, "deadline_days": ""})))  # fmt: skip
+    assert rack["chosen"]["step"]["collectives"]["ep"]["fabric"] == "nvlink5"
+    for lang, words in {
+        "en": ["one NVL72 rack", "EP (expert parallelism)", "nvlink5"],
+        "az": ["bir NVL72 server şkafı", "EP (ekspert paralelliyi)", "nvlink5", "72 QPU"],
+    }.items():
+        page = _render_cluster(rack, lang)
+        for w in words:
+            assert w in page, (lang, w)
+
+
+def test_every_collective_group_and_domain_is_translated():
+    """render.mjs names the groups (calc.cl.g.<group>) and where they run (calc.cl.over.<...>)
+    built from advisor.perf.training.collective_domains' keys: all in both languages."""
+    from hooks.templating import load_strings
+
+    strings = load_strings(ROOT / "templates" / "i18n")
+    js = (ROOT / "calcruntime/browser/render.mjs").read_text(encoding="utf-8")
+    groups = ("tp", "cp", "pp", "dp", "ep", "expert_dp")
+    assert all(f'"{g}"' in js for g in groups)
+    overs = {training.SCALE_UP: "scale_up", training.NETWORK: "network", training.BOTH: "both"}
+    assert all(f'"{o}": "{k}"' in js or f'{o}: "{k}"' in js for o, k in overs.items())
+    for lang in ("az", "en"):
+        keys = [f"calc.cl.g.{g}" for g in groups] + [f"calc.cl.over.{k}" for k in overs.values()]
+        assert [k for k in keys if k not in strings[lang]] == [], lang

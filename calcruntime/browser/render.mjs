@@ -543,6 +543,26 @@ export function clusterReason(r, S) {
   return r.reason || "";
 }
 const layoutText = (label) => String(label).replace(/ x /g, " × ");
+// which fabric each collective of the chosen plan crosses (advisor.perf.training.collective_domains,
+// issue 34): per parallel group its GPUs, the fabric's name and whether it stays inside one scale-up
+// (NVLink) domain, crosses the network one GPU per domain, or both (hierarchical)
+const OVER_KEY = { "scale-up": "scale_up", network: "network", "scale-up+network": "both" };
+export function clusterCollectives(r, S) {
+  const coll = (r.chosen && r.chosen.step && r.chosen.step.collectives) || {};
+  const ORDER = ["tp", "cp", "ep", "pp", "dp", "expert_dp"];
+  const rank = (g) => (ORDER.includes(g) ? ORDER.indexOf(g) : ORDER.length);
+  const groups = Object.keys(coll).sort((a, b) => rank(a) - rank(b));
+  if (!groups.length) return "";
+  const unit = r.domain === "rack" ? tr(S, "calc.cl.domain_rack", "one NVL72 rack") : tr(S, "calc.cl.domain_node", "one node");
+  const note = fillText(tr(S, "calc.cl.coll_head", "Which fabric each collective of this plan uses (one scale-up domain: {domain}, {gpus} GPUs):"), { domain: unit, gpus: fmt(r.domain_gpus, S, 0) });
+  const rows = groups.map((g) => {
+    const c = coll[g];
+    const over = OVER_KEY[c.over] ? tr(S, "calc.cl.over." + OVER_KEY[c.over], c.over) : c.over;
+    return [tr(S, "calc.cl.g." + g, g.toUpperCase()), fmt(c.ranks, S, 0), c.fabric, over];
+  });
+  const head = [tr(S, "calc.cl.coll_group", "Parallel group"), tr(S, "calc.cl.coll_ranks", "GPUs in the group"), tr(S, "calc.cl.coll_fabric", "Fabric"), tr(S, "calc.cl.coll_over", "Where")];
+  return `<p class="calc-note" data-out="collectives">${esc(note)}</p>${table(head, rows, "calc-collectives")}`;
+}
 const yesNo = (v) => (v === true ? "✓" : v === false ? "✗" : MISSING);
 
 function renderCluster(r, S) {
@@ -582,6 +602,7 @@ function renderCluster(r, S) {
       [tr(S, "calc.cl.price", "Price per GPU-hour (USD)"), r.price_usd_per_gpu_hour == null ? MISSING : fmt(r.price_usd_per_gpu_hour, S, 2)],
     ];
     out += table([tr(S, "calc.quantity", "Quantity"), tr(S, "calc.value", "Value")], rows, "calc-chosen-plan");
+    out += clusterCollectives(r, S);
   } else {
     out += `<strong data-out="gpus">${esc(tr(S, "calc.cl.none", "no plan"))}</strong></p>${reason}`;
   }
