@@ -1135,6 +1135,33 @@ def evaluate(entries, cat) -> list[dict]:
                 #   docs/source/blogs/tech_blog/blog10_ADP_Balance_Strategy.md) matters for
                 #   real datasets; the perf overview's synthetic fixed-length requests enter
                 #   and leave in step, and DeepSeek's options turn the balancer on.
+                # Looked for a published per-kernel breakdown to itemise the gap (w41b,
+                # 2026-12-06); none names the missing time:
+                # - TensorRT-LLM's tech blogs give their decode kernel breakdowns only as
+                #   figures (blog8 "Scaling Expert Parallelism ... Part 2", Figure 1
+                #   tech_blog8_kernel_breakdown.png); the text states E2E shares of
+                #   single optimisations (blog3: CUDA graph 22 %, top-k fusion 252 -> 15 us,
+                #   grouped-GEMM CUTLASS update 1.3 %), no per-step times;
+                # - TensorRT-LLM's "ADP Scheduler Optimization" blog (tech_blog/bloc_x_adp-
+                #   scheduler-opt.md) runs the MLPerf GB200 config (DEP8, max_batch_size 512,
+                #   concurrency 5120, 16,000 requests of mean 803.1 in / 3653.8 out): 25,664
+                #   tok/s over 8 GPUs, attention balance ratio 54 %, speed-of-light 39,552,
+                #   over iterations 2-30,235 (its figure's file name): a mean iteration of
+                #   75 ms at 242 generated tokens per rank, 49 ms at perfect balance; the
+                #   model's decode step there is 24 ms (+ about 2 ms of prefill per
+                #   iteration), so the step, not the balance, is 1.8-2x short;
+                # - DeepSeek's own decode profile (deepseek-ai/profile-data README: H800,
+                #   EP128, 128 requests per GPU in two micro-batches, 4K prompt, balanced
+                #   routing; per-kernel times read in a third-party transcription of its
+                #   trace, zdszero.github.io .../deepseek_profile.html) is within about 10 %
+                #   of the model on the attention side and 1.5x on the expert GEMMs once
+                #   its multi-token prediction is counted (two query tokens per sequence:
+                #   the transcribed step is 96 ms, and DeepSeek states 14.8k output tok/s
+                #   per 8-GPU node and 20-22 tok/s per user, deepseek-ai/open-infra-index
+                #   202502OpenSourceWeek/day_6_one_more_thing_deepseekV3R1_inference_
+                #   system_overview.md, both above one token per sequence per step): the
+                #   gap is TensorRT-LLM's step, not a kernel the model leaves out
+                #   everywhere.
                 row.update(carried_predicted=float(pred), carried_error=err)
                 raise NotExpressible(
                     f"MoE serving of {e['workload']['model']} over its layer list predicts "
