@@ -166,9 +166,9 @@ def test_the_picker_offers_fp4_only_on_cards_whose_tensor_cores_take_it():
     assert any(r.ok and r.gpu_id == "b200" and r.weights == "nvfp4" for r in rows)
     mx = rec.Workload(model=spec, batch=8, seq=2048, max_gpus=8, weights="mxfp4")
     mi = {r.count: r for r in rec.recommend(mx, CAT) if r.gpu_id == "mi355x"}
-    # MXFP4 fits and runs on it; only money stops it (no cloud offer or price read yet)
+    # MXFP4 fits and runs on it, and it is priced (OCI BM.GPU.MI355X.8, catalog/clouds/oci.yaml)
     assert mi[8].weights == "mxfp4" and mi[8].tokens_per_s
-    assert mi[8].reasons[0].key == "recommend.no_offer_no_price"
+    assert mi[8].ok and not mi[8].reasons
     auto = rec.Workload(
         model=spec,
         batch=8,
