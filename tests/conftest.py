@@ -14,8 +14,8 @@ Time (the suite must stay under 10 minutes on 2 cores; `make test` runs `pytest 
   starts that build at once in a background process (`python tests/conftest.py --build-site
   DIR`), so that it overlaps the unit tests, which run first (`pytest_collection_modifyitems`
   puts the tests that build a variant of the site next and the readers of the built site last).
-- the tests of a module that builds a variant of the site once for the module
-  (`ONE_WORKER_MODULES`) stay on one worker (`pytest_xdist_make_scheduler`); every other test
+- the tests of a module that builds a variant of the site once for the module, or that share
+  one browser page (`ONE_WORKER_MODULES`), stay on one worker (`pytest_xdist_make_scheduler`); every other test
   goes wherever a worker is free.
 """
 
@@ -104,8 +104,14 @@ def _shared_folder(config) -> Path | None:
     return config._tmp_path_factory.getbasetemp() / "shared-site"
 
 
-# Modules whose module-scoped fixture builds a site: their tests run on one xdist worker.
-ONE_WORKER_MODULES = ("tests/test_site_escaping.py",)
+# Modules whose tests run on one xdist worker: a module-scoped fixture that builds a site, or a
+# browser page that the module's tests share (the runtime started once, requests counted).
+ONE_WORKER_MODULES = (
+    "tests/test_site_escaping.py",
+    "tests/test_browser_calculators.py",
+    "tests/test_browser_fp4.py",
+    "tests/test_browser_serving_load.py",
+)
 
 
 @pytest.hookimpl(optionalhook=True)
