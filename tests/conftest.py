@@ -162,10 +162,14 @@ _BACKGROUND: list[subprocess.Popen] = []
 VARIANT_BUILDS = ("test_site_escaping.py", "test_strict_failures_name_the_file")
 
 
-def _order(item) -> int:
+def _order(item) -> tuple[int, int]:
+    """(unit 0 / variant build 1 / reader of the built site 2, a one-worker module first: the
+    longest units start early and the end of the run is not one worker's long module)."""
     if any(v in item.nodeid for v in VARIANT_BUILDS):
-        return 1
-    return 2 if "built_site" in item.fixturenames else 0
+        stage = 1
+    else:
+        stage = 2 if "built_site" in item.fixturenames else 0
+    return stage, 0 if item.nodeid.split("::", 1)[0] in ONE_WORKER_MODULES else 1
 
 
 def pytest_collection_modifyitems(session, config, items):
