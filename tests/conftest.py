@@ -122,6 +122,10 @@ def pytest_xdist_make_scheduler(config, log):
         return None
     from xdist.scheduler import LoadScopeScheduling
 
+    # keep the collection's order (`pytest_collection_modifyitems`): LoadScopeScheduling would
+    # otherwise start the largest units first, a reader of the site before the site is built
+    config.option.loadscopereorder = False
+
     class Scheduler(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             module = nodeid.split("::", 1)[0]
