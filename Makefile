@@ -22,7 +22,7 @@ test:            ## set up (incl. Chromium) and run every test: lint + pytest
 	@scripts/setup.sh browser
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
-	$(PY) -m pytest
+	$(PY) -m pytest -n 2
 
 test-fast: setup ## pytest without the browser and torch validation tests
 	$(PY) -m pytest -m "not browser and not torch"

@@ -7,6 +7,16 @@ server for it (for the browser tests of every engineer).
 
 `build_project(tmp_path, edit)` builds a temporary copy of the project (after `edit(copy_root)`)
 and returns the site folder or raises the build's error: for the strict-failure tests.
+
+Time (the suite must stay under 10 minutes on 2 cores; `make test` runs `pytest -n 2`, xdist):
+- `built_site` is built ONCE per run for every worker: into one folder of the run's temporary
+  root (the controller names it), under a file lock; a worker that collects a test needing it
+  starts that build at once in a background process (`python tests/conftest.py --build-site
+  DIR`), so that it overlaps the unit tests, which run first (`pytest_collection_modifyitems`
+  puts the tests that build a variant of the site next and the readers of the built site last).
+- the tests of a module that builds a variant of the site once for the module, or that share
+  one browser page (`ONE_WORKER_MODULES`), stay on one worker (`pytest_xdist_make_scheduler`); every other test
+  goes wherever a worker is free.
 """
 
 from __future__ import annotations
@@ -16,8 +26,15 @@ import http.server
 import logging
 import os
 import shutil
+import subprocess
+import sys
 import threading
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # Windows: no background build, each worker builds its own site
+    fcntl = None
 
 import pytest
 
@@ -70,10 +87,137 @@ def build_project(tmp_path: Path, edit=None) -> Path:
     return build_site(project / "mkdocs.yml", tmp_path / "site")
 
 
+# ------------------------------------------------------------------ one site build per run
+
+SHARED_KEY = "advisor_shared_site"  # workerinput key: the folder every worker's build shares
+DONE = ".complete"  # written into the shared folder once its site/ is whole
+
+
+def _shared_folder(config) -> Path | None:
+    """The run's one folder for the session build: the controller's (xdist), else this
+    process's temporary root; None where no file lock is available (each builds its own)."""
+    if fcntl is None:
+        return None
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:
+        return Path(workerinput[SHARED_KEY]) if SHARED_KEY in workerinput else None
+    return config._tmp_path_factory.getbasetemp() / "shared-site"
+
+
+# Modules whose tests run on one xdist worker: a module-scoped fixture that builds a site, or a
+# browser page that the module's tests share (the runtime started once, requests counted).
+ONE_WORKER_MODULES = (
+    "tests/test_site_escaping.py",
+    "tests/test_browser_calculators.py",
+    "tests/test_browser_fp4.py",
+    "tests/test_browser_serving_load.py",
+)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """`-n N` (load): each test is scheduled alone, but a module of `ONE_WORKER_MODULES` as one
+    unit (xdist's own `--dist loadgroup` marks do not reach its scheduler under pytest 9)."""
+    if config.getvalue("dist") not in ("load", "loadgroup"):
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    # keep the collection's order (`pytest_collection_modifyitems`): LoadScopeScheduling would
+    # otherwise start the largest units first, a reader of the site before the site is built
+    config.option.loadscopereorder = False
+
+    class Scheduler(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return module if module in ONE_WORKER_MODULES else nodeid
+
+    return Scheduler(config, log)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """xdist controller: every worker shares one folder for the session build."""
+    if fcntl is not None:
+        folder = node.config._tmp_path_factory.getbasetemp() / "shared-site"
+        node.workerinput[SHARED_KEY] = str(folder)
+
+
+def build_shared(folder: Path) -> Path:
+    """`folder`/site built once (whoever takes the lock first builds; the others wait and
+    reuse it)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    site = folder / "site"
+    fd = os.open(folder / ".lock", os.O_CREAT | os.O_RDWR, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        if not (folder / DONE).is_file():
+            shutil.rmtree(site, ignore_errors=True)
+            build_site(ROOT / "mkdocs.yml", site)
+            (folder / DONE).write_text("ok\n", encoding="utf-8")
+        return site
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+_BACKGROUND: list[subprocess.Popen] = []
+
+# Tests that build a variant of the site themselves: after the unit tests, before the readers.
+VARIANT_BUILDS = ("test_site_escaping.py", "test_strict_failures_name_the_file")
+
+
+def _order(item) -> tuple[int, int]:
+    """(unit 0 / variant build 1 / reader of the built site 2, a one-worker module first: the
+    longest units start early and the end of the run is not one worker's long module)."""
+    if any(v in item.nodeid for v in VARIANT_BUILDS):
+        stage = 1
+    else:
+        stage = 2 if "built_site" in item.fixturenames else 0
+    return stage, 0 if item.nodeid.split("::", 1)[0] in ONE_WORKER_MODULES else 1
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Unit tests first, then the variant builds, then the tests that read the built site; and
+    the shared build started in the background as soon as a test needs it (one process for
+    all workers: the first to create `started` launches it)."""
+    items.sort(key=_order)
+    folder = _shared_folder(config)
+    if config.option.collectonly or folder is None:
+        return
+    if not any("built_site" in i.fixturenames for i in items):
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        os.close(os.open(folder / "started", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return
+    log = open(folder / "build.log", "wb")  # noqa: SIM115 - the child writes it
+    _BACKGROUND.append(
+        subprocess.Popen(
+            [sys.executable, str(Path(__file__).resolve()), "--build-site", str(folder)],
+            cwd=ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    )
+    log.close()
+
+
+def pytest_unconfigure(config):
+    for proc in _BACKGROUND:
+        if proc.poll() is None:
+            proc.terminate()
+            proc.wait(timeout=30)
+
+
 @pytest.fixture(scope="session")
-def built_site(tmp_path_factory) -> Path:
-    """The whole bilingual site, built once per session from the working tree."""
-    return build_site(ROOT / "mkdocs.yml", tmp_path_factory.mktemp("site") / "site")
+def built_site(request, tmp_path_factory) -> Path:
+    """The whole bilingual site, built once per run from the working tree (shared by the
+    workers; a failed background build is redone here, where its error shows)."""
+    folder = _shared_folder(request.config)
+    if folder is None:
+        return build_site(ROOT / "mkdocs.yml", tmp_path_factory.mktemp("site") / "site")
+    return build_shared(folder)
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -158,3 +302,9 @@ def chromium():
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield b
         b.close()
+
+
+if __name__ == "__main__":  # the background build: python tests/conftest.py --build-site DIR
+    if len(sys.argv) == 3 and sys.argv[1] == "--build-site":
+        sys.path.insert(0, str(ROOT))
+        build_shared(Path(sys.argv[2]))

@@ -5,11 +5,20 @@ cached by the SHA-256 of its inputs); running a Node script; writing and caching
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import logging
+import os
 import shutil
 import subprocess
+import threading
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # not on Windows: builds there do not share the cache at once
+    fcntl = None
 
 from mkdocs.exceptions import PluginError
 
@@ -76,15 +85,22 @@ def _cache_put(cached: Path, data: bytes, pattern: str, keep: int = 4) -> None:
     """Store `data` as the cache entry `cached` (written whole, then renamed: a build stopped
     half-way leaves no entry), keeping the `keep` newest entries matching `pattern`."""
     _mkcache()
-    part = cached.with_suffix(".part")
+    part = cached.with_suffix(f".{os.getpid()}.part")
     part.write_bytes(data)
-    part.rename(cached)
+    part.replace(cached)
     _prune(pattern, keep)
 
 
 def _prune(pattern: str, keep: int = 4) -> None:
     """Keep the cache small: the `keep` newest entries matching `pattern`."""
-    entries = sorted(CACHE.glob(pattern), key=lambda p: p.stat().st_mtime, reverse=True)
+
+    def mtime(p: Path) -> float:
+        try:
+            return p.stat().st_mtime
+        except FileNotFoundError:
+            return 0.0
+
+    entries = sorted(CACHE.glob(pattern), key=mtime, reverse=True)
     for old in entries[keep:]:
         if old.is_dir():
             shutil.rmtree(old, ignore_errors=True)
@@ -96,3 +112,40 @@ def _write(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     if not path.is_file() or path.read_bytes() != data:
         path.write_bytes(data)
+
+
+_THREAD_LOCK = threading.RLock()
+_held = {"depth": 0, "fd": None}
+
+
+@contextlib.contextmanager
+def cache_lock():
+    """The cache to this process alone (an exclusive `flock` on CACHE/.lock, re-entrant in the
+    process): two builds at once (the test suite's workers, a background build) would otherwise
+    make the same product side by side, and `build_wheel` removes the checkout's build/ folder
+    that another one may be using. The second waits, then finds the product cached."""
+    with _THREAD_LOCK:
+        if _held["depth"] == 0 and fcntl is not None:
+            fd = os.open(_mkcache() / ".lock", os.O_CREAT | os.O_RDWR, 0o644)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            _held["fd"] = fd
+        _held["depth"] += 1
+        try:
+            yield
+        finally:
+            _held["depth"] -= 1
+            if _held["depth"] == 0 and _held["fd"] is not None:
+                fcntl.flock(_held["fd"], fcntl.LOCK_UN)
+                os.close(_held["fd"])
+                _held["fd"] = None
+
+
+def cached_step(fn):
+    """`fn` under `cache_lock`."""
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        with cache_lock():
+            return fn(*args, **kwargs)
+
+    return run

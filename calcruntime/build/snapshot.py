@@ -11,7 +11,7 @@ import struct
 import tempfile
 from pathlib import Path
 
-from .paths import CACHE, NODE, PYODIDE, _cache_put, _node, _sha
+from .paths import CACHE, NODE, PYODIDE, _cache_put, _node, _sha, cached_step
 from .stdlib import STDLIB_REST_ZIP, STDLIB_ZIP
 from .wheels import UNZIP_MJS, _compiled_copy
 
@@ -38,6 +38,7 @@ def sparse_snapshot(raw: bytes, block: int = SPARSE_BLOCK) -> bytes:
     return SPARSE_MAGIC + struct.pack("<III", block, len(raw), n) + bytes(bitmap) + b"".join(kept)
 
 
+@cached_step
 def make_snapshot(assets: Path, lock: dict, catalog_docs: dict) -> bytes:
     """gzip of the Pyodide memory snapshot (less its zero blocks: `sparse_snapshot`) with the
     compiled copy of every wheel of `lock` (in `assets`) installed as the worker's plain start

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from mkdocs.exceptions import PluginError
 
-from .paths import CACHE, NODE, PYODIDE, ROOT, _cache_put, _node, _sha
+from .paths import CACHE, NODE, PYODIDE, ROOT, _cache_put, _node, _sha, cached_step
 from .wheels import UNZIP_MJS, _compiled_copy
 from .zips import ZIP_PROBE, split_zip, write_zip, zip_probe
 
@@ -39,6 +39,7 @@ def _stdlib_calls() -> list[list[str]]:
 STDLIB_SPLIT = "start | rest, by top-level module or package"  # in the cache key: the rule
 
 
+@cached_step
 def stdlib_zips(assets: Path, catalog_docs: dict) -> tuple[bytes, bytes]:
     """The standard library as the site ships it, in two zips (`STDLIB_ZIP`, `STDLIB_REST_ZIP`)
     of only the modules the calculators use, compiled to bytecode by the runtime's own

@@ -33,6 +33,7 @@ from .paths import (
     _sha,
     _tree_bytes,
     _write,
+    cached_step,
 )
 from .zips import write_zip
 
@@ -55,6 +56,7 @@ REPORT_TEMPLATES = ROOT / "templates" / "report"
 ACCURACY_SUMMARY = ROOT / "bench_results" / "validation" / "throughput-summary.json"
 
 
+@cached_step
 def build_wheel() -> Path:
     """The advisor wheel (pure py3-none-any, the report templates inside), cached by the hash
     of its sources."""
@@ -128,6 +130,7 @@ def _pins() -> dict[str, str]:
     return {name.lower(): version for name, version in pins}
 
 
+@cached_step
 def dependency_wheel(dist_name: str, imports: tuple[str, ...]) -> tuple[str, bytes]:
     """(file name, bytes) of a py3-none-any wheel of the installed distribution `dist_name`:
     its Python files (no compiled extension: PyYAML then reads with its pure-Python parser,
@@ -203,6 +206,7 @@ def compiled_name(wheel_name: str) -> str:
     return wheel_name.removesuffix(".whl") + ".pyc.zip"
 
 
+@cached_step
 def compiled_wheels(assets: Path, lock: dict) -> list[tuple[str, bytes]]:
     """(file name, bytes) of the compiled copy of each wheel of `lock` (in lock order): the same
     members, each NAME.py as a sourceless NAME.pyc compiled by the runtime's own interpreter

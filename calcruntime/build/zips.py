@@ -13,9 +13,10 @@ from pathlib import Path
 
 from mkdocs.exceptions import PluginError
 
-from .paths import CACHE, _cache_put, _write
+from .paths import CACHE, _cache_put, _write, cached_step
 
 
+@cached_step
 def gzip_copy(data: bytes) -> bytes:
     """NAME.zip.gz for a zip of stored members that the worker fetches whole and unpacks with
     the browser's DecompressionStream (python_stdlib.zip, the compiled wheels): a host serves it
@@ -106,6 +107,7 @@ PRECOMPRESS_SUFFIXES = (".wasm", ".mjs", ".js", ".json", ".css")
 PRECOMPRESS_MIN_BYTES = 1024
 
 
+@cached_step
 def precompressed(data: bytes) -> dict[str, bytes]:
     """{".gz": gzip -9 (mtime 0), ".br": brotli quality 11, the smaller of two windows} of
     `data` (".br" only where the `brotli` package is installed: requirements-dev.txt), cached
