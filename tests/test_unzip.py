@@ -87,6 +87,9 @@ def test_the_sites_compiled_wheel_unpacks_as_python_reads_it(built_site):
         (make_zip({"a.py": b"x"})[:-30], "no end of central directory"),
         (b"not a zip at all, just text" * 3, "no end of central directory"),
     ],
+    # ids of their own: a zip's bytes hold the time it was made, and xdist's workers must
+    # collect the same test ids
+    ids=["compressed", "path-outside", "absolute-path", "truncated", "not-a-zip"],
 )
 def test_a_zip_it_cannot_read_is_refused_naming_the_member(data, message):
     got = unpack(data)
