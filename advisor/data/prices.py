@@ -116,7 +116,10 @@ def _on_demand_note(p: str, o: dict) -> str | None:
         return note.strip()
     if note is not None:
         raise _err(
-            p, "on_demand_note", "catalog.conflict", "given with an on-demand price (set it null)"
+            p,
+            "on_demand_note",
+            "catalog.conflict",
+            "only with on_demand_usd_per_instance_hour (or _gpu_hour): null",
         )
     return None
 
