@@ -74,10 +74,18 @@ class SiteData:
         return [g for _, gpus in self.tiers() for g in gpus]
 
     def offers(self):
-        """Every cloud offer, by GPU then on-demand price."""
+        """Every cloud offer, by GPU then on-demand price (offers with none, spot or capacity
+        block only, after those of their GPU)."""
+        od = "on_demand_usd_per_gpu_hour"
         return sorted(
             self.catalog.offers,
-            key=lambda o: (o.gpu_id, o.on_demand_usd_per_gpu_hour, o.provider, o.instance),
+            key=lambda o: (
+                o.gpu_id,
+                getattr(o, od) is None,
+                getattr(o, od) or 0.0,
+                o.provider,
+                o.instance,
+            ),
         )
 
     def offers_for(self, gpu_id: str):
@@ -85,7 +93,8 @@ class SiteData:
 
     def cheapest_hour(self, gpu_id: str):
         offers = self.offers_for(gpu_id)
-        return min((o.on_demand_usd_per_gpu_hour for o in offers), default=None)
+        prices = [o.on_demand_usd_per_gpu_hour for o in offers]
+        return min((p for p in prices if p is not None), default=None)
 
     @staticmethod
     def sources(gpu: GPU) -> list[tuple[str, str, str, str]]:

@@ -409,6 +409,9 @@ def ranked_rows(
     offers_by_gpu: dict[str, list] = {}
     for o in getattr(catalog, "offers", ()) or ():
         offers_by_gpu.setdefault(o.gpu_id, []).append(o)
+    # where a GPU's offers all lack the chosen pricing's price and say why (`on_demand_note`:
+    # the provider publishes spot or capacity-block prices only), the rejection says so
+    no_price_note = {g: cost.no_price_note(v, w.pricing) for g, v in offers_by_gpu.items()}
     offers_by_gpu = {g: _priced(v, w.pricing) for g, v in offers_by_gpu.items()}
     counts = list(w.counts)
     # the same for every accelerator (serving is sized per accelerator: advisor.perf.serving_fit)
@@ -425,7 +428,17 @@ def ranked_rows(
         for count in counts:
             out.append(
                 _judge(
-                    w, gpu, count, eff, priced, factor, plans[count], decode, sys_catalog, figures
+                    w,
+                    gpu,
+                    count,
+                    eff,
+                    priced,
+                    factor,
+                    plans[count],
+                    decode,
+                    sys_catalog,
+                    figures,
+                    no_price_note=no_price_note.get(gpu.id),
                 )
             )
 
@@ -453,6 +466,7 @@ def _judge(
     decode,
     sys_catalog=(),
     figures=None,
+    no_price_note: str | None = None,
 ) -> dict:
     """One candidate: the fields of its Recommendation (all but `rank`). `eff`: the bench
     runs' figures for this accelerator (advisor.data.achievable.Measured) or None. `priced`: this
@@ -509,7 +523,18 @@ def _judge(
             return reject(why)
         tps = rec["tokens_per_s"]
         return _judge_money(
-            w, gpu, count, priced, factor, rec, hours, tps, reject, sys_catalog, figures
+            w,
+            gpu,
+            count,
+            priced,
+            factor,
+            rec,
+            hours,
+            tps,
+            reject,
+            sys_catalog,
+            figures,
+            no_price_note=no_price_note,
         )
 
     # 1. memory
@@ -568,7 +593,18 @@ def _judge(
         _reason(n.key, n.message, **n.params) for n in support.notes_for_training(gpu, w.task)
     )
     return _judge_money(
-        w, gpu, count, priced, factor, rec, hours, tps, reject, sys_catalog, figures
+        w,
+        gpu,
+        count,
+        priced,
+        factor,
+        rec,
+        hours,
+        tps,
+        reject,
+        sys_catalog,
+        figures,
+        no_price_note=no_price_note,
     )
 
 
@@ -688,6 +724,7 @@ def _judge_money(
     reject,
     sys_catalog=(),
     figures=None,
+    no_price_note: str | None = None,
 ):
     """Step 4 of the module docstring: rent and own costs, the budget; fills `rec`. Owning
     buys whole systems (advisor.data.systems.purchase_for: the server beside the cards, its power)."""
@@ -817,6 +854,15 @@ def _judge_money(
             "own": ("recommend.no_price", "no purchase price in the catalog"),
             "either": ("recommend.no_offer_no_price", "no cloud offer and no price"),
         }[w.acquire]
+        if w.acquire == "rent" and no_price_note:
+            why = (
+                "recommend.no_pricing_published",
+                f"no {w.pricing.replace('_', '-')} price published; spot or capacity block only "
+                f"({no_price_note})",
+            )
+            return reject(
+                _reason(why[0], why[1], gpu=gpu.id, pricing=w.pricing, note=no_price_note)
+            )
         return reject(_reason(why[0], why[1], gpu=gpu.id, pricing=w.pricing))
     if w.budget is not None:
         spend = {}
@@ -871,10 +917,11 @@ def cluster_plans(w: Workload, catalog, *, network_id: str = "ib-ndr-400", top: 
     for gpu in catalog.gpus:
         if gpu.tier != "datacenter" or (w.tiers and gpu.tier not in w.tiers):
             continue
-        offers = catalog.offers_for(gpu.id)  # cheapest on-demand first
+        offers = catalog.offers_for(gpu.id)
         if not offers or not (gpu.peak_tflops or {}).get("bf16"):
             continue
-        price = offers[0].on_demand_usd_per_gpu_hour
+        best = _cheapest_price(offers, gpu.id, w.pricing)  # None: no price of that kind
+        price = cost.offer_price(best, w.pricing) if best is not None else None
         plans.append(
             cluster.plan(
                 w.model,

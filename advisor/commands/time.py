@@ -75,8 +75,9 @@ def _band(kind: str) -> str:
 def _price(catalog, gpu_id: str, given):
     if given is not None:
         return given
-    offers = catalog.offers_for(gpu_id)
-    return offers[0].on_demand_usd_per_gpu_hour if offers else None
+    # cheapest on-demand first; an offer with no on-demand price (spot/capacity only) gives none
+    prices = [o.on_demand_usd_per_gpu_hour for o in catalog.offers_for(gpu_id)]
+    return next((p for p in prices if p is not None), None)
 
 
 def _network(catalog, name):

@@ -229,10 +229,14 @@ class Catalog:
         return tuple(dict.fromkeys(o.provider for o in self.offers))
 
     def offers_for(self, gpu_id: str) -> tuple[CloudOffer, ...]:
-        """Offers for a GPU, cheapest on-demand first (an unknown id raises, with suggestions)."""
+        """Offers for a GPU, cheapest on-demand first, then those with no on-demand price (spot or
+        capacity block only; `on_demand_note` says why). An unknown id raises, with suggestions."""
         self.gpu(gpu_id)
         hits = [o for o in self.offers if o.gpu_id == gpu_id]
-        return tuple(sorted(hits, key=lambda o: (o.on_demand_usd_per_gpu_hour, o.provider)))
+        od = "on_demand_usd_per_gpu_hour"
+        return tuple(
+            sorted(hits, key=lambda o: (getattr(o, od) is None, getattr(o, od) or 0.0, o.provider))
+        )
 
     def offers_by_provider(self, provider: str) -> tuple[CloudOffer, ...]:
         if provider not in self.providers:

@@ -28,6 +28,7 @@ OFFER_KEYS = (
         for k in ("on_demand", "spot", "reserved")
         for u in ("gpu", "instance")
     ),
+    "on_demand_note",
     "reserved_kind",
     "reserved_term_months",
     "price_as_of",
@@ -44,7 +45,7 @@ class CloudOffer:
     instance: str
     gpus_per_instance: int
     region: str
-    on_demand_usd_per_gpu_hour: float
+    on_demand_usd_per_gpu_hour: float | None  # None only with on_demand_note (none published)
     spot_usd_per_gpu_hour: float | None
     reserved_usd_per_gpu_hour: float | None
     reserved_term_months: int | None
@@ -55,6 +56,7 @@ class CloudOffer:
     reserved_kind: str | None = None  # "commitment" (1-3 years) or "capacity-block" (days-weeks)
     checked: str = "recalled"
     per_gpu_derived: bool = False
+    on_demand_note: str | None = None  # why there is no on-demand price (spot/capacity only)
 
 
 def _price(src, fld, o, n, required):
@@ -94,6 +96,34 @@ def _price(src, fld, o, n, required):
     return None, False
 
 
+def _on_demand_note(p: str, o: dict) -> str | None:
+    """The stated reason an offer has no on-demand price, or None where it has one.
+
+    A provider that publishes no on-demand rate (AWS Trn2: spot and Capacity Blocks only) is
+    written as `on_demand_usd_per_instance_hour: null` (or `_per_gpu_hour: null`) together with
+    `on_demand_note`; a missing key, or null without a note, is refused (never read as 0)."""
+    keys = ("on_demand_usd_per_gpu_hour", "on_demand_usd_per_instance_hour")
+    given = [k for k in keys if k in o]
+    note = o.get("on_demand_note")
+    if given and all(o[k] is None for k in given):
+        if not isinstance(note, str) or not note.strip():
+            raise _err(
+                p,
+                "on_demand_note",
+                "catalog.missing",
+                f"{given[0]} is null: say why (no on-demand price published) in on_demand_note",
+            )
+        return note.strip()
+    if note is not None:
+        raise _err(
+            p,
+            "on_demand_note",
+            "catalog.conflict",
+            "only with on_demand_usd_per_instance_hour (or _gpu_hour): null",
+        )
+    return None
+
+
 def offers_from_dict(doc, source_name: str) -> tuple[CloudOffer, ...]:
     """Validate one provider file into its offers (GPU ids are checked by the catalog loader)."""
     src = source_name
@@ -120,13 +150,21 @@ def offers_from_dict(doc, source_name: str) -> tuple[CloudOffer, ...]:
             if key not in o:
                 raise _err(src, f"offers[{i}].{key}", "catalog.missing", "missing required field")
         check_keys(src, o, OFFER_KEYS, prefix=f"offers[{i}].")
-        check_optional_text(src, o, ("note", "notes"), prefix=f"offers[{i}].")
+        check_optional_text(src, o, ("note", "notes", "on_demand_note"), prefix=f"offers[{i}].")
         n = _wrap(p, check_int, "gpus_per_instance", o["gpus_per_instance"], minimum=1, maximum=64)
-        od, derived = _price(p, "on_demand", o, n, True)
+        od_note = _on_demand_note(p, o)
+        od, derived = _price(p, "on_demand", o, n, od_note is None)
         spot, d2 = _price(p, "spot", o, n, False)
         reserved, d3 = _price(p, "reserved", o, n, False)
+        if od is None and spot is None and reserved is None:
+            raise _err(
+                p,
+                "on_demand_note",
+                "catalog.missing",
+                "an offer with no on-demand price needs a spot or reserved price",
+            )
         for name, v in (("spot", spot), ("reserved", reserved)):
-            if v is not None and v > od:
+            if v is not None and od is not None and v > od:
                 raise AdvisorError(
                     "offer.above_on_demand",
                     f"{p}: {name}_usd_per_gpu_hour: {v:g} is above the on-demand price {od:g}",
@@ -168,6 +206,7 @@ def offers_from_dict(doc, source_name: str) -> tuple[CloudOffer, ...]:
             "gpus_per_instance": n,
             "region": o["region"],
             "on_demand_usd_per_gpu_hour": od,
+            "on_demand_note": od_note,
             "spot_usd_per_gpu_hour": spot,
             "reserved_usd_per_gpu_hour": reserved,
             "reserved_term_months": term,
@@ -198,6 +237,7 @@ def offers_from_dict(doc, source_name: str) -> tuple[CloudOffer, ...]:
                 reserved_kind=offer_doc["reserved_kind"],
                 checked=source.checked,
                 per_gpu_derived=offer_doc["per_gpu_derived"],
+                on_demand_note=od_note,
             )
         )
     return tuple(out)

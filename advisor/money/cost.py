@@ -65,6 +65,17 @@ def offer_price(offer, pricing: str = "on_demand") -> float | None:
     return None if v is None else float(v)
 
 
+def no_price_note(offers, pricing: str = "on_demand") -> str | None:
+    """Why none of `offers` has a `pricing` price, where the catalog says so: an offer's
+    `on_demand_note` (the provider publishes no on-demand rate, e.g. AWS Trn2: spot and Capacity
+    Blocks only), for on-demand pricing. None where one of them has the price, or none says why."""
+    offers = list(offers)
+    if pricing != "on_demand" or any(offer_price(o, pricing) is not None for o in offers):
+        return None
+    notes = [o.on_demand_note for o in offers if getattr(o, "on_demand_note", None)]
+    return notes[0] if notes else None
+
+
 # ---------------------------------------------------------------------------------------------
 # Cloud
 # ---------------------------------------------------------------------------------------------
@@ -157,6 +168,17 @@ def cloud_training_cost(
             )
         )
     if not rows:
+        note = no_price_note(_offers(offers, gpu_id, provider), pricing)
+        if note:
+            raise AdvisorError(
+                "cost.no_pricing_published",
+                f"pricing: no {pricing.replace('_', '-')} price published for {gpu_id}; spot or "
+                f"capacity block only ({note})",
+                field="pricing",
+                gpu=gpu_id,
+                pricing=pricing,
+                provider=provider,
+            )
         raise AdvisorError(
             "cost.no_offer",
             f"gpu: no {pricing.replace('_', '-')} cloud offer for {gpu_id}"

@@ -93,6 +93,15 @@ def budget(params: dict) -> dict:
     offer = None
     if hourly is None:
         offer = _cheapest_offer(g.id)
+        note = cost.no_price_note(o for o in get_catalog().offers if o.gpu_id == g.id)
+        if offer is None and note:
+            raise AdvisorError(
+                "budget.no_on_demand",
+                f"cloud_usd_per_gpu_hour: no on-demand price published for {g.id}; spot or "
+                f"capacity block only ({note}): enter a price",
+                field="cloud_usd_per_gpu_hour",
+                gpu=g.id,
+            )
         if offer is None:
             raise AdvisorError(
                 "budget.no_offer",

@@ -17,9 +17,15 @@ from .common import GPUS, HOURS_PER_YEAR, _frozen, catalog, gpu, model
 def prices(key: str) -> MappingProxyType:
     """On-demand and spot prices per GPU-hour for one accelerator across the catalog's offers."""
     offers = catalog().offers_for(GPUS.get(key, key))
-    od = sorted(o.on_demand_usd_per_gpu_hour for o in offers)
+    # an offer with no on-demand price (on_demand_note: spot/capacity only) is left out of the
+    # on-demand figures and of the discount (nothing to discount from)
+    od = sorted(o.on_demand_usd_per_gpu_hour for o in offers if o.on_demand_usd_per_gpu_hour)
     spot = [o for o in offers if o.spot_usd_per_gpu_hour]
-    disc = [1 - o.spot_usd_per_gpu_hour / o.on_demand_usd_per_gpu_hour for o in spot]
+    disc = [
+        1 - o.spot_usd_per_gpu_hour / o.on_demand_usd_per_gpu_hour
+        for o in spot
+        if o.on_demand_usd_per_gpu_hour
+    ]
     return _frozen(
         offers=len(offers),
         providers=len({o.provider for o in offers}),
@@ -34,8 +40,11 @@ def prices(key: str) -> MappingProxyType:
 
 @lru_cache(maxsize=1)
 def spot() -> MappingProxyType:
-    """Spot discount (1 - spot / on-demand) over every catalog offer that lists a spot price."""
-    offers = [o for o in catalog().offers if o.spot_usd_per_gpu_hour]
+    """Spot discount (1 - spot / on-demand) over every catalog offer that lists a spot price and
+    an on-demand one (a spot-only offer has nothing to discount from)."""
+    offers = [
+        o for o in catalog().offers if o.spot_usd_per_gpu_hour and o.on_demand_usd_per_gpu_hour
+    ]
     disc = sorted(1 - o.spot_usd_per_gpu_hour / o.on_demand_usd_per_gpu_hour for o in offers)
     return _frozen(
         offers=len(offers),
