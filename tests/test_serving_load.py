@@ -615,6 +615,63 @@ def test_two_batch_overlap_in_the_faces():
     assert full.returncode != 0 and "leave no room for one request's KV cache" in full.stderr
 
 
+def test_two_batch_overlap_is_a_checkbox_on_the_serving_form():
+    """The serving calculator's form offers two-batch overlap as an on/off field: render.mjs draws a
+    checkbox (checked as the state says, links carry 1/0) and the web API reads a checkbox's
+    true/false, a link's 1/0 and the words people type; any other value is refused naming the
+    field, never read as on."""
+    import shutil
+
+    from advisor import webapi
+    from tests.conftest import ROOT
+
+    kw = {
+        "model": "deepseek-v3",
+        "gpu": "b200",
+        "gpus": 8,
+        "weights": "fp8",
+        "kv_dtype": "fp8",
+        "ep": 8,
+    }
+    for v, want in (
+        (True, True),
+        ("1", True),
+        ("on", True),
+        (False, False),
+        ("0", False),
+        ("", False),
+    ):
+        out = webapi.run("serving", {**kw, "two_batch_overlap": v})
+        assert out["expert_parallel"]["two_batch_overlap"] is want, v
+    for bad in ("maybe", 2, [1]):
+        err = webapi.run("serving", {**kw, "two_batch_overlap": bad})["error"]
+        assert (err["key"], err["field"]) == ("field.not_bool", "two_batch_overlap"), bad
+    if shutil.which("node") is None:
+        pytest.skip("needs Node.js")
+    script = """
+const m = await import(process.argv[1]);
+const L = { models: [["deepseek-v3", "DeepSeek-V3"]], gpus: [["b200", "B200"]], networks: [], options: new Proxy({}, { get: () => [] }) };
+const S = { lang: "en", "calc.f.two_batch_overlap": "Two-batch overlap" };
+const out = [];
+for (const v of [false, true, "1", "0"]) out.push(m.renderCalc("serving", { two_batch_overlap: v }, null, S, L));
+process.stdout.write(JSON.stringify(out));
+"""
+    r = subprocess.run(
+        ["node", "--input-type=module", "-e", script, (ROOT / "calcruntime/browser/render.mjs").as_uri()],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    pages = json.loads(r.stdout)
+    box = '<input id="calc-serving-two_batch_overlap" name="two_batch_overlap" type="checkbox" value="1"'
+    for page, checked in zip(pages, (False, True, True, False), strict=True):
+        assert (
+            box in page and '<label for="calc-serving-two_batch_overlap">Two-batch overlap' in page
+        )
+        assert (box + " checked>" in page) is checked
+    js = (ROOT / "calcruntime/browser/calc.mjs").read_text(encoding="utf-8")
+    assert 'el.type === "checkbox" ? el.checked : el.value' in js  # the state sent is true/false
+
+
 def test_carried_moe_entries_are_those_without_a_stated_batch():
     """The validator counts a layer-list MoE serving entry when its source states the batch per
     GPU (SGLang's decode pool: 256 sequences, EP 72, two-batch overlap) and carries the rest;

@@ -74,7 +74,7 @@ def _read(name: str, v, meta):
     if kind == "choice":
         return check_choice(name, v, meta["choices"])
     if kind == "flag":
-        return _flag(v)
+        return _flag(name, v)
     if kind == "optnum" and (v is None or (isinstance(v, str) and not v.strip())):
         return None
     if kind in ("int", "tokens"):
@@ -181,10 +181,31 @@ def _gpu_info(g) -> dict:
     return {"id": g.id, "name": g.name, "tier": g.tier, "memory_bytes": g.memory_bytes}
 
 
-def _flag(v) -> bool:
-    if isinstance(v, (list, dict)):
-        raise AdvisorError("field.not_bool", "expected true or false", field="limits")
-    return v not in (False, 0, "0", "false", "no", "", None)
+def _flag(name: str, v) -> bool:
+    """An on/off field as a form or a link sends it (a checkbox's true/false, a link's 1/0, the
+    words people type); anything else is refused, naming the field, never read as "on"."""
+    if v is None or isinstance(v, bool):
+        return bool(v)
+    if isinstance(v, int) and v in (0, 1):
+        return bool(v)
+    if isinstance(v, str) and v.strip().lower() in _FLAG_WORDS:
+        return _FLAG_WORDS[v.strip().lower()]
+    raise AdvisorError(
+        "field.not_bool", f"{name}: expected true or false, got {shown(v)}", field=name
+    )
+
+
+_FLAG_WORDS = {
+    "": False,
+    "0": False,
+    "false": False,
+    "no": False,
+    "off": False,
+    "1": True,
+    "true": True,
+    "yes": True,
+    "on": True,
+}
 
 
 def _memory_band() -> dict | None:

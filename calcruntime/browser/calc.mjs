@@ -6,7 +6,7 @@
 // element (prerendered at build time with its default result) is wired once; the page's
 // strings come with its content (`.calc-data`, calcruntime/build), so that an instant
 // navigation brings the new page's language along.
-import { FORMS, errorText, formatOptions, renderResult } from "./render.mjs";
+import { FORMS, errorText, flagOn, formatOptions, renderResult } from "./render.mjs";
 
 let worker = null;
 let ready = null;
@@ -137,7 +137,7 @@ function readState(root, kind) {
   const st = {};
   for (const [name] of FORMS[kind]) {
     const el = root.querySelector(`[name="${name}"]`);
-    if (el) st[name] = el.value;
+    if (el) st[name] = el.type === "checkbox" ? el.checked : el.value;
   }
   return st;
 }
@@ -146,7 +146,7 @@ function writeUrl(kind, st) {
   const q = new URLSearchParams(location.search);
   for (const [k, v] of Object.entries(st)) {
     if (v === "" || v == null) q.delete(`${kind}.${k}`);
-    else q.set(`${kind}.${k}`, v);
+    else q.set(`${kind}.${k}`, typeof v === "boolean" ? (v ? "1" : "0") : v);
   }
   const s = q.toString();
   history.replaceState(history.state, "", location.pathname + (s ? "?" + s : "") + location.hash);
@@ -164,7 +164,8 @@ function readUrl(root, kind, S, L) {
     const v = q.get(`${kind}.${name}`);
     const el = root.querySelector(`[name="${name}"]`);
     if (v !== null && el) {
-      el.value = v;
+      if (el.type === "checkbox") el.checked = flagOn(v);
+      else el.value = v;
       any = true;
     }
   }

@@ -8,14 +8,15 @@ const esc = (v) =>
 
 // Fields per calculator: [name, kind] with kind "model" | "gpu" | "network" | "select" | "number" |
 // "tokens" (a token count: "2T", "2,000,000,000,000" as the CLI's --tokens, read by advisor.core.counts
-// in the worker; a keyboard with letters) | "text" | "config"; a select's third element names its choice list when that differs from the
+// in the worker; a keyboard with letters) | "text" | "config" | "flag" (on or off: a checkbox whose
+// state is sent as true/false and kept in a link as 1/0, advisor.webapi.common `flag` fields); a select's third element names its choice list when that differs from the
 // field's name (advisor.core.vocab.FORM_FIELDS).
 export const FORMS = {
   vram: [["model", "model"], ["config", "config"], ["task", "select"], ["precision", "select"], ["weights", "select"], ["kv_dtype", "select"], ["batch", "number"], ["seq", "number"], ["optimizer", "select"], ["checkpointing", "select"], ["lora_rank", "number"], ["gpus", "number"], ["sharding", "select"], ["gpu", "gpu"], ["mode", "select"]],
   roofline: [["model", "model"], ["phase", "select"], ["gpu", "gpu"], ["batch", "number"], ["seq", "number"], ["weights", "select"]],
   budget: [["gpu", "gpu"], ["gpus", "number"], ["price_usd", "text"], ["cloud_usd_per_gpu_hour", "text"], ["utilisation", "number"], ["horizon_months", "number"], ["electricity_usd_per_kwh", "number"], ["currency", "select"], ["model", "model"], ["train_tokens", "tokens"], ["batch", "number"], ["seq", "number"]],
   picker: [["model", "model"], ["task", "select"], ["batch", "number"], ["seq", "number"], ["acquire", "select"], ["currency", "select"], ["horizon_months", "number"], ["max_gpus", "number"], ["budget", "text"], ["target_tokens_per_s", "text"], ["per_user_tokens_per_s", "text"], ["weights", "select", "picker_weights"]],
-  serving: [["model", "model"], ["config", "config"], ["gpu", "gpu"], ["tensor_parallel", "number"], ["gpus", "number"], ["input_tokens", "number"], ["output_tokens", "number"], ["weights", "select"], ["kv_dtype", "select"], ["engine", "select"], ["ttft_ms", "text"], ["tpot_ms", "text"], ["request_rate", "text"], ["draft_tokens", "number"], ["acceptance", "number"], ["draft_layers", "number"], ["prefix_hit_rate", "number"], ["pools", "select"], ["ep", "number"], ["imbalance", "number"], ["utilisation", "number"], ["horizon_months", "number"]],
+  serving: [["model", "model"], ["config", "config"], ["gpu", "gpu"], ["tensor_parallel", "number"], ["gpus", "number"], ["input_tokens", "number"], ["output_tokens", "number"], ["weights", "select"], ["kv_dtype", "select"], ["engine", "select"], ["ttft_ms", "text"], ["tpot_ms", "text"], ["request_rate", "text"], ["draft_tokens", "number"], ["acceptance", "number"], ["draft_layers", "number"], ["prefix_hit_rate", "number"], ["pools", "select"], ["ep", "number"], ["imbalance", "number"], ["two_batch_overlap", "flag"], ["utilisation", "number"], ["horizon_months", "number"]],
   cluster: [["model", "model"], ["config", "config"], ["gpu", "gpu"], ["tokens", "tokens"], ["seq", "number"], ["deadline_days", "text"], ["budget_usd", "text"], ["price_usd_per_gpu_hour", "text"], ["network", "network"], ["precision", "select", "cluster_precision"], ["max_gpus", "number"], ["run", "select", "training_run"], ["expert_parallel", "number"]],
 };
 
@@ -118,6 +119,9 @@ export function errorText(err, S) {
 // so, and one the card has no path for is not offered. Without a card (or outside weights /
 // kv_dtype) every choice is listed. Returns [[value, label], ...].
 export const FP4_CHOICES = ["nvfp4", "mxfp4"];
+// A flag field's state (true/false from the defaults, "1"/"0" from a link): on or off, as
+// advisor.webapi.common._flag reads it.
+export const flagOn = (v) => !(v === false || v === 0 || v == null || ["", "0", "false", "no"].includes(String(v).toLowerCase()));
 export function formatOptions(name, gpuId, S, L) {
   const list = L.options[name].map(([o, key]) => [o, tr(S, key, o)]);
   if (name !== "weights" && name !== "kv_dtype") return list;
@@ -145,6 +149,9 @@ function field(kind, name, type, state, S, L, choices) {
   } else if (type === "select") {
     const opts = choices ? L.options[choices].map(([o, key]) => [o, tr(S, key, o)]) : formatOptions(name, state.gpu, S, L);
     input = `<select id="${id}" name="${name}">${opts.map(([o, text]) => `<option value="${esc(o)}"${o === v ? " selected" : ""}>${esc(text)}</option>`).join("")}</select>`;
+  } else if (type === "flag") {
+    const on = flagOn(raw);
+    input = `<input id="${id}" name="${name}" type="checkbox" value="1"${on ? " checked" : ""}>`;
   } else if (type === "config") {
     input = `<textarea id="${id}" name="${name}" rows="2" spellcheck="false" placeholder="${esc(tr(S, "calc.config_hint", "config.json"))}">${esc(v)}</textarea>`;
   } else if (type === "tokens") {
