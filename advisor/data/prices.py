@@ -16,7 +16,11 @@ from ..core.errors import AdvisorError, check_choice, check_int, check_positive,
 from ..core.ids import check_id
 from .hardware import _err, _wrap, check_iso_date, check_keys, check_optional_text, source_from_dict
 
-RESERVED_KINDS = ("commitment", "capacity-block")
+# What a reserved price is: "commitment" (a 1- to 3-year term, `reserved_term_months` required),
+# "capacity-block" (a short booked block, days to weeks: AWS EC2 Capacity Blocks for ML) or
+# "contract" (a provider's published reserved rate, often a "from" price, whose term the source
+# does not state). Only a commitment carries a term; the other two refuse one.
+RESERVED_KINDS = ("commitment", "capacity-block", "contract")
 PROVIDER_KEYS = ("provider", "name", "offers", "source", "note", "notes")
 OFFER_KEYS = (
     "gpu",
@@ -53,7 +57,7 @@ class CloudOffer:
     read: str
     doc: dict = field(hash=False, compare=False)
     provider_name: str = ""
-    reserved_kind: str | None = None  # "commitment" (1-3 years) or "capacity-block" (days-weeks)
+    reserved_kind: str | None = None  # one of RESERVED_KINDS
     checked: str = "recalled"
     per_gpu_derived: bool = False
     on_demand_note: str | None = None  # why there is no on-demand price (spot/capacity only)
@@ -176,6 +180,13 @@ def offers_from_dict(doc, source_name: str) -> tuple[CloudOffer, ...]:
             kind = _wrap(p, check_choice, "reserved_kind", kind or "commitment", RESERVED_KINDS)
             if kind == "commitment":
                 term = _wrap(p, check_int, "reserved_term_months", term, minimum=1, maximum=60)
+            elif term is not None:
+                raise _err(
+                    p,
+                    "reserved_term_months",
+                    "catalog.conflict",
+                    f"a {kind} price has no term in months (only reserved_kind: commitment has one)",
+                )
         elif term is not None or kind is not None:
             raise _err(p, "reserved_term_months", "catalog.missing", "given without a price")
         s = o.get("source")
