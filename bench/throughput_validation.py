@@ -203,7 +203,7 @@ def _weights(w: dict, key: str = "weights") -> str:
             f"per-layer mixed precision ({bits:g} effective bits per weight, the layers' formats "
             "not stated) is not modelled",
             "mixed_precision",
-            bits=f"{bits:g}",
+            bits=float(bits),
         )
     v = (w.get(key) or w.get("precision") or "").lower()
     if v in ("mxfp8",):
