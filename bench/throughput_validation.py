@@ -194,6 +194,17 @@ def _gpu(cat, w: dict, notes: list[str]):
 
 
 def _weights(w: dict, key: str = "weights") -> str:
+    bits = w.get("weights_effective_bits")
+    if bits is not None:
+        # a per-layer search over formats (NVIDIA ModelOpt's auto_quantize, "optimal per-layer
+        # quantization by searching for the best quantization formats per-layer" to an
+        # `effective_bits` constraint): which layers run FP4 and which FP8 is not stated
+        raise NotExpressible(
+            f"per-layer mixed precision ({bits:g} effective bits per weight, the layers' formats "
+            "not stated) is not modelled",
+            "mixed_precision",
+            bits=float(bits),
+        )
     v = (w.get(key) or w.get("precision") or "").lower()
     if v in ("mxfp8",):
         return "fp8"
@@ -224,6 +235,17 @@ def _tp(w: dict, eid: str = "", notes: list | None = None) -> int:
             return 1
         raise NotExpressible("tensor-parallel degree not stated", "tp_unstated")
     return int(tp)
+
+
+def _no_pipeline(w: dict) -> None:
+    """Refuse a serving run split into pipeline stages: advisor.perf.serving models tensor-
+    parallel replicas only (each holding every layer), so a TP x PP replica's memory and its
+    in-flight micro-batches are not expressed."""
+    pp = int(w.get("pipeline_parallel") or 1)
+    if pp > 1:
+        raise NotExpressible(
+            f"pipeline-parallel serving (PP {pp}) is not modelled", "pipeline_parallel", pp=pp
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -365,6 +387,7 @@ def predict_serving(e, cat, notes):
         return _predict_ep_system(e, cat, notes, spec, gpu)
     weights = _weights(w)
     tp = _tp(w, e["id"], notes)
+    _no_pipeline(w)
     count = int(w.get("count") or tp)
     inp, out = int(w["input_tokens"]), int(w["output_tokens"])
     conc = w.get("concurrency") or w.get("batch")
@@ -447,6 +470,10 @@ def predict_latency(e, cat, notes):
             "input/output lengths not stated",
             "lengths_mlperf" if "mlperf" in e["id"] else "lengths_unstated",
         )
+    if w.get("request_rate"):
+        # a latency logged at a stated arrival rate (MLPerf Server: LoadGen's Poisson schedule,
+        # the log's "Scheduled samples per second"): queueing at that rate
+        return _predict_at_rate(e, cat, notes, float(w["request_rate"]))
     if w.get("concurrency") is None and w.get("batch") is None:
         raise NotExpressible("concurrency not stated", "concurrency_unstated")
     return predict_serving(e, cat, notes)
@@ -682,6 +709,7 @@ def _predict_mlperf_latency_bound(e, cat, notes) -> float:
         raise NotExpressible(f"metric {e['metric']} for an MLPerf latency-bound rate")
     weights = _weights(w)
     tp = _tp(w, e["id"], notes)
+    _no_pipeline(w)
     interactive = "interactive" in (w.get("scenario") or "").lower() or "interactive" in e["id"]
     ttft, tpot, q, src = _mlperf_limits(w["model"], interactive)
     engine = "trtllm" if "tensorrt" in (w.get("software") or "").lower() else "vllm"
@@ -730,12 +758,22 @@ def _predict_at_rate(e, cat, notes, rate: float) -> float:
     gpu = _gpu(cat, w, notes)
     weights = _weights(w)
     tp = _tp(w, e["id"], notes)
+    _no_pipeline(w)
     engine = "trtllm" if "tensorrt" in (w.get("software") or "").lower() else "vllm"
-    notes.append(f"{rate:g} requests/s, Poisson arrivals assumed (the source states the rate only)")
+    if w.get("request_rate"):
+        notes.append(f"{rate:g} requests/s, Poisson arrivals (the stated schedule)")
+    else:
+        notes.append(
+            f"{rate:g} requests/s, Poisson arrivals assumed (the source states the rate only)"
+        )
+    slots = int(w.get("max_batch_size") or serving.MAX_NUM_SEQS)
+    if w.get("max_batch_size"):
+        notes.append(f"{slots} slots per replica (the engine's stated max batch)")
     p = queueing.at_rate(
         spec,
         gpu,
         request_rate=rate,
+        max_num_seqs=slots,
         input_tokens=int(w["input_tokens"]),
         output_tokens=int(w["output_tokens"]),
         weights=weights,
