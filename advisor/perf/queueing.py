@@ -169,7 +169,9 @@ def _setup(spec, gpu, kw: dict, max_num_seqs: int):
 
 def capacity(spec, gpu, *, max_num_seqs: int = serving.MAX_NUM_SEQS, **kw) -> float:
     """Requests per second (all replicas) at which the slots are always full: the rate past
-    which the queue grows without bound (module docstring, 2)."""
+    which the queue for a slot grows without bound (module docstring, 2). With long prompts
+    the prefill server saturates first (rho = 1, module docstring 3): `at_rate` refuses such a
+    rate naming the prefill's, and `max_rate` stays below it."""
     cv = _setup(spec, gpu, kw, max_num_seqs)
     return cv.rate(cv.top) * cv.replicas
 
