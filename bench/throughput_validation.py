@@ -686,12 +686,40 @@ def _mlperf_limits(model_id: str, interactive: bool) -> tuple[float, float, floa
     return lim["ttft_ms"] / 1e3, lim["tpot_ms"] / 1e3, doc["percentile"] / 100, src
 
 
+def _prefill_queue_kw(w: dict, notes: list[str]) -> dict:
+    """The prefill queue's inputs a workload states (advisor.perf.queueing, module docstring 3):
+    the engine's token budget per iteration (`max_num_tokens`: TensorRT-LLM's max_num_tokens,
+    vLLM's max_num_batched_tokens) and E[L^2] / E[L]^2 of the prompt lengths
+    (`input_tokens_moment2`, from the dataset's per-sample lengths); the defaults otherwise."""
+    kw = {}
+    if w.get("max_num_tokens"):
+        kw["max_num_batched_tokens"] = int(w["max_num_tokens"])
+    if w.get("input_tokens_moment2"):
+        kw["prompt_moment2"] = float(w["input_tokens_moment2"])
+    notes.append(
+        "prefill queue (M/G/1, Pollaczek-Khinchine): "
+        + (
+            f"{kw['max_num_batched_tokens']} tokens per iteration"
+            if "max_num_batched_tokens" in kw
+            else "token budget not stated: vLLM's default"
+        )
+        + (
+            f", prompt lengths E[L^2]/E[L]^2 {kw['prompt_moment2']:g}"
+            if "prompt_moment2" in kw
+            else ", prompts of one length"
+        )
+    )
+    return kw
+
+
 def _predict_mlperf_latency_bound(e, cat, notes) -> float:
     """An MLPerf Server or Interactive result: the largest Poisson arrival rate whose p99 TTFT
     and p99 TPOT stay within the benchmark's limits (MLPerf Inference rules, Server scenario;
     limits from LoadGen's mlperf.conf), times the mean output length. advisor.perf.queueing.
-    max_rate on the continuous-batching curve, the TTFT limit on the p99 of the M/M/m wait
-    (queueing.wait_quantile_s), TPOT at its steady-state mean. The slots per replica are the
+    max_rate on the continuous-batching curve, the TTFT limit on the p99 of the M/M/m wait for a
+    slot (queueing.wait_quantile_s) plus the p99 of the M/G/1 wait for the prefill
+    (queueing.prefill_wait_quantile_s; the config's max_num_tokens and the dataset's prompt
+    spread where the entry states them), TPOT at its steady-state mean. The slots per replica are the
     submission's `max_batch_size` (TensorRT-LLM's max batch, the harness's gpu_batch_size,
     where its config is read) or the KV-cache limit, whichever is smaller."""
     from advisor.perf import queueing
@@ -720,7 +748,7 @@ def _predict_mlperf_latency_bound(e, cat, notes) -> float:
     notes.append(
         f"MLPerf {'Interactive' if interactive else 'Server'} limits p{q * 100:.0f} TTFT "
         f"{ttft * 1e3:g} ms, TPOT {tpot * 1e3:g} ms ({src}); Poisson arrivals; p99 TTFT from the "
-        "M/M/m wait, TPOT at its mean"
+        "M/M/m slot wait and the M/G/1 prefill wait, TPOT at its mean"
     )
     best = queueing.max_rate(
         spec,
@@ -736,6 +764,7 @@ def _predict_mlperf_latency_bound(e, cat, notes) -> float:
         tensor_parallel=tp,
         gpus=int(w.get("count") or tp),
         engine=engine,
+        **_prefill_queue_kw(w, notes),
     )
     if best is None:
         raise NotExpressible(
@@ -781,6 +810,7 @@ def _predict_at_rate(e, cat, notes, rate: float) -> float:
         tensor_parallel=tp,
         gpus=int(w.get("count") or tp),
         engine=engine,
+        **_prefill_queue_kw(w, notes),
     )
     m = e["metric"]
     if m == "ttft_ms":

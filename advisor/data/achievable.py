@@ -142,11 +142,26 @@ def achievable_from_dict(doc, source_name: str, gpu) -> Achievable:
 def vendor_defaults(gpus, measured: Mapping[str, Achievable]) -> dict[str, Achievable]:
     """An `Achievable` for every GPU: its own where measured, else the median fractions of the
     measured GPUs of its vendor and tier (by dtype; the vendor's where none of its tier is
-    measured), else the fallbacks. `source` says which."""
+    measured), else the fallbacks. `source` says which.
+
+    A card that measured only an FP4 GEMM (GB300's and B300's files: a Blackwell Ultra FP4
+    rate, issue 35) does not enter its peers' medians: its FP4 fraction is not the Hopper or
+    Blackwell cards' FP4 (their FP4 takes their 16-bit fraction, `Achievable.matmul`), and it says
+    nothing about 16-bit rates or memory. It takes the vendor's medians for the dtypes it lacks
+    and its peers' bandwidth."""
     by_vendor: dict[str, list[Achievable]] = {}
     by_tier: dict[tuple[str, str], list[Achievable]] = {}
     gpu_of = {g.id: g for g in gpus}
+    fp4_only = {
+        gid
+        for gid, a in measured.items()
+        if a.matmul_fraction
+        and set(a.matmul_fraction) <= {"fp4"}
+        and "bandwidth_gb_per_s" not in a.sources
+    }
     for gid, a in measured.items():
+        if gid in fp4_only:
+            continue
         g = gpu_of.get(gid)
         by_vendor.setdefault(getattr(g, "vendor", "?"), []).append(a)
         by_tier.setdefault((getattr(g, "vendor", "?"), getattr(g, "tier", "?")), []).append(a)
@@ -161,6 +176,8 @@ def vendor_defaults(gpus, measured: Mapping[str, Achievable]) -> dict[str, Achie
             others = [a for a in by_vendor.get(g.vendor, []) if a.gpu_id != g.id] or peers
             keys = {k for a in others for k in a.matmul_fraction} - set(own.matmul_fraction)
             fill = {k: _median(a.matmul(k) for a in others) for k in sorted(keys)}
+            if g.id in fp4_only and others:
+                own = replace(own, bandwidth_fraction=_median(a.bandwidth_fraction for a in others))
             out[g.id] = replace(own, matmul_fraction={**fill, **own.matmul_fraction})
             continue
         if not peers:

@@ -19,14 +19,37 @@ The queueing model, stated:
    load: offered load a = lambda T(m), probability of waiting C(m, a), mean wait
    W_q = C(m, a) T(m) / (m - a). The exponential holding time overstates the variance of fixed
    prompt and answer lengths (an M/D/m queue waits less), so W_q errs long.
-3. TTFT = W_q + the prefill of one prompt + one decode step (serving.point's TTFT, the wait
-   for the next iteration) + the engine's per-request cost. The figures are means; a TTFT
-   percentile (MLPerf's limits are p99, `max_rate(ttft_quantile=0.99)`) takes the wait's
-   percentile from the M/M/m waiting-time distribution, P[W > t] = C(m, a) e^(-(m - a) t / T(m))
-   (Kleinrock 1975, Queueing Systems vol. 1, §3.5: the conditional wait of an M/M/m queue is
-   exponential with rate m mu - lambda), with the prefill and the step as they are (prompts of
-   the mean length). TPOT stays the steady-state mean: a request's TPOT averages its own
-   hundreds of decode steps, each shared with the same mix of prefills.
+3. Waiting for the prefill. Holding a slot does not start a request: the engine prefills the
+   prompts one after another, first come first served (vLLM's scheduler; TensorRT-LLM's
+   `context_chunking_policy: first_come_first_served`, the setting of NVIDIA's MLPerf v5.1
+   configs), in chunks of at most `max_num_batched_tokens` tokens per iteration (vLLM
+   `max_num_batched_tokens`, TensorRT-LLM `max_num_tokens`; default serving.
+   MAX_NUM_BATCHED_TOKENS) that share each iteration with the decode step of the `c` running
+   requests (Agrawal et al. 2024, Sarathi-Serve, arXiv:2403.02310 §4: chunked prefills ride
+   along ongoing decodes). So the prefill is one server per replica, busy for
+       S = t_pf + t_d(c) * n,  n = L / (B - c) iterations (whole iterations, ceil, once L > B - c),
+   t_pf a prompt's share of prefill compute in the steady-state cycle (serving.point), t_d(c) the
+   decode step, B the token budget, L the prompt. With Poisson arrivals this is an M/G/1 queue
+   at utilisation rho = lambda S; its mean wait is the Pollaczek-Khinchine formula
+   W = lambda E[S^2] / (2 (1 - rho)) (Kleinrock 1975, Queueing Systems vol. 1, ch. 5), with
+   E[S^2] = S^2 E[L^2] / E[L]^2 (S grows with the prompt; `prompt_moment2` = E[L^2] / E[L]^2, 1
+   for prompts of one length, the dataset's for a benchmark's own prompts). rho -> 1 is the
+   rate past which prompts queue without bound, below the slots' capacity where prompts are long:
+   MLPerf's Llama 3.1 405B Server, 9.4k-token prompts, measures a mean TTFT of 1.4-1.8 s and a
+   p99 of 3.4-5.1 s at 59-76 % of the Offline rate (NVIDIA v5.1 logs), where the slots' M/M/m
+   wait is nil (issue 35).
+4. TTFT = the slot wait + the prefill wait + the prefill of one prompt + one decode step
+   (serving.point's TTFT, the wait for the next iteration) + the engine's per-request cost. The
+   figures are means; a TTFT percentile (MLPerf's limits are p99, `max_rate(ttft_quantile=
+   0.99)`) adds the two waits' percentiles (an upper bound of the sum's): the slot wait's from
+   the M/M/m waiting-time distribution, P[W > t] = C(m, a) e^(-(m - a) t / T(m)) (Kleinrock
+   1975, Queueing Systems vol. 1, §3.5: the conditional wait of an M/M/m queue is exponential
+   with rate m mu - lambda); the prefill wait's with P[W = 0] = 1 - rho exactly (M/G/1) and the
+   conditional wait taken as exponential with mean W / rho (exact for M/M/1, and the
+   heavy-traffic limit of Kingman 1962, J. R. Stat. Soc. B 24(2)); the prefill and the step as
+   they are (prompts of the mean length). TPOT stays the steady-state mean: a request's TPOT
+   averages its own hundreds of decode steps, each shared with the same mix of prefills
+   (MLPerf's logs: p99 TPOT 1.09-1.36x the mean).
 
 The largest rate within limits is found by bisection on lambda (TTFT and TPOT grow with it);
 the rate where a = m is the capacity, at which the queue grows without bound.
@@ -37,7 +60,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..core.errors import AdvisorError, check_positive
+from ..core.errors import AdvisorError, check_int, check_positive
 from . import serving
 
 BISECTION_STEPS = 60
@@ -56,6 +79,8 @@ class LoadPoint:
     tokens_per_s_per_user: float
     tokens_per_s: float  # output tokens, all replicas
     tokens_per_s_per_gpu: float
+    prefill_utilisation: float = 0.0  # the prefill server's rho (module docstring, 3)
+    prefill_wait_s: float = 0.0  # its mean wait (Pollaczek-Khinchine), part of queue_wait_s
 
     def to_dict(self) -> dict:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -76,8 +101,18 @@ def erlang_c(servers: int, offered: float) -> float:
 class _Curve:
     """serving.point at whole concurrencies 1..m, computed on demand and kept."""
 
-    def __init__(self, spec, gpu, kw: dict, top: int, replicas: int):
+    def __init__(
+        self,
+        spec,
+        gpu,
+        kw: dict,
+        top: int,
+        replicas: int,
+        budget: int = serving.MAX_NUM_BATCHED_TOKENS,
+        moment2: float = 1.0,
+    ):
         self.spec, self.gpu, self.kw, self.top, self.replicas = spec, gpu, kw, top, replicas
+        self.budget, self.moment2 = budget, moment2
         self._pts: dict[int, serving.ServingPoint] = {}
 
     def at(self, c: int) -> serving.ServingPoint:
@@ -91,6 +126,20 @@ class _Curve:
 
 
 def _setup(spec, gpu, kw: dict, max_num_seqs: int):
+    kw = dict(kw)
+    budget = kw.pop("max_num_batched_tokens", None)
+    budget = serving.MAX_NUM_BATCHED_TOKENS if budget is None else budget
+    budget = check_int("max_num_batched_tokens", budget, maximum=1 << 20)
+    moment2 = kw.pop("prompt_moment2", None)
+    moment2 = 1.0 if moment2 is None else check_positive("prompt_moment2", moment2, maximum=100.0)
+    if moment2 < 1.0:
+        raise AdvisorError(
+            "field.too_small",
+            f"prompt_moment2: must be at least 1 (E[L^2] / E[L]^2), got {moment2:g}",
+            field="prompt_moment2",
+            value=moment2,
+            minimum=1,
+        )
     tp = kw.get("tensor_parallel", 1)
     gpus = kw.get("gpus") or tp
     replicas = max(1, gpus // tp)
@@ -115,12 +164,14 @@ def _setup(spec, gpu, kw: dict, max_num_seqs: int):
             field="gpu",
             gpu=gpu.id,
         )
-    return _Curve(spec, gpu, kw, top, replicas)
+    return _Curve(spec, gpu, kw, top, replicas, budget, moment2)
 
 
 def capacity(spec, gpu, *, max_num_seqs: int = serving.MAX_NUM_SEQS, **kw) -> float:
     """Requests per second (all replicas) at which the slots are always full: the rate past
-    which the queue grows without bound (module docstring, 2)."""
+    which the queue for a slot grows without bound (module docstring, 2). With long prompts
+    the prefill server saturates first (rho = 1, module docstring 3): `at_rate` refuses such a
+    rate naming the prefill's, and `max_rate` stays below it."""
     cv = _setup(spec, gpu, kw, max_num_seqs)
     return cv.rate(cv.top) * cv.replicas
 
@@ -163,6 +214,19 @@ def _at(cv: _Curve, lam_total: float) -> LoadPoint:
     wait = pw * hold / (m - offered)
     gpus = cv.kw.get("gpus") or cv.kw.get("tensor_parallel", 1)
     out = cv.kw["output_tokens"]
+    # 3. the prefill server: M/G/1, Pollaczek-Khinchine
+    service = _prefill_service_s(cv, a_pt, b_pt, f, c_real)
+    rho = lam * service
+    if rho >= 1.0:
+        raise AdvisorError(
+            "serving.rate_above_capacity",
+            f"request_rate: {lam_total:.4g} requests/s is at or above what {cv.replicas} "
+            f"replica(s) prefill ({lam_total / rho:.4g}/s, prompts of "
+            f"{cv.kw['input_tokens']} tokens): the prompts queue without bound",
+            field="request_rate",
+            maximum=lam_total / rho,
+        )
+    pf_wait = lam * cv.moment2 * service * service / (2.0 * (1.0 - rho))
     tokens = lam_total * out
     return LoadPoint(
         request_rate_per_s=lam_total,
@@ -170,13 +234,42 @@ def _at(cv: _Curve, lam_total: float) -> LoadPoint:
         max_concurrency=m,
         utilisation=offered / m,
         wait_probability=pw,
-        queue_wait_s=wait,
-        ttft_s=ttft0 + wait,
+        queue_wait_s=wait + pf_wait,
+        ttft_s=ttft0 + wait + pf_wait,
         tpot_s=tpot,
         tokens_per_s_per_user=1.0 / tpot,
         tokens_per_s=tokens,
         tokens_per_s_per_gpu=tokens / gpus,
+        prefill_utilisation=rho,
+        prefill_wait_s=pf_wait,
     )
+
+
+def _prefill_service_s(cv: _Curve, a_pt, b_pt, f: float, c_real: float) -> float:
+    """S of the module docstring (3): a prompt's share of prefill in the steady-state cycle
+    (serving.point: cycle = c t_pf + output t_d, so t_pf = output (TPOT - t_d) / c), plus the
+    decode steps of the iterations its chunks ride in."""
+    out = cv.kw["output_tokens"]
+
+    def t_pf(pt) -> float:
+        return max(0.0, out * (pt.tpot_s - pt.decode_step_s) / pt.concurrency)
+
+    pf = t_pf(a_pt) + f * (t_pf(b_pt) - t_pf(a_pt))
+    step = a_pt.decode_step_s + f * (b_pt.decode_step_s - a_pt.decode_step_s)
+    prompt = cv.kw["input_tokens"]
+    room = max(1.0, cv.budget - c_real)
+    iterations = prompt / room if prompt <= room else math.ceil(prompt / room)
+    return pf + step * iterations
+
+
+def prefill_wait_quantile_s(point: LoadPoint, quantile: float) -> float:
+    """The `quantile` of the prefill wait at `point` (module docstring, 4): 0 while rho is at
+    most 1 - quantile (P[W = 0] = 1 - rho), else (W / rho) ln(rho / (1 - quantile))."""
+    tail = 1.0 - quantile
+    rho = point.prefill_utilisation
+    if rho <= tail or point.prefill_wait_s <= 0.0:
+        return 0.0
+    return point.prefill_wait_s / rho * math.log(rho / tail)
 
 
 def wait_quantile_s(point: LoadPoint, hold_s: float, quantile: float) -> float:
@@ -228,21 +321,39 @@ def max_rate(
     def ttft(p: LoadPoint) -> float:
         if ttft_quantile is None:
             return p.ttft_s
-        return p.ttft_s - p.queue_wait_s + wait_quantile_s(p, hold, ttft_quantile)
+        return (
+            p.ttft_s
+            - p.queue_wait_s
+            + wait_quantile_s(p, hold, ttft_quantile)
+            + prefill_wait_quantile_s(p, ttft_quantile)
+        )
 
-    def ok(p: LoadPoint) -> bool:
-        return (ttft_s is None or ttft(p) <= ttft_s) and (tpot_s is None or p.tpot_s <= tpot_s)
+    def ok(p: LoadPoint | None) -> bool:
+        return (
+            p is not None
+            and (ttft_s is None or ttft(p) <= ttft_s)
+            and (tpot_s is None or p.tpot_s <= tpot_s)
+        )
+
+    def at(rate: float) -> LoadPoint | None:
+        try:
+            return _at(cv, rate)
+        except AdvisorError as exc:  # past the prefill server's capacity (module docstring, 3)
+            if exc.key != "serving.rate_above_capacity":
+                raise
+            return None
 
     lo, hi = cap * 1e-6, cap * (1 - 1e-9)
-    first = _at(cv, lo)
+    first = at(lo)
     if not ok(first):
         return None
     best = first
-    if ok(_at(cv, hi)):
-        return _at(cv, hi)
+    top = at(hi)
+    if ok(top):
+        return top
     for _ in range(BISECTION_STEPS):
         mid = math.sqrt(lo * hi) if hi / lo > 4 else (lo + hi) / 2
-        p = _at(cv, mid)
+        p = at(mid)
         if ok(p):
             lo, best = mid, p
         else:
