@@ -1162,9 +1162,10 @@ def evaluate(entries, cat) -> list[dict]:
                 #   system_overview.md, both above one token per sequence per step): the
                 #   gap is TensorRT-LLM's step, not a kernel the model leaves out
                 #   everywhere.
-                # Four candidate causes tested against stored sources (w50f, 2026-12-06); none
-                # added, because none is both sourced as a separate time and large enough
-                # wherever its cause applies:
+                # Four candidate causes tested against stored sources (w50f, 2026-12-06). One
+                # term was added: the in-domain all-to-all's fixed cost (item 3). The others are
+                # either not sourced as a separate time or too small wherever their cause
+                # applies:
                 # 1. Host work per iteration (PyTorch executor loop). TensorRT-LLM tech blog 3
                 #    (blog3_Optimizing_DeepSeek_R1_Throughput_on_NVIDIA_Blackwell_GPUs.md,
                 #    commit 02643c1): on 8 x B200, DeepSeek-R1 FP4, 1K/2K, about 500 requests
@@ -1207,6 +1208,12 @@ def evaluate(entries, cat) -> list[dict]:
                 #    in the stored excerpt. With it, the model's grouped NVFP4 GEMM on B200
                 #    (0.123 / 0.126 / 0.128 ms) is 15-22 % short: about 2 ms per step over
                 #    58 layers, not the 2x.
+                #    The MoE all-to-all: TensorRT-LLM tech blog 18 measures its NVLinkOneSided
+                #    dispatch and combine on GB200 NVL72, DeepSeek-V3 profile, EP 8. The
+                #    bandwidth slope matches the model within 1 %. The fixed cost is 37.75 us
+                #    per MoE layer, where the model had 10 us (twice the NVLink latency). Now
+                #    added (expert_parallel.A2A_FIXED_IN_DOMAIN_US, tests/test_serving_load.py):
+                #    +1.6 ms per DeepSeek step (58 layers), +2.6 ms for Qwen3-235B (94).
                 # 4. Attention-DP stragglers. The ADP scheduler blog's run is NVIDIA's
                 #    MLPerf GB200 config: DEP8, max_batch_size 512, max_num_tokens 4608,
                 #    concurrency 5120, WIDEEP, and "to50 bw10" with balancing. In it:
@@ -1221,13 +1228,13 @@ def evaluate(entries, cat) -> list[dict]:
                 #    The model assumes every rank prefills together (perfect balance). So the
                 #    straggler cost for the MLPerf entries is ~14 % of their time, and the
                 #    mean batch (242, not the configured 512: the long output tail drains at
-                #    low batch) a further ~25 %: 11,993 -> 9,097 tok/s/GPU predicted. After
-                #    both, the entry would still be about +95 %. The perf overview's runs
+                #    low batch) a further ~26 %: 11,503 -> 8,509 tok/s/GPU predicted (all-to-all
+                #    term included). After both, the entry would still be about +82 %. The perf overview's runs
                 #    (fixed lengths, all requests at once, balancing on) have no straggler
                 #    to speak of.
                 # What is left at perfect balance is the step itself: 48.9 ms measured against
-                # the model's 26.6 ms (24.4 decode + 2.2 prefill) at 242 per rank on GB200,
-                # ~22 ms per iteration not itemised.
+                # the model's 28.3 ms (26.0 decode + 2.3 prefill, all-to-all term included) at
+                # 242 per rank on GB200, ~21 ms per iteration not itemised.
                 row.update(carried_predicted=float(pred), carried_error=err)
                 raise NotExpressible(
                     f"MoE serving of {e['workload']['model']} over its layer list predicts "
