@@ -1176,7 +1176,8 @@ def evaluate(entries, cat) -> list[dict]:
                 #    gpt-oss-120b, ADP2, max_batch_size 1536, concurrency 3072, 1k/1k) gives
                 #    "average per iteration host_step_time is 45.11 ms" and calls the case one
                 #    "where the host overhead is the bottleneck". The model there is 17.8 ms
-                #    of decode plus 12.9 ms of prefill per iteration, 30.6 ms. A host-bound
+                #    of decode plus 12.9 ms of prefill per iteration, 30.6 ms (before the
+                #    all-to-all term of item 3, which adds ~1 ms over 36 layers). A host-bound
                 #    29 us per request per iteration (45.11 / 1536) would move the B200 DEP2
                 #    gpt-oss-120b entry (1024 per rank) from +69 % to about +2 %; on the other
                 #    TensorRT-LLM entries the model's iteration is as long or longer (Llama-3.1-
@@ -1228,10 +1229,10 @@ def evaluate(entries, cat) -> list[dict]:
                 #    The model assumes every rank prefills together (perfect balance). So the
                 #    straggler cost for the MLPerf entries is ~14 % of their time, and the
                 #    mean batch (242, not the configured 512: the long output tail drains at
-                #    low batch) a further ~26 %: 11,503 -> 8,509 tok/s/GPU predicted (all-to-all
-                #    term included). After both, the entry would still be about +82 %. The perf overview's runs
-                #    (fixed lengths, all requests at once, balancing on) have no straggler
-                #    to speak of.
+                #    low batch) a further ~26 %: 11,503 -> 8,509 tok/s/GPU predicted
+                #    (all-to-all term included). After both, the entry would still be about
+                #    +82 %. The perf overview's runs (fixed lengths, all requests at once,
+                #    balancing on) have no straggler to speak of.
                 # What is left at perfect balance is the step itself: 48.9 ms measured against
                 # the model's 28.3 ms (26.0 decode + 2.3 prefill, all-to-all term included) at
                 # 242 per rank on GB200, ~21 ms per iteration not itemised.
