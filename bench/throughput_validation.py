@@ -1230,6 +1230,80 @@ def evaluate(entries, cat) -> list[dict]:
                 #   system_overview.md, both above one token per sequence per step): the
                 #   gap is TensorRT-LLM's step, not a kernel the model leaves out
                 #   everywhere.
+                # Four candidate causes tested against stored sources (w50f, 2026-12-06). One
+                # term was added: the in-domain all-to-all's fixed cost (item 3). The others are
+                # either not sourced as a separate time or too small wherever their cause
+                # applies:
+                # 1. Host work per iteration (PyTorch executor loop). TensorRT-LLM tech blog 3
+                #    (blog3_Optimizing_DeepSeek_R1_Throughput_on_NVIDIA_Blackwell_GPUs.md,
+                #    commit 02643c1): on 8 x B200, DeepSeek-R1 FP4, 1K/2K, about 500 requests
+                #    per GPU, 4,600 tok/s/GPU, the overlap scheduler is worth "4% E2E" and CUDA
+                #    graphs "22%". So the host work the overlap hides is about 4 % of a
+                #    ~109 ms iteration, ~4 ms. The perf overview and MLPerf runs keep both on,
+                #    so host time adds ~0 ms there. TensorRT-LLM PR #10273 (2025-12-24; GB200,
+                #    gpt-oss-120b, ADP2, max_batch_size 1536, concurrency 3072, 1k/1k) gives
+                #    "average per iteration host_step_time is 45.11 ms" and calls the case one
+                #    "where the host overhead is the bottleneck". The model there is 17.8 ms
+                #    of decode plus 12.9 ms of prefill per iteration, 30.6 ms (before the
+                #    all-to-all term of item 3, which adds ~1 ms over 36 layers). A host-bound
+                #    29 us per request per iteration (45.11 / 1536) would move the B200 DEP2
+                #    gpt-oss-120b entry (1024 per rank) from +69 % to about +2 %; on the other
+                #    TensorRT-LLM entries the model's iteration is as long or longer (Llama-3.1-
+                #    8B H100 at 1024: 36.7 ms against 30 ms of host time), so little else moves.
+                #    Not added, for three reasons:
+                #    - under the overlap scheduler, host_step_time is the loop's wall time,
+                #      GPU wait included, so it does not separate host time from GPU time;
+                #    - the linear-per-request form is not in the source;
+                #    - that entry stays carried anyway, since its batch is still unstated.
+                #    Issue #13957 (2026-05-10): about 580 us per iteration of host time shows
+                #    as GPU idle for Llama-3.1-8B FP8 on B200 at concurrency 64.
+                # 2. MTP / speculative decoding: not used. Neither the perf overview's
+                #    llm_options (developer-guide/perf-overview.md, commit 03e27c7) nor NVIDIA's
+                #    MLPerf v5.1 DeepSeek-R1 Offline configs (B200, GB200 and GB300, mirror
+                #    ykamiset/inference_results_v5.1 e9ccad4, closed/NVIDIA/configs/*/Offline/
+                #    deepseek-r1.py) set any speculative or MTP option, so one token per
+                #    sequence per step is right. What they do state:
+                #    - perf overview: attention_dp_config enable_balance true,
+                #      batching_wait_iters 0, timeout_iters 60; moe backend CUTLASS;
+                #    - MLPerf B200/GB200: WIDEEP, adp_balancing wait 10 / timeout 500 (B200)
+                #      and 50 (GB200), max_num_tokens 4608, chunked context off;
+                #    - MLPerf GB300: CUTLASS, gpu_batch_size 1536, wait 2 / timeout 6.
+                # 3. Kernels. The MLA decode model uses FlashMLA's 660 TFLOP/s on H800.
+                #    No Blackwell MLA-generation figure in text was found; blog 3 gives only
+                #    "20% E2E" for its MLA kernels. FlashInfer PR #5301 (2026-09-17)
+                #    benchmarks TRT-LLM's NVFP4 DeepSeek MoE at 0.144 / 0.154 / 0.164 ms for
+                #    128 / 256 / 512 tokens. Its TFLOP/s at one token implies one local expert
+                #    per token, i.e. a 32-expert EP8 shard, but that layout and the GPU are not
+                #    in the stored excerpt. With it, the model's grouped NVFP4 GEMM on B200
+                #    (0.123 / 0.126 / 0.128 ms) is 15-22 % short: about 2 ms per step over
+                #    58 layers, not the 2x.
+                #    The MoE all-to-all: TensorRT-LLM tech blog 18 measures its NVLinkOneSided
+                #    dispatch and combine on GB200 NVL72, DeepSeek-V3 profile, EP 8. The
+                #    bandwidth slope matches the model within 1 %. The fixed cost is 37.75 us
+                #    per MoE layer, where the model had 10 us (twice the NVLink latency). Now
+                #    added (expert_parallel.A2A_FIXED_IN_DOMAIN_US, tests/test_serving_load.py):
+                #    +1.6 ms per DeepSeek step (58 layers), +2.6 ms for Qwen3-235B (94).
+                # 4. Attention-DP stragglers. The ADP scheduler blog's run is NVIDIA's
+                #    MLPerf GB200 config: DEP8, max_batch_size 512, max_num_tokens 4608,
+                #    concurrency 5120, WIDEEP, and "to50 bw10" with balancing. In it:
+                #    - 16,000 requests of mean 803.1 in / 3653.8 out; baseline 25,664 tok/s,
+                #      balanced 34,140, speed of light 39,552;
+                #    - that is 2,278 s over ~30,235 iterations, a 75.3 ms mean iteration at
+                #      241.7 generated tokens per rank; 48.9 ms at perfect balance;
+                #    - balancing still leaves 1 - 34,140 / 39,552 = 14 % of the time to
+                #      imbalance and waiting;
+                #    - 34,140 / 8 = 4,268 tok/s/GPU, against the GB200 x72 MLPerf entry's
+                #      4,024.
+                #    The model assumes every rank prefills together (perfect balance). So the
+                #    straggler cost for the MLPerf entries is ~14 % of their time, and the
+                #    mean batch (242, not the configured 512: the long output tail drains at
+                #    low batch) a further ~26 %: 11,503 -> 8,509 tok/s/GPU predicted
+                #    (all-to-all term included). After both, the entry would still be about
+                #    +82 %. The perf overview's runs (fixed lengths, all requests at once,
+                #    balancing on) have no straggler to speak of.
+                # What is left at perfect balance is the step itself: 48.9 ms measured against
+                # the model's 28.3 ms (26.0 decode + 2.3 prefill, all-to-all term included) at
+                # 242 per rank on GB200, ~21 ms per iteration not itemised.
                 row.update(carried_predicted=float(pred), carried_error=err)
                 raise NotExpressible(
                     f"MoE serving of {e['workload']['model']} over its layer list predicts "

@@ -23,10 +23,23 @@ sliding and full layers, Qwen3-MoE's uniform MoE layers):
   128, DeepEP's FP8 dispatch, deepseek-ai/DeepEP README) and combine in BF16 (2 bytes) of
   b * k * hidden elements, (ep - 1) / ep of them leaving the GPU, at the scale-up fabric's
   bus bandwidth (advisor.perf.network.intra_node_fabric: the catalog's NVLink / xGMI figure
-  per direction, NCCL's bus efficiency) with its per-step latency once per all-to-all (DeepEP
-  and TensorRT-LLM's MoE all-to-all issue every peer's transfer in one kernel), when the group
-  fits the domain; else at the scale-out NIC's (`scale_out_gb_per_s`, 400 Gb/s = 50 GB/s by
-  default) with `LATENCY_ACROSS_US`.
+  per direction, NCCL's bus efficiency) plus the kernels' own fixed cost when the group fits
+  the domain (`A2A_FIXED_IN_DOMAIN_US`, below; DeepEP and TensorRT-LLM's MoE all-to-all issue
+  every peer's transfer in one kernel); else at the scale-out NIC's (`scale_out_gb_per_s`,
+  400 Gb/s = 50 GB/s by default) with `LATENCY_ACROSS_US` per all-to-all.
+
+In-domain fixed cost (`A2A_FIXED_IN_DOMAIN_US`, 37.75 us per MoE layer for dispatch and combine
+together): each kernel ends (dispatch) or starts (combine) with a flag barrier over every rank
+of the group, on top of its launch ("Synchronization": "Tail of dispatch ... all source ranks
+must have finished writing", "Head of combine"; TensorRT-LLM tech blog 18, "Optimizing MoE
+Communication with One-Sided AlltoAll Over NVLink", docs/source/blogs/tech_blog/
+blog18_Optimizing_MoE_Communication_with_One_Sided_AlltoAll_Over_NVLink.md, stored commit
+22de8b3). Its GB200 NVL72 table for the DeepSeek-V3 profile (hidden 7168, top-8, BF16, EP 8)
+grows linearly from 64 to 2048 tokens per rank: dispatch 22.3 -> 311.8 us, combine 34.1 ->
+322.6 us. The line through those rows crosses zero tokens at 12.96 us (dispatch) and 24.79 us
+(combine). Its slope, 786 GB/s logical, matches this model's bandwidth term (693 GB/s over the
+7/8 that leaves the GPU, 792 GB/s logical) within 1 %. The catalog's NVLink latency (5 us per
+all-to-all) is the link's, not the kernels'; measured on GB200, assumed for every NVLink domain.
 
 Prefill (`prefill_s`): each rank prefills one prompt of its own per iteration; its attention
 and dense weights as timing.prefill_time counts them, its share of the group's routed-expert
@@ -74,6 +87,9 @@ from .timing import KV_BYTES, decode_weight_bytes
 DEFAULT_IMBALANCE = 1.2
 SCALE_OUT_GB_PER_S = 50.0  # one 400 Gb/s NIC per GPU
 LATENCY_ACROSS_US = 30.0
+# dispatch + combine fixed cost within an NVLink domain, us (module docstring: TensorRT-LLM tech
+# blog 18, GB200 NVL72, EP 8: intercepts 12.96 + 24.79 of its 64- and 2048-token rows)
+A2A_FIXED_IN_DOMAIN_US = 37.75
 DISPATCH_BYTES = 1.0 + 4.0 / 128  # FP8 plus one fp32 scale per 128 elements
 COMBINE_BYTES = 2.0
 
@@ -181,7 +197,8 @@ def all_to_all_s(
     fab = net.intra_node_fabric(gpu)
     if layout.in_domain:
         out = tokens * k * (layout.ep - 1) / layout.ep * per_token
-        return 2 * fab.latency_s + out / fab.bytes_per_s
+        fixed = max(2 * fab.latency_s, A2A_FIXED_IN_DOMAIN_US * 1e-6)
+        return fixed + out / fab.bytes_per_s
     nic = layout.scale_out_gb_per_s * 1e9 * net.DEFAULT_BUS_EFFICIENCY
     if forward_by_node:
         nodes = -(-layout.ep // layout.domain)
