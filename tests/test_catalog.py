@@ -311,3 +311,49 @@ def test_accelerators_of_2026():
     assert m3.usable_memory_bytes == m3.memory_bytes == int(512 * GIB * 0.75)
     assert m3.memory_gib == 512  # the physical size stays on the page
     assert CAT.gpu("dgx-spark").memory_bandwidth_gb_per_s == 273
+
+
+@pytest.mark.parametrize(
+    ("path", "old", "new", "field"),
+    [
+        # a 2:4-sparse FP8 figure (twice the dense 4,500) typed where the dense one goes
+        ("gpus/b200.yaml", "fp8: 4500.0", "fp8: 9000.0", "peak_tflops.fp8"),
+        (
+            "gpus/m3-ultra.yaml",
+            "default_fraction: 0.75",
+            "default_fraction: 1.2",
+            "unified_memory.default_fraction",
+        ),  # fmt: skip
+        ("gpus/gb200.yaml", "domain_size: 72", "domain_size: 0", "scale_up.domain_size"),
+        (
+            "systems/gb200-nvl72.yaml",
+            "scale_up_domain: 72",
+            "scale_up_domain: 0",
+            "scale_up_domain",
+        ),  # fmt: skip
+    ],
+)
+def test_bad_catalog_fails_the_build_naming_file_and_field(
+    tmp_path, monkeypatch, path, old, new, field
+):
+    """Issue 34: bad catalog data fails the site build (hooks/state.py, the build's one load of
+    the catalog) with a message naming the file and the field; here on a copy of the real
+    catalog with one fault each."""
+    import types
+
+    from mkdocs.exceptions import PluginError
+
+    from hooks import state
+
+    root = tmp_path / "catalog"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "catalog", root)
+    text = (root / path).read_text(encoding="utf-8")
+    assert old in text
+    (root / path).write_text(text.replace(old, new), encoding="utf-8")
+    monkeypatch.setenv("ADVISOR_CATALOG", str(root))
+    config = types.SimpleNamespace(config_file_path=None)
+    with pytest.raises(PluginError) as info:
+        state.load(config)
+    assert str(info.value).startswith(f"invalid catalog data: catalog/{path}: {field}:"), str(
+        info.value
+    )
