@@ -155,6 +155,12 @@ def _bad(**changes):
         ({"unified_memory": {"default_fraction": 1.2}}, "unified_memory.default_fraction"),
         ({"unified_memory": {"default_fraction": 0}}, "unified_memory.default_fraction"),
         ({"fp4_formats": ["nvfp4"]}, "fp4_formats"),  # the H100 has no FP4 peak
+        # why a card has no price: a choice, and never beside a price
+        (
+            {"price_usd": None, "price_date": None, "price_kind": None, "price_status": "tbd"},
+            "price_status",
+        ),  # fmt: skip
+        ({"price_status": "not_published"}, "price_status"),
         (
             {"peak_tflops": {"bf16": 989.4, "fp8": 1978.9, "fp4": 3957.8}, "fp4_formats": ["int4"]},
             "fp4_formats[0]",

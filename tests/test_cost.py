@@ -528,6 +528,6 @@ def test_cli_tco_prices_a_rack_and_a_box_whole(capsys):
             kw = f"{system.system_power_w / 1000:,.1f} kW"
             assert f"({system.kind}, {system.cooling} cooling, {kw})" in out
     # a card with neither a price nor a system priced whole still asks for one
-    rc = main(["cost", "tco", "--gpu", "h20", "--gpus", "8", "--electricity", "0.12",
+    rc = main(["cost", "tco", "--gpu", "mi355x", "--gpus", "8", "--electricity", "0.12",
                "--utilisation", "0.5", "--cloud-price", "3"])  # fmt: skip
     assert rc != 0 and "--gpu-price" in capsys.readouterr().err
