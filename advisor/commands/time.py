@@ -177,7 +177,7 @@ def register(sub) -> None:
     s.add_argument("--concurrency", type=count("concurrency", maximum=1 << 16))
     s.add_argument("--weights", default="bf16", help="bf16|fp16|fp8|int8|int4|...")
     s.add_argument(
-        "--kv-dtype", default="bf16", choices=("bf16", "fp16", "fp8", "nvfp4")
+        "--kv-dtype", default="bf16", choices=("bf16", "fp16", "fp8", "nvfp4", "mxfp4")
     )  # nvfp4: Blackwell only (support.fp4_path)
     s.add_argument("--engine", default="vllm", choices=serving.ENGINES)
     s.add_argument(
