@@ -356,9 +356,11 @@ def run_train(args) -> int:
         }
     if args.json:
         return print_json(out)
+    # the domain's own fabric (NVLink, Infinity Fabric, ICI, NeuronLink), not always NVLink
+    fabric = gpu.scale_up.fabric if getattr(gpu, "scale_up", None) else gpu.interconnect
     print(
         f"{spec.name} on {layout.gpus} x {gpu.id} ({layout.label()}, {layout.nodes} "
-        f"{layout.domain}(s) of {layout.gpus_per_node} GPUs on one NVLink domain each)"
+        f"{layout.domain}(s) of {layout.gpus_per_node} GPUs on one {fabric} domain each)"
     )
     print(
         f"step {st.step_time_s:.3f} s, {st.tokens_per_s:,.0f} tokens/s "
