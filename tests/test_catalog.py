@@ -100,6 +100,12 @@ def test_cli_gpus(capsys):
     rows = json.loads(capsys.readouterr().out)
     assert rows and {r["tier"] for r in rows} == {"workstation"}
     assert main(["gpus"]) == 0 and "h100-sxm" in capsys.readouterr().out
+    # issue 34: the FP4 peak, and why a card has no price
+    assert main(["gpus", "--tier", "datacenter"]) == 0
+    rows = {r.split()[0]: r for r in capsys.readouterr().out.splitlines() if r.strip()}
+    assert "fp4 TF" in rows["id"] and "10050.0" in rows["mi355x"]
+    assert rows["mi355x"].endswith("not published") and rows["gb200"].endswith("with its system")
+    assert rows["tpu-7x"].endswith("rented only")
     assert main(["gpus", "--tier", "server"]) == 2
 
 
