@@ -100,6 +100,12 @@ def test_cli_gpus(capsys):
     rows = json.loads(capsys.readouterr().out)
     assert rows and {r["tier"] for r in rows} == {"workstation"}
     assert main(["gpus"]) == 0 and "h100-sxm" in capsys.readouterr().out
+    # issue 34: the FP4 peak, and why a card has no price
+    assert main(["gpus", "--tier", "datacenter"]) == 0
+    rows = {r.split()[0]: r for r in capsys.readouterr().out.splitlines() if r.strip()}
+    assert "fp4 TF" in rows["id"] and "10050.0" in rows["mi355x"]
+    assert rows["mi355x"].endswith("not published") and rows["gb200"].endswith("with its system")
+    assert rows["tpu-7x"].endswith("rented only")
     assert main(["gpus", "--tier", "server"]) == 2
 
 
@@ -155,6 +161,12 @@ def _bad(**changes):
         ({"unified_memory": {"default_fraction": 1.2}}, "unified_memory.default_fraction"),
         ({"unified_memory": {"default_fraction": 0}}, "unified_memory.default_fraction"),
         ({"fp4_formats": ["nvfp4"]}, "fp4_formats"),  # the H100 has no FP4 peak
+        # why a card has no price: a choice, and never beside a price
+        (
+            {"price_usd": None, "price_date": None, "price_kind": None, "price_status": "tbd"},
+            "price_status",
+        ),  # fmt: skip
+        ({"price_status": "not_published"}, "price_status"),
         (
             {"peak_tflops": {"bf16": 989.4, "fp8": 1978.9, "fp4": 3957.8}, "fp4_formats": ["int4"]},
             "fp4_formats[0]",
@@ -311,3 +323,49 @@ def test_accelerators_of_2026():
     assert m3.usable_memory_bytes == m3.memory_bytes == int(512 * GIB * 0.75)
     assert m3.memory_gib == 512  # the physical size stays on the page
     assert CAT.gpu("dgx-spark").memory_bandwidth_gb_per_s == 273
+
+
+@pytest.mark.parametrize(
+    ("path", "old", "new", "field"),
+    [
+        # a 2:4-sparse FP8 figure (twice the dense 4,500) typed where the dense one goes
+        ("gpus/b200.yaml", "fp8: 4500.0", "fp8: 9000.0", "peak_tflops.fp8"),
+        (
+            "gpus/m3-ultra.yaml",
+            "default_fraction: 0.75",
+            "default_fraction: 1.2",
+            "unified_memory.default_fraction",
+        ),  # fmt: skip
+        ("gpus/gb200.yaml", "domain_size: 72", "domain_size: 0", "scale_up.domain_size"),
+        (
+            "systems/gb200-nvl72.yaml",
+            "scale_up_domain: 72",
+            "scale_up_domain: 0",
+            "scale_up_domain",
+        ),  # fmt: skip
+    ],
+)
+def test_bad_catalog_fails_the_build_naming_file_and_field(
+    tmp_path, monkeypatch, path, old, new, field
+):
+    """Issue 34: bad catalog data fails the site build (hooks/state.py, the build's one load of
+    the catalog) with a message naming the file and the field; here on a copy of the real
+    catalog with one fault each."""
+    import types
+
+    from mkdocs.exceptions import PluginError
+
+    from hooks import state
+
+    root = tmp_path / "catalog"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "catalog", root)
+    text = (root / path).read_text(encoding="utf-8")
+    assert old in text
+    (root / path).write_text(text.replace(old, new), encoding="utf-8")
+    monkeypatch.setenv("ADVISOR_CATALOG", str(root))
+    config = types.SimpleNamespace(config_file_path=None)
+    with pytest.raises(PluginError) as info:
+        state.load(config)
+    assert str(info.value).startswith(f"invalid catalog data: catalog/{path}: {field}:"), str(
+        info.value
+    )

@@ -493,3 +493,41 @@ def test_the_serving_calculators_owned_hour_flags_an_assumed_server():
     h = interactivity.owned_usd_per_gpu_hour(cat.gpu("h100-sxm"), 8, cat.systems, **kw)
     assert mi.server_priced and mi.server_assumed and mi.to_dict()["server_assumed"]
     assert h.server_priced and not h.server_assumed
+
+
+def test_cli_tco_prices_a_rack_and_a_box_whole(capsys):
+    """Issue 34: a GB200 NVL72 rack and a Mac Studio have no per-card price, only the whole
+    system's (catalog/systems); `advisor cost tco` prices them whole, as the budget calculator
+    does (same total to the cent), and says the rack's kind, cooling and power."""
+    import json
+
+    from advisor import webapi
+    from advisor.cli import main
+    from advisor.data.catalog import load_catalog
+
+    cat = load_catalog()
+    for gid, n in (("gb200", 72), ("m3-ultra", 1)):
+        assert cat.gpu(gid).price_usd is None
+        argv = ["cost", "tco", "--gpu", gid, "--gpus", str(n), "--electricity", "0.12",
+                "--utilisation", "0.5", "--cloud-price", "3"]  # fmt: skip
+        rc = main([*argv, "--json"])
+        out, err = capsys.readouterr()
+        assert rc == 0, err
+        got = json.loads(out)
+        system = next(s for s in cat.systems if s.id == got["owning"]["system_id"])
+        assert got["tco"]["purchase"] == pytest.approx(system.system_usd * got["owning"]["nodes"])
+        assert got["owning"]["system_priced_whole"]
+        b = webapi.budget(
+            {"gpu": gid, "gpus": n, "utilisation": 0.5, "cloud_usd_per_gpu_hour": 3,
+             "electricity_usd_per_kwh": 0.12, "model": ""}
+        )  # fmt: skip
+        assert round(got["tco"]["own_total"], 2) == round(b["tco"]["own_total"], 2)
+        rc = main(argv)
+        out, err = capsys.readouterr()
+        if gid == "gb200":
+            kw = f"{system.system_power_w / 1000:,.1f} kW"
+            assert f"({system.kind}, {system.cooling} cooling, {kw})" in out
+    # a card with neither a price nor a system priced whole still asks for one
+    rc = main(["cost", "tco", "--gpu", "mi355x", "--gpus", "8", "--electricity", "0.12",
+               "--utilisation", "0.5", "--cloud-price", "3"])  # fmt: skip
+    assert rc != 0 and "--gpu-price" in capsys.readouterr().err

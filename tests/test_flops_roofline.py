@@ -325,3 +325,14 @@ def test_fp4_formats_bytes_and_peaks(capsys):
     assert main(["time", "serve", "--model", "llama-3.1-8b", "--gpu", "h100-sxm",
                  "--kv-dtype", "nvfp4"]) != 0  # fmt: skip
     assert "kv_dtype: nvfp4 is not offered on" in capsys.readouterr().err
+    # an FP4 KV cache counts its scales: NVFP4 0.5 + 1/16 byte per element, MXFP4 (SGLang's
+    # fp4_e2m1, OCP MX: one E8M0 byte per 32) 0.5 + 1/32; MXFP4 runs where the card takes it
+    from advisor.memory import estimate
+
+    spec = cat.model("llama-3.1-8b").spec
+    bf16 = estimate.kv_cache_bytes_per_token(spec, "bf16")
+    assert estimate.kv_cache_bytes_per_token(spec, "nvfp4") == round(bf16 / 2 * (0.5 + 1 / 16))
+    assert estimate.kv_cache_bytes_per_token(spec, "mxfp4") == round(bf16 / 2 * (0.5 + 1 / 32))
+    assert main(["time", "serve", "--model", "llama-3.1-8b", "--gpu", "mi355x",
+                 "--weights", "mxfp4", "--kv-dtype", "mxfp4"]) == 0  # fmt: skip
+    capsys.readouterr()

@@ -917,3 +917,37 @@ def test_an_assumed_server_price_is_said_in_the_report_and_the_budget_calculator
     assert got["owning"]["server_assumed"] and server["params"]["assumed"]
     assert server["source"]["kind"] == "assumption"
     assert round(server["usd"] * got["tco"]["rate"], 2) == round(t["server"], 2)
+
+
+def test_a_report_ranks_an_nvl72_rack_for_large_serving():
+    """Issue 34: a report's serving search reaches one GB200/GB300 NVL72 rack (72 GPUs, bought
+    whole), so a large serving workload ranks it with the HGX servers: here (Llama 3.1 70B,
+    2,048 requests in flight at 20 tokens/s each, owned) the rack is the runner-up, priced as
+    its system."""
+    text = """
+organisation: "Rack test"
+prepared_for: "tests"
+date: "2026-12-06"
+workloads:
+  - name: "Large serving"
+    model: llama-3.1-70b
+    task: serving
+    weights: bf16
+    seq: 4096
+    users: 4000
+    concurrent_users: 2048
+    target_tokens_per_s: 20.0
+    hours_per_day: 24.0
+constraints:
+  budget: 20000000.0
+  horizon_months: 36
+  acquire: own
+  currency: USD
+  language: en
+  electricity_usd_per_kwh: 0.1
+"""
+    data = report.build_report(parse_profile(text, CATALOG), CATALOG, lang="en")
+    w = data["workloads"][0]
+    ranked = [w["recommendation"], w["runner_up"]]
+    rack = next(r for r in ranked if r and r["gpu_id"] in ("gb200", "gb300"))
+    assert rack["count"] == 72 and rack["system"] in ("gb200-nvl72", "gb300-nvl72")

@@ -455,6 +455,8 @@ def test_picker_flags_regulated_data_above_the_table():
         ("tpu-v6e", "nvfp4", "bf16", "weights"),
         ("mi355x", "nvfp4", "bf16", "weights"),  # CDNA 4 takes MXFP4, not NVFP4
         ("h100-sxm", "bf16", "nvfp4", "kv_dtype"),  # an NVFP4 KV cache: Blackwell only
+        ("h100-sxm", "bf16", "mxfp4", "kv_dtype"),  # an MXFP4 KV cache: FP4 tensor cores only
+        ("mi355x", "mxfp4", "nvfp4", "kv_dtype"),  # CDNA 4: MXFP4, not NVFP4
     ],
 )
 def test_fp4_formats_a_card_has_no_path_for_are_refused_naming_the_field(
@@ -505,9 +507,9 @@ def test_fp4_choices_follow_the_card():
 
     assert ch("b200") == {
         "weights": {"nvfp4": "native", "mxfp4": "native"},
-        "kv_dtype": {"nvfp4": "native"},
+        "kv_dtype": {"nvfp4": "native", "mxfp4": "native"},
     }
-    assert ch("mi355x") == {"weights": {"mxfp4": "native"}, "kv_dtype": {}}
+    assert ch("mi355x") == {"weights": {"mxfp4": "native"}, "kv_dtype": {"mxfp4": "native"}}
     assert ch("h100-sxm") == {
         "weights": {"nvfp4": "dequantised", "mxfp4": "dequantised"},
         "kv_dtype": {},

@@ -394,11 +394,27 @@ def _item_lines(plan, rate: float, cur: str) -> list[str]:
     return out
 
 
+def _system_lines(plan) -> list[str]:
+    """A rack or a desktop box bought whole (issue 34): its kind, cooling and whole power, as
+    the report's cost section shows them (OwningPlan.system_kind, cooling, system_power_w)."""
+    if not plan.system_priced_whole:
+        return []
+    parts = [p for p in (plan.system_kind, plan.cooling and f"{plan.cooling} cooling") if p]
+    if plan.system_power_w:
+        parts.append(f"{plan.system_power_w / 1000:,.1f} kW")
+    return [f"  system: {plan.nodes} x {plan.system_name} ({', '.join(parts)})"]
+
+
 def _tco(args) -> int:
     catalog = load_catalog(args.catalog)
     gpu = gpu_from_catalog(catalog, args.gpu)
-    price = args.gpu_price if args.gpu_price is not None else getattr(gpu, "price_usd", None)
-    if price is None:
+    from ..data import systems as systems_data
+
+    # a rack or a desktop box is priced whole (catalog/systems: GB200/GB300 NVL72, DGX Spark,
+    # Mac Studio; issue 34): owning_plan takes its price over its accelerators
+    bought = systems_data.purchase_for(gpu, args.gpus, getattr(catalog, "systems", ()))
+    whole = getattr(bought, "system_usd", None) is not None
+    if args.gpu_price is None and getattr(gpu, "price_usd", None) is None and not whole:
         raise AdvisorError(
             "cost.no_price",
             f"gpu-price: the catalog has no price for {gpu.id}; give --gpu-price",
@@ -426,7 +442,7 @@ def _tco(args) -> int:
         systems=getattr(catalog, "systems", ()),
         figures=getattr(catalog, "owning", None),
         pue=args.pue,
-        price_usd=float(price),
+        price_usd=args.gpu_price,
         server_usd=args.server_usd,
         hosting_usd_per_kw_month=args.hosting_per_kw,
         software_support=not args.no_software_support,
@@ -474,6 +490,7 @@ def _tco(args) -> int:
         f"own {args.gpus} x {gpu.id} vs rent at {cloud_price:.2f} USD/GPU-h ({offer_text}), "
         f"{r.utilisation:.0%} utilisation, {r.horizon_months} months:",
         *_item_lines(plan, r.rate, cur),
+        *_system_lines(plan),
         f"  purchase            {_money(r.purchase, cur):>20}",
         f"  power per month     {_money(r.power_per_month, cur):>20}",
         f"  opex per month      {_money(r.opex_per_month, cur):>20}",

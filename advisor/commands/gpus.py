@@ -19,6 +19,14 @@ def _num(v, fmt="{:.1f}") -> str:
     return "-" if v is None else fmt.format(v)
 
 
+# why a card has no price (advisor.data.hardware.PRICE_STATUSES)
+_NO_PRICE = {
+    "not_published": "not published",
+    "system": "with its system",
+    "rented_only": "rented only",
+}
+
+
 def run(args) -> int:
     catalog = load_catalog(args.catalog)
     gpus = catalog.gpus
@@ -27,7 +35,10 @@ def run(args) -> int:
         gpus = tuple(g for g in gpus if g.tier == args.tier)
     if args.json:
         return print_json([g.to_dict() for g in gpus], indent=1)
-    head = ("id", "name", "tier", "GB", "GiB", "GB/s", "bf16 TF", "fp8 TF", "TDP W", "price USD")
+    head = (
+        "id", "name", "tier", "GB", "GiB", "GB/s", "bf16 TF", "fp8 TF", "fp4 TF", "TDP W",
+        "price USD",
+    )  # fmt: skip
     rows = [
         (
             g.id,
@@ -38,13 +49,18 @@ def run(args) -> int:
             _num(g.memory_bandwidth_gb_per_s, "{:g}"),
             _num(g.peak_tflops.get("bf16")),
             _num(g.peak_tflops.get("fp8")),
+            _num(g.peak_tflops.get("fp4")),
             _num(g.tdp_w, "{:g}"),
-            "-"
+            # no price: why, where the catalog says (advisor.data.hardware.PRICE_STATUSES)
+            _NO_PRICE.get(g.price_status, "-")
             if g.price_usd is None
             else f"{g.price_usd:,.0f} ({g.price_kind} {g.price_date[:7]})",
         )
         for g in gpus
     ]
     print_table(head, rows)
-    print("Dense tensor throughput (no 2:4 sparsity); GeForce bf16/fp8 at FP32 accumulate.")
+    print(
+        "Dense tensor throughput (no 2:4 sparsity); GeForce bf16/fp8 at FP32 accumulate; fp4: "
+        "FP4 tensor cores only (elsewhere 4-bit weights are dequantised)."
+    )
     return 0

@@ -177,7 +177,7 @@ def register(sub) -> None:
     s.add_argument("--concurrency", type=count("concurrency", maximum=1 << 16))
     s.add_argument("--weights", default="bf16", help="bf16|fp16|fp8|int8|int4|...")
     s.add_argument(
-        "--kv-dtype", default="bf16", choices=("bf16", "fp16", "fp8", "nvfp4")
+        "--kv-dtype", default="bf16", choices=("bf16", "fp16", "fp8", "nvfp4", "mxfp4")
     )  # nvfp4: Blackwell only (support.fp4_path)
     s.add_argument("--engine", default="vllm", choices=serving.ENGINES)
     s.add_argument(
@@ -356,9 +356,11 @@ def run_train(args) -> int:
         }
     if args.json:
         return print_json(out)
+    # the domain's own fabric (NVLink, Infinity Fabric, ICI, NeuronLink), not always NVLink
+    fabric = gpu.scale_up.fabric if getattr(gpu, "scale_up", None) else gpu.interconnect
     print(
         f"{spec.name} on {layout.gpus} x {gpu.id} ({layout.label()}, {layout.nodes} "
-        f"{layout.domain}(s) of {layout.gpus_per_node} GPUs on one NVLink domain each)"
+        f"{layout.domain}(s) of {layout.gpus_per_node} GPUs on one {fabric} domain each)"
     )
     print(
         f"step {st.step_time_s:.3f} s, {st.tokens_per_s:,.0f} tokens/s "

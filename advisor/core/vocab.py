@@ -38,7 +38,8 @@ WEIGHT_FORMATS = (
     "mxfp4",
 )
 QLORA_BASE_FORMATS = ("nf4", "int8", "int4", "fp8")  # the quantised base of QLoRA
-KV_DTYPES = ("bf16", "fp16", "fp32", "fp8", "nvfp4")  # nvfp4: FP4 KV cache (TensorRT-LLM)
+# nvfp4: TensorRT-LLM's FP4 KV cache; mxfp4: SGLang's (`--kv-cache-dtype fp4_e2m1`, OCP MXFP4)
+KV_DTYPES = ("bf16", "fp16", "fp32", "fp8", "nvfp4", "mxfp4")
 OPTIMIZERS = ("adamw", "adamw-8bit", "adafactor", "sgd", "sgd-momentum")
 CHECKPOINTING = ("none", "selective", "full")
 # what a form or profile may ask for: "default" is advisor.memory.estimate.default_checkpointing's rule

@@ -107,6 +107,10 @@ SCALE_UP_FABRICS = (
 # FP4 block formats a card's FP4 tensor cores take natively (advisor.arch.quant: nvfp4, mxfp4).
 FP4_FORMATS = ("nvfp4", "mxfp4")
 PRICE_KINDS = ("launch", "street")
+# Why a card has no price (`price_status`, only with `price_usd: null`; issue 34): no list or
+# street price is published for it; it is sold only inside a system priced whole
+# (catalog/systems: an NVL72 rack, a desktop box); or it is rented only (a cloud's own chip).
+PRICE_STATUSES = ("not_published", "system", "rented_only")
 CHECKED = ("stored-copy", "recalled", "derived", "measured")
 
 # Figures that need a source (price_usd only when it is not null).
@@ -123,6 +127,7 @@ FIGURE_FIELDS = (
     "launch_date",
     "price_usd",
     "scale_up",
+    "scale_out_nic",
     "unified_memory",
 )
 REQUIRED = (
@@ -163,6 +168,7 @@ OPTIONAL = (
     "price_usd",
     "price_date",
     "price_kind",
+    "price_status",
     "architecture",
     "source",
     "sources",
@@ -352,6 +358,7 @@ class GPU:
     scale_out_nic: str | None = None
     unified_memory: UnifiedMemory | None = None
     fp4_formats: tuple = ()  # FP4 block formats the tensor cores take natively
+    price_status: str | None = None  # why price_usd is None (PRICE_STATUSES); None: not said
 
     @property
     def usable_memory_bytes(self) -> int:
@@ -423,6 +430,7 @@ class GPU:
             "price_usd": self.price_usd,
             "price_date": self.price_date,
             "price_kind": self.price_kind,
+            "price_status": self.price_status,
             "software": self.software,
             "scale_up": self.scale_up.to_dict() if self.scale_up else None,
             "scale_out_nic": self.scale_out_nic,
@@ -700,6 +708,16 @@ def gpu_from_dict(doc, source_name: str) -> GPU:
         )
         price_date = check_iso_date(src, "price_date", price_date)
         price_kind = _choice(src, doc, "price_kind", PRICE_KINDS)
+    price_status = doc.get("price_status")
+    if price_status is not None:
+        if price is not None:
+            raise _err(
+                src,
+                "price_status",
+                "catalog.price_status",
+                "says why there is no price, but price_usd is given",
+            )
+        price_status = _choice(src, doc, "price_status", PRICE_STATUSES)
     pcie_gen = doc["pcie_gen"]
     if pcie_gen is not None:
         pcie_gen = _wrap(src, check_int, "pcie_gen", pcie_gen, minimum=3, maximum=6)
@@ -742,7 +760,7 @@ def gpu_from_dict(doc, source_name: str) -> GPU:
     for fld in FIGURE_FIELDS:
         if fld == "price_usd" and price is None:
             continue
-        if fld in ("scale_up", "unified_memory") and doc.get(fld) is None:
+        if fld in ("scale_up", "scale_out_nic", "unified_memory") and doc.get(fld) is None:
             continue
         if fld == "tdp_w" and tdp is None:
             continue
@@ -806,4 +824,5 @@ def gpu_from_dict(doc, source_name: str) -> GPU:
         scale_out_nic=doc.get("scale_out_nic"),
         unified_memory=unified,
         fp4_formats=fp4_formats,
+        price_status=price_status,
     )

@@ -40,7 +40,11 @@ format (catalog `fp4_formats`, `GPU.runs_fp4`). Elsewhere only where an engine d
 - AMD CDNA 3 (MI300X, MI325X): MXFP4 only, emulated (dequantised to bf16) through AMD Quark in
   vLLM (docs.vllm.ai "AMD Quark": "MXFP4 ... emulated on MI300"; native on MI350/MI355X);
 - nothing else (Volta, Turing, CDNA 2, Gaudi, TPU, Trainium, Apple, Radeon): not offered.
-An FP4 (NVFP4) KV cache is TensorRT-LLM's, on cards whose tensor cores take NVFP4 only.
+An FP4 KV cache is offered only where the card's FP4 tensor cores take its format: NVFP4
+(TensorRT-LLM's FP4 KV cache; flashinfer's `nvfp4_kv_quantize` "Requires SM100+ (Blackwell)") and
+MXFP4 (SGLang's `--kv-cache-dtype fp4_e2m1`, "OCP ... MXFP4", 32-element blocks with an 8-bit
+exponent scale, experimental; docs.sglang.io advanced_features/quantized_kv_cache, read
+2026-12-06): never dequantised from a card without them.
 FlashAttention 2: NVIDIA Ampere, Ada and Hopper (FA3: Hopper), AMD MI200/MI300 through ROCm's
 port (github.com/Dao-AILab/flash-attention README); elsewhere PyTorch's memory-efficient
 attention runs instead (the memory model's `sdpa` holds no s x s matrix either way).
@@ -96,7 +100,7 @@ def _no(key: str, gpu, fmt: str, why: str) -> Reason:
 def fp4_path(gpu, fmt: str, kv: bool = False) -> str | None:
     """How `gpu` runs FP4 block format `fmt` (nvfp4 | mxfp4): "native" (its FP4 tensor cores
     take it), "dequantised" (an engine's software path, module docstring) or None (not offered).
-    `kv`: as the KV cache's format (native NVFP4 only)."""
+    `kv`: as the KV cache's format (native only)."""
     runs = getattr(gpu, "runs_fp4", None)
     if runs is not None and runs(fmt):
         return "native"
@@ -117,8 +121,9 @@ def fp4_choices(gpu) -> dict:
     for f in FP4_WEIGHTS:
         if (p := fp4_path(gpu, f)) is not None:
             out["weights"][f] = p
-    if fp4_path(gpu, "nvfp4", kv=True) is not None:
-        out["kv_dtype"]["nvfp4"] = "native"
+    for f in FP4_WEIGHTS:
+        if fp4_path(gpu, f, kv=True) is not None:
+            out["kv_dtype"][f] = "native"
     return out
 
 

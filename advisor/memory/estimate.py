@@ -75,7 +75,18 @@ OVERHEADS = ("cuda_context", "allocator_reserve", "comm_buffers")
 # KV-cache bytes per element. NVFP4 (TensorRT-LLM's FP4 KV cache on Blackwell): a 4-bit E2M1
 # element plus one FP8 E4M3 scale per 16 elements = 0.5 + 1/16 byte (NVIDIA, "Introducing
 # NVFP4 for efficient and accurate low-precision inference", 2025; advisor.arch.quant "nvfp4").
-_DTYPE_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "nvfp4": 0.5 + 1 / 16}
+# MXFP4 (SGLang's FP4 KV cache, `--kv-cache-dtype fp4_e2m1`, experimental: "OCP ... MXFP4 ...
+# blocks of 32 consecutive elements, with each block sharing a single 8-bit exponential scaling
+# factor", docs.sglang.io advanced_features/quantized_kv_cache, read 2026-12-06; OCP
+# Microscaling Formats (MX) v1.0, Table 1): 0.5 + 1/32 byte.
+_DTYPE_BYTES = {
+    "fp32": 4,
+    "bf16": 2,
+    "fp16": 2,
+    "fp8": 1,
+    "nvfp4": 0.5 + 1 / 16,
+    "mxfp4": 0.5 + 1 / 32,
+}
 
 # Overhead assumptions (stated, cited; not part of peak_allocated_bytes).
 CUDA_CONTEXT_BYTES = 768 * MIB

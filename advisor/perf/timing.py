@@ -128,7 +128,8 @@ def fp4_dequantised(gpu, weights: str) -> bool:
     return PEAK_KEY.get(weights) == "fp4" and weight_peak_key(gpu, weights) != "fp4"
 
 
-KV_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "nvfp4": 0.5 + 1 / 16}  # memory._DTYPE_BYTES
+# memory._DTYPE_BYTES (NVFP4: 16-element blocks with an E4M3 scale; MXFP4: 32 with an E8M0 one)
+KV_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "nvfp4": 0.5 + 1 / 16, "mxfp4": 0.5 + 1 / 32}
 
 
 @functools.lru_cache(maxsize=4096)

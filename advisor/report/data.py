@@ -34,8 +34,9 @@ from ..perf import serving_fit as sfit
 from ..perf import timing, training
 from .i18n import STRINGS
 
-# Serving plans go up to four 8-GPU servers (replicas beyond one node).
-SERVING_MAX_GPUS = 32
+# Serving plans go up to one GB200/GB300 NVL72 rack (72 GPUs, bought whole: issue 34), which
+# also admits up to nine 8-GPU servers (replicas beyond one node).
+SERVING_MAX_GPUS = 72
 BOUNDS = ("compute", "memory_bandwidth", "interconnect", "vram_capacity", "data_feed")
 TOKEN_ID_BYTES = (
     8  # torch.long token ids fed to the model (https://pytorch.org/docs/stable/tensors.html)
