@@ -78,8 +78,10 @@ def weight_peak_key(gpu, weights: str) -> str:
     weights (nvfp4, mxfp4) reach the FP4 peak only where the card's FP4 tensor cores take that
     block format (`GPU.runs_fp4`: NVFP4 and MXFP4 on Blackwell, MXFP4 on CDNA 4; NVIDIA,
     "Introducing NVFP4...", 2025; AMD CDNA 4 whitepaper, 2025); elsewhere an engine
-    dequantises them and multiplies at FP8 where the card has it (as vLLM's and TensorRT-LLM's
-    W4A8 paths do), else at 16 bits."""
+    dequantises them and multiplies at 16 bits: the paths advisor.data.support names for such
+    cards are weight-only, bf16 activations (vLLM's Marlin FP4 kernels, "Weight-only FP4
+    compression will be used leveraging the Marlin kernel"; TensorRT-LLM's gpt-oss MoE support
+    matrix, Hopper "bf16 x mxfp4"; AMD Quark's MXFP4 "emulated on MI300", dequantised to bf16)."""
     key = PEAK_KEY[weights]
     if weights == "mxfp8":
         # MX block scaling needs Blackwell or CDNA 4 tensor cores (Transformer Engine's MXFP8
@@ -99,7 +101,7 @@ def weight_peak_key(gpu, weights: str) -> str:
     runs = getattr(gpu, "runs_fp4", None)
     if runs is not None and runs(weights):
         return "fp4"
-    return "fp8" if "fp8" in (gpu.peak_tflops or {}) else "fp16"
+    return "bf16" if "bf16" in (gpu.peak_tflops or {}) else "fp16"
 
 
 ACTIVATIONS = ("bf16", "fp16", "fp8")
