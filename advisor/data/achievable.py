@@ -25,6 +25,11 @@ from ..core.errors import AdvisorError, check_positive
 FALLBACK_MATMUL_FRACTION = 0.75
 FALLBACK_BANDWIDTH_FRACTION = 0.85
 
+# Peak keys a card's own bf16 or fp16 figure stands for when it has no figure of its own for them
+# (`Achievable.matmul` falls back to bf16, then fp16): a measured card does not take its peers'
+# figures for these (`vendor_defaults`).
+SAME_UNITS_AS_16_BIT = frozenset({"bf16", "fp16", "fp32", "tf32"})
+
 
 def _median(values) -> float:
     """The median as `statistics.median` defines it (the middle value, or the mean of the two
@@ -84,7 +89,10 @@ class Measured:
 def achievable_from_dict(doc, source_name: str, gpu) -> Achievable:
     """An `Achievable` from a `catalog/efficiency/*.yaml` document and its catalog GPU:
     `matmul_tflops` (dtype -> measured TFLOPS) and `bandwidth_gb_per_s` become fractions of the
-    GPU's dense peaks; each figure needs `sources.<field>.url` (https) and `read`."""
+    GPU's dense peaks; each figure needs `sources.<field>.url` (https) and `read`. A file with
+    no figure records a search that found no published measurement: its `notes` say where it
+    looked, and the loader (advisor.data.catalog) leaves the card its vendor's median or the
+    assumption."""
 
     def fail(fld: str, msg: str):
         return AdvisorError("catalog.efficiency", f"{source_name}: {fld}: {msg}", field=fld)
@@ -95,6 +103,11 @@ def achievable_from_dict(doc, source_name: str, gpu) -> Achievable:
     for key in doc:
         if key not in allowed:
             raise fail(str(key), f"unknown field; expected one of {sorted(allowed)}")
+    if not doc.get("matmul_tflops") and doc.get("bandwidth_gb_per_s") is None:
+        # a file with no figure records a search that found none: it must say where it looked
+        notes = doc.get("notes")
+        if not isinstance(notes, str) or not notes.strip():
+            raise fail("notes", "a file without a figure must say where a measurement was sought")
     sources = doc.get("sources") or {}
     if not isinstance(sources, dict):
         raise fail("sources", "expected a mapping field -> {url, read}")
@@ -148,7 +161,11 @@ def vendor_defaults(gpus, measured: Mapping[str, Achievable]) -> dict[str, Achie
     rate, issue 35) does not enter its peers' medians: its FP4 fraction is not the Hopper or
     Blackwell cards' FP4 (their FP4 takes their 16-bit fraction, `Achievable.matmul`), and it says
     nothing about 16-bit rates or memory. It takes the vendor's medians for the dtypes it lacks
-    and its peers' bandwidth."""
+    and its peers' bandwidth. A measured card with its own bf16 or fp16 figure takes no peer
+    figure for bf16, fp16, fp32 or tf32 (`SAME_UNITS_AS_16_BIT`): its own covers them.
+
+    A vendor median's band is the spread of its `peers`' fractions (e.g. Google's TPUs: v5e
+    0.92 and 7x 0.83 of the bf16 peak, median 0.88, for the unmeasured v5p and v6e)."""
     by_vendor: dict[str, list[Achievable]] = {}
     by_tier: dict[tuple[str, str], list[Achievable]] = {}
     gpu_of = {g.id: g for g in gpus}
@@ -175,6 +192,10 @@ def vendor_defaults(gpus, measured: Mapping[str, Achievable]) -> dict[str, Achie
             # what it lacks (a desktop APU's matmul fractions): the vendor's measured cards
             others = [a for a in by_vendor.get(g.vendor, []) if a.gpu_id != g.id] or peers
             keys = {k for a in others for k in a.matmul_fraction} - set(own.matmul_fraction)
+            if own.matmul_fraction.keys() & {"bf16", "fp16"}:
+                # its own 16-bit figure covers the 16/32-bit keys (`Achievable.matmul`): a peer's
+                # would contradict it (an M3 Ultra measured at fp16 is not an M4 Max at bf16)
+                keys -= SAME_UNITS_AS_16_BIT
             fill = {k: _median(a.matmul(k) for a in others) for k in sorted(keys)}
             if g.id in fp4_only and others:
                 own = replace(own, bandwidth_fraction=_median(a.bandwidth_fraction for a in others))

@@ -346,7 +346,7 @@ def _with_achievable(docs: dict, gpus: list[GPU]) -> list[GPU]:
     from .achievable import achievable_from_dict, vendor_defaults
 
     by_id = {g.id: g for g in gpus}
-    measured, measured_in = {}, {}
+    measured, measured_in, searched = {}, {}, {}
     for name, doc in _documents_in(docs, "efficiency"):
         gid = doc.get("id") if isinstance(doc, dict) else None
         check_id(name, "id", gid)
@@ -363,13 +363,23 @@ def _with_achievable(docs: dict, gpus: list[GPU]) -> list[GPU]:
             err = unknown_name("id", shown(str(gid)), list(by_id))
             raise AdvisorError("catalog.efficiency", f"{name}: {err.message}", field=f"{name}:id")
         try:
-            measured[gid] = achievable_from_dict(doc, name, by_id[gid])
-            measured_in[gid] = name
+            found = achievable_from_dict(doc, name, by_id[gid])
         except AdvisorError as exc:
             if name in exc.message:
                 raise
             raise AdvisorError(
                 exc.key, f"{name}: {exc.message}", field=f"{name}:{exc.field}"
             ) from None
+        if not found.sources:
+            # no figure: the file records where a measurement was looked for (notes); the card
+            # keeps its vendor's median or the stated assumption and joins no median
+            searched[gid] = name
+            measured_in[gid] = name
+            continue
+        measured[gid] = found
+        measured_in[gid] = name
     table = vendor_defaults(gpus, measured)
+    for gid, name in searched.items():
+        if not table[gid].peers:
+            table[gid] = replace(table[gid], sources={"searched": f"catalog/{name}"})
     return [replace(g, achievable=table[g.id]) for g in gpus]
