@@ -13,7 +13,9 @@ Time (the suite must stay under 10 minutes on 2 cores; `make test` runs `pytest 
   root (the controller names it), under a file lock; a worker that collects a test needing it
   starts that build at once in a background process (`python tests/conftest.py --build-site
   DIR`), so that it overlaps the unit tests, which run first (`pytest_collection_modifyitems`
-  puts the tests that build a variant of the site next and the readers of the built site last).
+  puts the tests that build a variant of the site next and the readers of the built site last);
+  the workers then run at a lower priority (nice +5) so that the build, which the readers wait
+  for, gets a core of its own.
 - the tests of a module that builds a variant of the site once for the module, or that share
   one browser page (`ONE_WORKER_MODULES`), stay on one worker (`pytest_xdist_make_scheduler`); every other test
   goes wherever a worker is free.
@@ -21,6 +23,7 @@ Time (the suite must stay under 10 minutes on 2 cores; `make test` runs `pytest 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import logging
@@ -190,6 +193,7 @@ def pytest_collection_modifyitems(session, config, items):
     try:
         os.close(os.open(folder / "started", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
     except FileExistsError:
+        _yield_to_the_build()
         return
     log = open(folder / "build.log", "wb")  # noqa: SIM115 - the child writes it
     _BACKGROUND.append(
@@ -201,6 +205,23 @@ def pytest_collection_modifyitems(session, config, items):
         )
     )
     log.close()
+    _yield_to_the_build()  # after the start: the build keeps the priority it was started with
+
+
+# How much lower a test process's scheduling priority is than the shared build's (os.nice).
+WORKER_NICE = 5
+
+
+def _yield_to_the_build() -> None:
+    """This test process (and what it starts: variant builds, Node, Chromium) at a lower priority
+    than the background build: the build is the run's critical path (the readers of the site, a
+    third of the run, wait for it), and on 2 cores it would otherwise get a third of the CPU
+    beside two workers. With the workers at nice +5, it gets a core of its own; the workers use
+    the rest, and every core is still busy. An increment only (no privilege needed); none on
+    Windows."""
+    if hasattr(os, "nice"):
+        with contextlib.suppress(OSError):
+            os.nice(WORKER_NICE)
 
 
 def pytest_unconfigure(config):
