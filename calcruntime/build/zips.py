@@ -9,6 +9,7 @@ import hashlib
 import io
 import zipfile
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
@@ -105,6 +106,7 @@ PRECOMPRESS_SUFFIXES = (".wasm", ".mjs", ".js", ".json", ".css")
 
 
 PRECOMPRESS_MIN_BYTES = 1024
+BROTLI_WINDOWS = (22, 24)  # lgwin: 4 MiB and 16 MiB
 
 
 @cached_step
@@ -131,8 +133,14 @@ def precompressed(data: bytes) -> dict[str, bytes]:
         out[".br"] = cached.read_bytes()
     else:
         # the smaller of two windows, for each file: 4 MiB (lgwin 22) gives the 9.6 MB wasm
-        # 2,739,076 bytes, 16 MiB (24) 2,769,608
-        out[".br"] = min((brotli.compress(data, quality=11, lgwin=w) for w in (22, 24)), key=len)
+        # 2,739,076 bytes, 16 MiB (24) 2,769,608; the two side by side (brotli lets go of the
+        # GIL: a cold build's brotli takes half the time where a second core is free), the
+        # first of equal lengths as before
+        with ThreadPoolExecutor(max_workers=len(BROTLI_WINDOWS)) as pool:
+            packed = list(
+                pool.map(lambda w: brotli.compress(data, quality=11, lgwin=w), BROTLI_WINDOWS)
+            )
+        out[".br"] = min(packed, key=len)
         if brotli.decompress(out[".br"]) != data:
             raise PluginError("brotli: the compressed copy does not decompress to the file")
         _cache_put(cached, out[".br"], "br2-*.br", keep=32)
