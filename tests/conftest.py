@@ -169,14 +169,26 @@ _BACKGROUND: list[subprocess.Popen] = []
 VARIANT_BUILDS = ("test_site_escaping.py", "test_strict_failures_name_the_file")
 
 
+# Readers of the built site that take longest (a build of their own, Pyodide under Node, every
+# page in Chromium): they start first among the readers, so that the run does not end on one.
+LONG_READERS = (
+    "test_site.py::test_two_builds_are_identical",
+    "test_pyodide_node.py::test_pyodide_equals_cpython",
+    "test_browser_layout.py::test_every_page_fits",
+)
+
+
 def _order(item) -> tuple[int, int]:
-    """(unit 0 / variant build 1 / reader of the built site 2, a one-worker module first: the
-    longest units start early and the end of the run is not one worker's long module)."""
+    """(unit 0 / variant build 1 / reader of the built site 2; then a one-worker module, a long
+    reader, the rest: the longest units start early and the end of the run is not one worker's
+    long module or test)."""
     if any(v in item.nodeid for v in VARIANT_BUILDS):
         stage = 1
     else:
         stage = 2 if "built_site" in item.fixturenames else 0
-    return stage, 0 if item.nodeid.split("::", 1)[0] in ONE_WORKER_MODULES else 1
+    if item.nodeid.split("::", 1)[0] in ONE_WORKER_MODULES:
+        return stage, 0
+    return stage, 1 if any(v in item.nodeid for v in LONG_READERS) else 2
 
 
 def pytest_collection_modifyitems(session, config, items):
