@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 import sys
+from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
@@ -310,23 +311,38 @@ def _word_matches(token: str, stem: str) -> bool:
 
 
 def variant_hits(text: str) -> Counter:
-    """{variant phrase: count} in `text` (reader text)."""
+    """{variant phrase: count} in `text` (reader text): every position whose tokens match the
+    phrase's words in turn (a word matches itself, or, case-folded, its stem + a suffix). A
+    token that matches a word starts with it, and the tokens that start with a word lie side
+    by side in sorted order: only those are tried as the phrase's first word (bisect), not
+    every token of the page."""
     text = IDENT.sub(" ", strip_parentheses(text))
     # A hyphen separates words here ("GPU-saatı", "data-mərkəzi"), as in the phrases.
     tokens = WORD.findall(text)
     lower = [az_lower(t) for t in tokens]
+    index: dict[bool, tuple[list[str], dict[str, list[int]]]] = {}
     hits: Counter = Counter()
     for v in glossary_variants():
         seq = tokens if v.exact_case else lower
+        if v.exact_case not in index:
+            where: dict[str, list[int]] = {}
+            for i, t in enumerate(seq):
+                where.setdefault(t, []).append(i)
+            index[v.exact_case] = (sorted(where), where)
+        names, where = index[v.exact_case]
         n = len(v.words)
-        for i in range(len(seq) - n + 1):
-            if all(
-                (
-                    seq[i + k] == v.words[k]
-                    or (not v.exact_case and _word_matches(seq[i + k], v.words[k]))
-                )
-                for k in range(n)
-            ):
+
+        def matches(token: str, k: int, v=v) -> bool:
+            return token == v.words[k] or (not v.exact_case and _word_matches(token, v.words[k]))
+
+        starts = []
+        for t in names[bisect_left(names, v.words[0]) :]:
+            if not t.startswith(v.words[0]):
+                break
+            if matches(t, 0):
+                starts += where[t]
+        for i in sorted(starts):
+            if i <= len(seq) - n and all(matches(seq[i + k], k) for k in range(1, n)):
                 hits[v.text] += 1
     return hits
 

@@ -13,7 +13,9 @@ Time (the suite must stay under 10 minutes on 2 cores; `make test` runs `pytest 
   root (the controller names it), under a file lock; a worker that collects a test needing it
   starts that build at once in a background process (`python tests/conftest.py --build-site
   DIR`), so that it overlaps the unit tests, which run first (`pytest_collection_modifyitems`
-  puts the tests that build a variant of the site next and the readers of the built site last).
+  puts the tests that build a variant of the site next and the readers of the built site last);
+  the workers then run at a lower priority (nice +5) so that the build, which the readers wait
+  for, gets a core of its own.
 - the tests of a module that builds a variant of the site once for the module, or that share
   one browser page (`ONE_WORKER_MODULES`), stay on one worker (`pytest_xdist_make_scheduler`); every other test
   goes wherever a worker is free.
@@ -21,6 +23,7 @@ Time (the suite must stay under 10 minutes on 2 cores; `make test` runs `pytest 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import logging
@@ -166,14 +169,26 @@ _BACKGROUND: list[subprocess.Popen] = []
 VARIANT_BUILDS = ("test_site_escaping.py", "test_strict_failures_name_the_file")
 
 
+# Readers of the built site that take longest (a build of their own, Pyodide under Node, every
+# page in Chromium): they start first among the readers, so that the run does not end on one.
+LONG_READERS = (
+    "test_site.py::test_two_builds_are_identical",
+    "test_pyodide_node.py::test_pyodide_equals_cpython",
+    "test_browser_layout.py::test_every_page_fits",
+)
+
+
 def _order(item) -> tuple[int, int]:
-    """(unit 0 / variant build 1 / reader of the built site 2, a one-worker module first: the
-    longest units start early and the end of the run is not one worker's long module)."""
+    """(unit 0 / variant build 1 / reader of the built site 2; then a one-worker module, a long
+    reader, the rest: the longest units start early and the end of the run is not one worker's
+    long module or test)."""
     if any(v in item.nodeid for v in VARIANT_BUILDS):
         stage = 1
     else:
         stage = 2 if "built_site" in item.fixturenames else 0
-    return stage, 0 if item.nodeid.split("::", 1)[0] in ONE_WORKER_MODULES else 1
+    if item.nodeid.split("::", 1)[0] in ONE_WORKER_MODULES:
+        return stage, 0
+    return stage, 1 if any(v in item.nodeid for v in LONG_READERS) else 2
 
 
 def pytest_collection_modifyitems(session, config, items):
@@ -190,6 +205,7 @@ def pytest_collection_modifyitems(session, config, items):
     try:
         os.close(os.open(folder / "started", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
     except FileExistsError:
+        _yield_to_the_build()
         return
     log = open(folder / "build.log", "wb")  # noqa: SIM115 - the child writes it
     _BACKGROUND.append(
@@ -201,6 +217,23 @@ def pytest_collection_modifyitems(session, config, items):
         )
     )
     log.close()
+    _yield_to_the_build()  # after the start: the build keeps the priority it was started with
+
+
+# How much lower a test process's scheduling priority is than the shared build's (os.nice).
+WORKER_NICE = 5
+
+
+def _yield_to_the_build() -> None:
+    """This test process (and what it starts: variant builds, Node, Chromium) at a lower priority
+    than the background build: the build is the run's critical path (the readers of the site, a
+    third of the run, wait for it), and on 2 cores it would otherwise get a third of the CPU
+    beside two workers. With the workers at nice +5, it gets a core of its own; the workers use
+    the rest, and every core is still busy. An increment only (no privilege needed); none on
+    Windows."""
+    if hasattr(os, "nice"):
+        with contextlib.suppress(OSError):
+            os.nice(WORKER_NICE)
 
 
 def pytest_unconfigure(config):

@@ -29,18 +29,14 @@ pytestmark = [
 
 
 @pytest.fixture(scope="module")
-def assets(tmp_path_factory):
-    """The site's assets/pyodide/ as the build makes it (wheel and snapshot from the cache)."""
-    hook = load_hook()
-    out = tmp_path_factory.mktemp("pyodide")
-    for name in hook.RUNTIME_FILES:
-        (out / name).write_bytes(hook.runtime_file(name))
-    lock = hook.write_wheels(out)
-    files = read_documents(ROOT / "catalog")
-    hook.write_stdlib(out, files)
-    (out / "advisor.snapshot.gz").write_bytes(hook.make_snapshot(out, lock, files))
-    cat = out / "catalog-docs.json"
-    cat.write_text(json.dumps(files, ensure_ascii=False), encoding="utf-8")
+def assets(built_site, tmp_path_factory):
+    """The site's assets/pyodide/ as the build made it (the session build, conftest.py: its
+    runtime, wheels, lock file, compiled copies, standard-library zips and snapshot, made by
+    calcruntime/build write_site_assets), with the catalog's documents the site ships
+    (assets/calc/catalog-docs.json) beside them; a copy, so no test writes into the site."""
+    out = tmp_path_factory.mktemp("pyodide") / "pyodide"
+    shutil.copytree(built_site / "assets" / "pyodide", out)
+    shutil.copy2(built_site / "assets" / "calc" / "catalog-docs.json", out / "catalog-docs.json")
     return out
 
 

@@ -936,8 +936,12 @@ def _estimate(setup) -> MemoryEstimate:
 
 
 def _largest(setup, field: str, capacity_bytes: int, hi: int) -> int:
-    """Largest value of `field` in [1, hi] whose total_bytes fits (binary search; memory grows
-    monotonically with batch and sequence length). 0 if 1 does not fit."""
+    """Largest value of `field` in [1, hi] whose total_bytes fits; 0 if 1 does not fit. Memory
+    grows monotonically with batch and sequence length, so an exponential search finds it:
+    1, 2, 4, ... up to the first value that does not fit (or `hi`), then a binary search between
+    the last two (Bentley and Yao, "An almost optimal algorithm for unbounded searching", IPL
+    5(3), 1976, 82-87; en.wikipedia.org/wiki/Exponential_search): about 2 log2(answer) estimates
+    instead of log2(hi), the same answer."""
     check_positive("capacity_bytes", capacity_bytes)
     _estimate(setup)  # validate the rest of the setup first
 
@@ -946,8 +950,12 @@ def _largest(setup, field: str, capacity_bytes: int, hi: int) -> int:
 
     if not fits(1):
         return 0
-    lo = 1
-    if fits(hi):
+    lo, step = 1, 2
+    while step < hi and fits(step):
+        lo, step = step, step * 2
+    if step < hi:
+        hi = step  # the first power of two that does not fit
+    elif fits(hi):
         return hi
     while hi - lo > 1:
         mid = (lo + hi) // 2

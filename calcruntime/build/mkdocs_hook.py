@@ -14,6 +14,7 @@ if str(_ROOT) not in sys.path:  # mkdocs loads this by path
 from mkdocs.plugins import event_priority  # noqa: E402
 
 from calcruntime.build import calc_page, write_site_assets  # noqa: E402
+from hooks import state  # noqa: E402
 
 
 def on_post_page(output, page, config):
@@ -22,4 +23,11 @@ def on_post_page(output, page, config):
 
 @event_priority(50)  # before hooks/reports.py copies the runtime only if it is missing
 def on_post_build(config):
+    """The runtime's files, once per build: mkdocs-static-i18n runs the other language's build
+    (and so this event) again into the same site folder, with the same build state, and the
+    files do not depend on the language."""
+    cache = state.current().cache
+    if cache.get("site_assets") == config.site_dir:
+        return
     write_site_assets(Path(config.site_dir))
+    cache["site_assets"] = config.site_dir

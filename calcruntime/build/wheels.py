@@ -130,13 +130,13 @@ def _pins() -> dict[str, str]:
     return {name.lower(): version for name, version in pins}
 
 
-@cached_step
 def dependency_wheel(dist_name: str, imports: tuple[str, ...]) -> tuple[str, bytes]:
     """(file name, bytes) of a py3-none-any wheel of the installed distribution `dist_name`:
     its Python files (no compiled extension: PyYAML then reads with its pure-Python parser,
     MarkupSafe escapes with markupsafe._native), METADATA and licence, a WHEEL and a RECORD;
     fixed timestamps, so the same installed version always gives the same bytes. The installed
-    version must be the one pyproject.toml pins."""
+    version must be the one pyproject.toml pins. Made from the installed files each time (it
+    takes no cache entry, so it does not wait for the cache's lock)."""
     from importlib import metadata
 
     dist = metadata.distribution(dist_name)
