@@ -711,7 +711,7 @@ def run_serve(args) -> int:
 
     cat, spec, gpu = _inputs(args)
     # an FP4 format only where the card runs it or an engine dequantises it (issue 34)
-    support.check_fp4(gpu, args.weights, args.kv_dtype)
+    support.check_weights(gpu, args.weights, args.kv_dtype)
     if args.ep:
         return _run_ep(args, cat, spec, gpu)
     if args.two_batch_overlap:
