@@ -160,3 +160,25 @@ def test_the_picker_ranks_unified_memory_boxes_in_four_bits_for_one_user():
     rows = {(r.gpu_id, r.count): r for r in rec.recommend(mlx, CAT)}
     assert rows[("m3-ultra", 1)].ok and rows[("m3-ultra", 1)].weights == "mlx-4bit"
     assert rows[("ryzen-ai-max-395", 1)].reasons[0].key == "support.runtime"
+
+
+def test_the_picker_page_offers_mlx_only_on_apple_boxes():
+    """The picker's weights select (vocab.PICKER_WEIGHTS) with MLX 4-bit: the Apple boxes rank,
+    every other card is refused with support.runtime (translated: calc.r.support.runtime)."""
+    params = {
+        "model": "llama-3.1-70b",
+        "task": "inference",
+        "batch": 1,
+        "seq": 2048,
+        "acquire": "own",
+        "max_gpus": 2,
+        "weights": "mlx-4bit",
+    }
+    r = json.loads(webapi.call("picker", json.dumps(params)))
+    gpus = {g.id: g for g in CAT.gpus}
+    assert r["recommended"]
+    assert all(gpus[x["gpu_id"]].software == "Metal/MLX" for x in r["recommended"])
+    keys = {x["reasons"][0]["key"] for x in r["rejected"] if x["gpu_id"] == "h100-sxm"}
+    assert "support.runtime" in keys or keys == {"recommend.platform"}
+    ryzen = [x for x in r["rejected"] if x["gpu_id"] == "ryzen-ai-max-395"]
+    assert ryzen and all(x["reasons"][0]["key"] == "support.runtime" for x in ryzen)
