@@ -182,3 +182,22 @@ def test_the_picker_page_offers_mlx_only_on_apple_boxes():
     assert "support.runtime" in keys or keys == {"recommend.platform"}
     ryzen = [x for x in r["rejected"] if x["gpu_id"] == "ryzen-ai-max-395"]
     assert ryzen and all(x["reasons"][0]["key"] == "support.runtime" for x in ryzen)
+
+
+def test_a_report_profile_may_name_a_local_format():
+    """A client profile's `weights` takes llama.cpp's and MLX's formats; the report ranks with
+    them and names the format (advisor.advice.profile.WEIGHTS)."""
+    from pathlib import Path
+
+    from advisor import report
+    from advisor.advice.profile import parse_profile
+
+    root = Path(__file__).resolve().parent.parent
+    text = (root / "examples" / "bank-serving-70b.yaml").read_text(encoding="utf-8")
+    assert "weights: bf16" in text
+    text = text.replace("weights: bf16", "weights: q4_k_m")
+    data = report.build_report(parse_profile(text, CAT), CAT, lang="en")
+    r = data["workloads"][0]["recommendation"]
+    assert r["weights"] == "q4_k_m"
+    assert support.LOCAL_RUNTIME[r["weights"]] == "llama.cpp"
+    assert CAT.gpu(r["gpu_id"]).software in support.LOCAL_SOFTWARE["llama.cpp"]
