@@ -76,7 +76,17 @@ SAME_ARCH = {
     "meta-llama/Llama-3.3-70B-Instruct": "llama-3.1-70b",
     "codellama/CodeLlama-7b-hf": "llama-2-7b",
 }
-WEIGHTS = {"bf16": "bf16", "fp16": "fp16", "fp8": "fp8", "int8": "int8", "int4": "int4"}
+# the source's weight format -> advisor.arch.quant's; llama.cpp's GGUF formats by their names
+WEIGHTS = {
+    "bf16": "bf16",
+    "fp16": "fp16",
+    "fp8": "fp8",
+    "int8": "int8",
+    "int4": "int4",
+    "q8_0": "q8_0",
+    "q4_k_m": "q4_k_m",
+    "mlx-4bit": "mlx-4bit",
+}
 OFFLINE_CONCURRENCY = 1024  # offline runs state no concurrency: the KV-cache limit, up to this
 
 

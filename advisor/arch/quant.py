@@ -6,6 +6,22 @@ output head, norms and biases stay in 16 bits. This is what bitsandbytes (`Linea
 `Linear8bitLt` replace `nn.Linear` inside the blocks; `lm_head` is skipped by default in
 transformers' `BitsAndBytesConfig`), AutoGPTQ/AutoAWQ (`modules_to_not_convert` defaults to the
 head) and vLLM's fp8 do.
+
+The local runtimes' formats (issue 34: one user's inference on a desktop or unified-memory box)
+quantise every weight matrix, the token embedding and the output head included (`scope` "all"):
+- llama.cpp GGUF (`llama-quantize`): Q8_0 stores every matrix as blocks of 32 int8 with one fp16
+  scale (34 bytes per 32 weights = 8.5 bits/weight); Q4_K_M is a per-tensor mix (Q4_K super-blocks
+  of 256 at 4.5 bits/weight for most tensors, Q6_K for the output head and part of attn_v /
+  ffn_down), whose whole-model average llama.cpp reports: 4.8944 bits/weight for Llama 3.1 8B
+  (Q8_0 8.5008, F16 16.0005) in tools/quantize/README.md "Quantization" table
+  (github.com/ggml-org/llama.cpp, read 2026-12-06). That average is used here for every
+  parameter (norms, kept in F32, are a negligible share and are counted at it too).
+- MLX 4-bit (`mlx_lm.convert -q`, `mlx.nn.quantize`: every Linear and Embedding layer that has
+  `to_quantized`): mode "affine", group size 64 and 4 bits by default, one scale and one bias
+  per group in the input's dtype (16 bits): 4 + 32/64 = 4.5 bits/weight (MLX docs,
+  `mlx.core.quantize`, "Quantization modes" table, ml-explore.github.io/mlx, read 2026-12-06).
+All three are weight-only: the kernels dequantise in the GEMM and multiply at 16 bits
+(advisor.perf.timing.PEAK_KEY).
 """
 
 from __future__ import annotations
@@ -26,19 +42,36 @@ WEIGHT_FORMATS = (
     "awq",
     "nvfp4",
     "mxfp4",
+    "q8_0",
+    "q4_k_m",
+    "mlx-4bit",
 )
 
 
 @dataclass(frozen=True)
 class WeightFormat:
     """A stored weight format: data bits per parameter, scale bytes per parameter and how it is
-    applied (`quantised`: only block linear weights; else every parameter)."""
+    applied (`quantised`: quantised weights; `scope` "blocks": only the blocks' linear weights
+    are, the rest stays 16-bit; "all": every parameter is, embedding and head included)."""
 
     name: str
     data_bits: float
     scale_bytes_per_param: float
     quantised: bool
     source: str
+    scope: str = "blocks"
+
+    @property
+    def bits_per_weight(self) -> float:
+        """Bits per quantised weight, scales included."""
+        return self.data_bits + (8 * self.scale_bytes_per_param if self.quantised else 0.0)
+
+    def bytes_per_param(self) -> tuple[float, float]:
+        """(bytes per block linear weight, bytes per other parameter), scales included."""
+        b = self.bits_per_weight / 8
+        if not self.quantised or self.scope == "all":
+            return b, b
+        return b, 2.0
 
 
 # Sources are per format; numbers below are derived in each `source` string.
@@ -126,7 +159,46 @@ FORMATS: dict[str, WeightFormat] = {
         "MXFP4: E2M1 elements, one E8M0 scale per 32 elements = 4.25 bits/param (OCP "
         "Microscaling Formats (MX) Specification v1.0, 2023, Table 1)",
     ),
+    # llama.cpp GGUF (module docstring): every matrix quantised, embedding and head included.
+    # Q8_0: blocks of 32 int8 + one fp16 scale: (32 + 2) bytes / 32 weights = 8.5 bits/weight
+    # (ggml-common.h `block_q8_0`; llama.cpp tools/quantize/README.md: Q8_0 8.5008 bpw).
+    "q8_0": WeightFormat(
+        "q8_0",
+        8,
+        2 / 32,
+        True,
+        "llama.cpp GGUF Q8_0: blocks of 32 int8 weights with one fp16 scale = 8.5 bits/weight, "
+        "every matrix incl. embedding and output head (llama.cpp tools/quantize/README.md: "
+        "Q8_0 8.5008 bpw on Llama 3.1 8B)",
+        scope="all",
+    ),
+    # Q4_K_M: the whole-model average llama.cpp reports for Llama 3.1 8B, 4.8944 bits/weight:
+    # 4 data bits + 0.8944 of super-block scales (Q4_K: 4.5 bpw) and the Q6_K tensors of the mix.
+    # Llama 3.1 70B: 43.1 GB (same README) / 70.6e9 params = 4.88 bits/weight, the same average.
+    "q4_k_m": WeightFormat(
+        "q4_k_m",
+        4,
+        (4.8944 - 4) / 8,
+        True,
+        "llama.cpp GGUF Q4_K_M: mix of Q4_K (4.5 bpw) and Q6_K tensors, whole-model average "
+        "4.8944 bits/weight (llama.cpp tools/quantize/README.md, Llama 3.1 8B), every matrix "
+        "incl. embedding and output head",
+        scope="all",
+    ),
+    # MLX affine 4-bit, group 64, a 16-bit scale and bias per group: 4 + 32/64 = 4.5 bits/weight.
+    "mlx-4bit": WeightFormat(
+        "mlx-4bit",
+        4,
+        (2 + 2) / 64,
+        True,
+        "MLX 4-bit (affine, group size 64, 16-bit scale and bias per group) = 4.5 bits/weight, "
+        "Linear and Embedding layers (MLX docs mlx.core.quantize; mlx.nn.quantize)",
+        scope="all",
+    ),
 }
+
+# Formats of the local runtimes (llama.cpp GGUF, MLX): weight-only, every matrix quantised
+LOCAL_WEIGHT_FORMATS = ("q8_0", "q4_k_m", "mlx-4bit")
 
 # Formats whose elements are FP4 (E2M1): they run at a card's FP4 peak where its tensor cores
 # take the block format natively (GPU.runs_fp4), and are dequantised elsewhere.
@@ -140,8 +212,12 @@ def weight_format(name: str) -> WeightFormat:
 
 def stored_bytes(fmt: WeightFormat, quantisable_params: int, other_params: int) -> tuple[int, int]:
     """(weight bytes, scale bytes) for `quantisable_params` block linear weights and
-    `other_params` parameters kept in 16 bits (or in fp32 for the fp32 format)."""
+    `other_params` parameters kept in 16 bits (or in fp32 for the fp32 format; quantised with
+    the rest where the format's `scope` is "all")."""
     if not fmt.quantised:
         return round((quantisable_params + other_params) * fmt.data_bits / 8), 0
+    if fmt.scope == "all":
+        n = quantisable_params + other_params
+        return round(n * fmt.data_bits / 8), round(n * fmt.scale_bytes_per_param)
     data = round(quantisable_params * fmt.data_bits / 8) + other_params * 2
     return data, round(quantisable_params * fmt.scale_bytes_per_param)

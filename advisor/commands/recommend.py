@@ -68,7 +68,8 @@ def register(subparsers) -> None:
     p.add_argument(
         "--formats",
         help="inference: weight formats to search, comma-separated in order of preference, "
-        "or 'auto' (bf16,fp8,nvfp4,mxfp4,awq where the card runs them; FP4 only on FP4 tensor cores); default: --weights",
+        "or 'auto' (bf16,fp8,nvfp4,mxfp4,awq where the card runs them; FP4 only on FP4 tensor cores; "
+        "then llama.cpp q8_0,q4_k_m and MLX mlx-4bit on desktop cards); default: --weights",
     )
     p.add_argument(
         "--deadline-hours",

@@ -175,7 +175,11 @@ def register(sub) -> None:
     s.add_argument("--input", type=count("input_tokens", maximum=1 << 24), default=1024)
     s.add_argument("--output", type=count("output_tokens", maximum=1 << 24), default=256)
     s.add_argument("--concurrency", type=count("concurrency", maximum=1 << 16))
-    s.add_argument("--weights", default="bf16", help="bf16|fp16|fp8|int8|int4|...")
+    s.add_argument(
+        "--weights",
+        default="bf16",
+        help="bf16|fp16|fp8|int8|int4|awq|nvfp4|q8_0|q4_k_m|mlx-4bit|...",
+    )
     s.add_argument(
         "--kv-dtype", default="bf16", choices=("bf16", "fp16", "fp8", "nvfp4", "mxfp4")
     )  # nvfp4: Blackwell only (support.fp4_path)
@@ -711,7 +715,7 @@ def run_serve(args) -> int:
 
     cat, spec, gpu = _inputs(args)
     # an FP4 format only where the card runs it or an engine dequantises it (issue 34)
-    support.check_fp4(gpu, args.weights, args.kv_dtype)
+    support.check_weights(gpu, args.weights, args.kv_dtype)
     if args.ep:
         return _run_ep(args, cat, spec, gpu)
     if args.two_batch_overlap:

@@ -36,7 +36,13 @@ WEIGHT_FORMATS = (
     "awq",
     "nvfp4",
     "mxfp4",
+    "q8_0",
+    "q4_k_m",
+    "mlx-4bit",
 )
+# the local runtimes' formats (llama.cpp GGUF Q8_0 / Q4_K_M, MLX 4-bit): one user on a desktop
+# or unified-memory box (advisor.arch.quant, advisor.data.support.local_format)
+LOCAL_WEIGHT_FORMATS = ("q8_0", "q4_k_m", "mlx-4bit")
 QLORA_BASE_FORMATS = ("nf4", "int8", "int4", "fp8")  # the quantised base of QLoRA
 # nvfp4: TensorRT-LLM's FP4 KV cache; mxfp4: SGLang's (`--kv-cache-dtype fp4_e2m1`, OCP MXFP4)
 KV_DTYPES = ("bf16", "fp16", "fp32", "fp8", "nvfp4", "mxfp4")
@@ -71,8 +77,21 @@ TRAINING_RUNS = (
 # asked for, one static prefill of the whole batch (advisor.memory.estimate.inference_memory)
 INFERENCE_MODES = ("serving", "static")
 # The picker's serving formats: "auto" searches advisor.perf.serving_fit.SEARCH_FORMATS; NVFP4 /
-# MXFP4 rank only the cards whose FP4 tensor cores take them (advisor.advice.recommend, issue 34)
-PICKER_WEIGHTS = ("auto", "bf16", "fp8", "nvfp4", "mxfp4", "awq", "gptq", "int8")
+# MXFP4 rank only the cards whose FP4 tensor cores take them (advisor.advice.recommend, issue 34);
+# llama.cpp's Q8_0 / Q4_K_M and MLX 4-bit only where that runtime runs (advisor.data.support)
+PICKER_WEIGHTS = (
+    "auto",
+    "bf16",
+    "fp8",
+    "nvfp4",
+    "mxfp4",
+    "awq",
+    "gptq",
+    "int8",
+    "q8_0",
+    "q4_k_m",
+    "mlx-4bit",
+)
 
 # The calculators' select fields: field name -> choices.
 FORM_FIELDS = {

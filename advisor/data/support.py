@@ -45,6 +45,15 @@ An FP4 KV cache is offered only where the card's FP4 tensor cores take its forma
 MXFP4 (SGLang's `--kv-cache-dtype fp4_e2m1`, "OCP ... MXFP4", 32-element blocks with an 8-bit
 exponent scale, experimental; docs.sglang.io advanced_features/quantized_kv_cache, read
 2026-12-06): never dequantised from a card without them.
+Local runtimes (issue 34: one user's inference on a desktop or unified-memory box):
+- llama.cpp GGUF (Q8_0, Q4_K_M): ggml's GPU backends, llama.cpp README "Supported backends"
+  (github.com/ggml-org/llama.cpp, read 2026-12-06): CUDA (NVIDIA GPU), HIP (AMD GPU), Metal
+  (Apple Silicon), Vulkan (GPU; AMD Ryzen AI Max / Radeon run either HIP or Vulkan), SYCL (Intel
+  GPU), CANN (Ascend). In the catalog's software stacks: CUDA, ROCm and Metal/MLX; not Gaudi
+  (SynapseAI), TPU (XLA) or Trainium (Neuron), which no ggml backend targets.
+- MLX 4-bit: MLX, "an array framework for machine learning on Apple silicon" (ml-explore.github.io
+  /mlx): Metal/MLX only. MLX's CUDA backend (Linux) is not counted: mlx-lm's 4-bit serving on it is
+  not what a buyer of an NVIDIA card runs, and no source here measures it.
 FlashAttention 2: NVIDIA Ampere, Ada and Hopper (FA3: Hopper), AMD MI200/MI300 through ROCm's
 port (github.com/Dao-AILab/flash-attention README); elsewhere PyTorch's memory-efficient
 attention runs instead (the memory model's `sdpa` holds no s x s matrix either way).
@@ -64,6 +73,9 @@ NVIDIA_NO_W8A8 = ("Volta",)
 FP4_WEIGHTS = ("nvfp4", "mxfp4")
 MARLIN_FP4_ARCH = ("Ampere", "Ada Lovelace", "Hopper", "Blackwell")  # compute capability 8.0+
 ROCM_MXFP4_EMULATED_ARCH = ("CDNA 3",)  # AMD Quark's MXFP4 emulation in vLLM
+# the local runtimes' formats and the software stacks that run them (module docstring)
+LOCAL_RUNTIME = {"q8_0": "llama.cpp", "q4_k_m": "llama.cpp", "mlx-4bit": "MLX"}
+LOCAL_SOFTWARE = {"llama.cpp": ("CUDA", "ROCm", "Metal/MLX"), "MLX": ("Metal/MLX",)}
 
 
 @dataclass(frozen=True)
@@ -152,10 +164,47 @@ def check_fp4(gpu, weights: str, kv_dtype: str = "bf16") -> None:
         raise AdvisorError(why.key, why.message, **why.params)
 
 
+def local_format(gpu, weights: str) -> tuple[Reason, ...]:
+    """Reasons a local runtime's `weights` (llama.cpp GGUF, MLX 4-bit) cannot run on `gpu`:
+    the runtime has no backend for its software stack (module docstring)."""
+    runtime = LOCAL_RUNTIME.get(weights)
+    if runtime is None:
+        return ()
+    sw = _software(gpu)
+    if sw in LOCAL_SOFTWARE[runtime]:
+        return ()
+    return (
+        Reason(
+            "support.runtime",
+            {
+                "gpu": gpu.id,
+                "format": weights,
+                "runtime": runtime,
+                "software": sw,
+                "field": "weights",
+            },
+            f"weights: {weights} is not offered on {gpu.name}: {runtime} has no {sw} backend",
+        ),
+    )
+
+
+def check_local(gpu, weights: str) -> None:
+    """Raise `local_format`'s reason as an error naming the field `weights`."""
+    for why in local_format(gpu, weights):
+        raise AdvisorError(why.key, why.message, **why.params)
+
+
+def check_weights(gpu, weights: str, kv_dtype: str = "bf16") -> None:
+    """Raise the first reason `weights` / `kv_dtype` are not offered on `gpu` (FP4 block
+    formats: `check_fp4`; local runtimes' formats: `check_local`), naming its field."""
+    check_fp4(gpu, weights, kv_dtype)
+    check_local(gpu, weights)
+
+
 def serving_format(gpu, weights: str, kv_dtype: str = "bf16") -> tuple[Reason, ...]:
     """Reasons `weights` / `kv_dtype` cannot be served on `gpu` (module docstring)."""
     sw, arch = _software(gpu), _arch(gpu)
-    out = list(fp4_format(gpu, weights, kv_dtype))
+    out = list(fp4_format(gpu, weights, kv_dtype)) + list(local_format(gpu, weights))
     if weights == "fp8" and not has_fp8(gpu):
         out.append(_no("support.no_fp8", gpu, "fp8", "no FP8 tensor cores"))
     elif weights == "awq" and (sw != "CUDA" or arch in NVIDIA_NO_AWQ):

@@ -329,7 +329,7 @@ def weight_bytes_per_gpu(spec: ModelSpec, weights: str, layout: EPLayout) -> flo
 
     total = decode_weight_bytes(spec, weights, batch=1 << 30)
     fmt = quant.weight_format(weights)
-    per = fmt.data_bits / 8 + (fmt.scale_bytes_per_param if fmt.quantised else 0.0)
+    per = fmt.bytes_per_param()[0]
     h = spec.hidden_size
     routed = sum(
         count * mlp.experts * (3 if mlp.gated else 2) * h * mlp.width * per

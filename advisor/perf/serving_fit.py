@@ -69,9 +69,12 @@ INTER_NODE = net.Fabric(
 # Formats tried when the caller leaves the choice open: quality first (bf16), then the 8-bit
 # float where the card has FP8 tensor cores, then the 4-bit block floats NVFP4 / MXFP4 where the
 # card's FP4 tensor cores take them (catalog `fp4_formats`; a search never picks a dequantised
-# FP4 layout: `searched_formats`), then 4-bit AWQ weights (support.serving_format).
-SEARCH_FORMATS = ("bf16", "fp8", "nvfp4", "mxfp4", "awq")
+# FP4 layout: `searched_formats`), then 4-bit AWQ weights (support.serving_format), then the local
+# runtimes' formats, 8-bit before 4-bit: llama.cpp Q8_0, Q4_K_M, MLX 4-bit (issue 34: where vLLM
+# has no 4-bit kernels, Apple and AMD desktops; tried on desktop cards only: `searched_formats`).
+SEARCH_FORMATS = ("bf16", "fp8", "nvfp4", "mxfp4", "awq", "q8_0", "q4_k_m", "mlx-4bit")
 FP4_WEIGHTS = ("nvfp4", "mxfp4")
+LOCAL_WEIGHTS = ("q8_0", "q4_k_m", "mlx-4bit")
 # KV-cache formats tried with them: 16-bit first, then FP8 (vLLM's fp8 KV cache)
 SEARCH_KV = ("bf16", "fp8")
 
@@ -153,12 +156,20 @@ class ServingFit:
 
 def searched_formats(gpu, formats: tuple[str, ...]) -> tuple[str, ...]:
     """The formats a search over `formats` tries on `gpu`: an FP4 block format only where the
-    card runs it natively (`GPU.runs_fp4`), when it is one of several; a single format the
-    reader names is run as asked (FP4 dequantised where the card lacks it, and said so)."""
+    card runs it natively (`GPU.runs_fp4`), and a local runtime's format (llama.cpp, MLX: one
+    user's desktop runtimes) only on a workstation or consumer card, when it is one of several;
+    a single format the reader names is run as asked (FP4 dequantised where the card lacks it,
+    and said so)."""
     if len(formats) < 2:
         return formats
     runs = getattr(gpu, "runs_fp4", None)
-    kept = tuple(f for f in formats if f not in FP4_WEIGHTS or (runs is not None and runs(f)))
+    server = getattr(gpu, "tier", None) == "datacenter"
+    kept = tuple(
+        f
+        for f in formats
+        if (f not in FP4_WEIGHTS or (runs is not None and runs(f)))
+        and not (server and f in LOCAL_WEIGHTS)
+    )
     return kept or formats
 
 

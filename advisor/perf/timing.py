@@ -67,6 +67,13 @@ PEAK_KEY = {
     # else dequantised (`weight_peak_key`)
     "nvfp4": "fp4",
     "mxfp4": "fp4",
+    # llama.cpp GGUF (Q8_0, Q4_K_M) and MLX 4-bit: weight-only, dequantised inside the matmul
+    # kernel, activations and accumulation in 16 bits or wider (llama.cpp's Metal/CUDA
+    # mul_mat kernels dequantise blocks to half; MLX `quantized_matmul` takes activations in
+    # the scales' dtype): the 16-bit rate
+    "q8_0": "fp16",
+    "q4_k_m": "fp16",
+    "mlx-4bit": "fp16",
     # MXFP8 training (FP8 E4M3 with one E8M0 scale per 32 elements, OCP MX v1.0): the FP8 peak,
     # on cards whose tensor cores take MX block scales (`weight_peak_key`)
     "mxfp8": "fp8",
@@ -151,11 +158,7 @@ def decode_weight_bytes(spec: ModelSpec, weights: str = "bf16", batch: int = 1) 
         if m.is_moe:
             idle = m.experts - expected_experts_touched(m.experts, m.experts_per_token, batch)
             linear -= idle * (3 if m.gated else 2) * spec.hidden_size * m.width
-    if fmt.quantised:
-        per_linear = fmt.data_bits / 8 + fmt.scale_bytes_per_param
-        per_other = 2
-    else:
-        per_linear = per_other = fmt.data_bits / 8
+    per_linear, per_other = fmt.bytes_per_param()  # head quantised too where scope is "all"
     return linear * per_linear + other * per_other
 
 
@@ -521,8 +524,7 @@ def _weight_bytes(fmt_name: str) -> float:
     plus its scales for quantised formats (advisor.arch.quant)."""
     from ..arch import quant
 
-    fmt = quant.weight_format(fmt_name)
-    return fmt.data_bits / 8 + (fmt.scale_bytes_per_param if fmt.quantised else 0.0)
+    return quant.weight_format(fmt_name).bits_per_weight / 8
 
 
 @functools.lru_cache(maxsize=8192)

@@ -43,7 +43,7 @@ def roofline(params: dict) -> dict:
     req = RooflineRequest.from_params(params)
     spec = _model(req)
     g = _gpu(req.gpu)
-    support.check_fp4(g, req.weights)
+    support.check_weights(g, req.weights)
     phase, batch, seq, weights, precision = (
         req.phase,
         req.batch,

@@ -240,7 +240,7 @@ def serving(params: dict) -> dict:
     g = _gpu(req.gpu)
     from ..data import support
 
-    support.check_fp4(g, req.weights, req.kv_dtype)
+    support.check_weights(g, req.weights, req.kv_dtype)
     if req.ep:
         return _serving_ep(req, spec, g)
     if req.two_batch_overlap:

@@ -224,7 +224,7 @@ def vram(params: dict) -> dict:
     if req.task == "inference" and req.gpu and get_catalog().gpus:
         from ..data import support
 
-        support.check_fp4(_gpu(req.gpu), req.weights, req.kv_dtype)
+        support.check_weights(_gpu(req.gpu), req.weights, req.kv_dtype)
     if req.task == "inference" and req.mode == "serving":
         return _vram_serving(req, spec)
     task, setup = _setup(req, spec)
