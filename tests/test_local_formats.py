@@ -201,3 +201,48 @@ def test_a_report_profile_may_name_a_local_format():
     assert r["weights"] == "q4_k_m"
     assert support.LOCAL_RUNTIME[r["weights"]] == "llama.cpp"
     assert CAT.gpu(r["gpu_id"]).software in support.LOCAL_SOFTWARE["llama.cpp"]
+
+
+def test_the_calculators_weights_select_lists_a_local_format_only_where_its_runtime_runs():
+    """The serving / VRAM / roofline selects follow the chosen card (render.mjs formatOptions over
+    the build's lists: each card's paths from support.fp4_choices and the gated formats,
+    support.GATED_WEIGHTS): MLX 4-bit only on Apple, the GGUF formats where llama.cpp has a
+    backend, none of them on a Gaudi or a TPU."""
+    import shutil
+    import subprocess
+
+    from calcruntime.build import pages
+    from tests.conftest import ROOT
+
+    assert set(support.GATED_WEIGHTS) == {"nvfp4", "mxfp4", *vocab.LOCAL_WEIGHT_FORMATS}
+    paths = {
+        g: support.fp4_choices(CAT.gpu(g))["weights"] for g in ("m3-ultra", "h100-sxm", "gaudi3")
+    }
+    assert {"q8_0", "q4_k_m", "mlx-4bit"} <= set(paths["m3-ultra"])
+    assert {"q8_0", "q4_k_m"} <= set(paths["h100-sxm"]) and "mlx-4bit" not in paths["h100-sxm"]
+    assert not set(vocab.LOCAL_WEIGHT_FORMATS) & set(paths["gaudi3"])
+    if shutil.which("node") is None:
+        pytest.skip("needs Node.js")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(pages.state, "current", lambda: type("S", (), {"catalog": CAT})())
+        lists = pages._catalog_lists()
+    assert lists["gated"] == list(support.GATED_WEIGHTS)
+    script = """
+const m = await import(process.argv[1]);
+let input = "";
+for await (const chunk of process.stdin) input += chunk;
+const L = JSON.parse(input);
+const out = {};
+for (const g of ["m3-ultra", "h100-sxm", "gaudi3"]) out[g] = m.formatOptions("weights", g, { lang: "en" }, L).map(([o]) => o);
+process.stdout.write(JSON.stringify(out));
+"""
+    r = subprocess.run(
+        ["node", "--input-type=module", "-e", script, (ROOT / "calcruntime/browser/render.mjs").as_uri()],
+        input=json.dumps(lists), capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    offered = json.loads(r.stdout)
+    assert {"q4_k_m", "mlx-4bit"} <= set(offered["m3-ultra"])
+    assert "q4_k_m" in offered["h100-sxm"] and "mlx-4bit" not in offered["h100-sxm"]
+    assert not set(vocab.LOCAL_WEIGHT_FORMATS) & set(offered["gaudi3"])
+    assert "bf16" in offered["gaudi3"]  # the other formats stay listed

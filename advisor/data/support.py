@@ -75,6 +75,8 @@ MARLIN_FP4_ARCH = ("Ampere", "Ada Lovelace", "Hopper", "Blackwell")  # compute c
 ROCM_MXFP4_EMULATED_ARCH = ("CDNA 3",)  # AMD Quark's MXFP4 emulation in vLLM
 # the local runtimes' formats and the software stacks that run them (module docstring)
 LOCAL_RUNTIME = {"q8_0": "llama.cpp", "q4_k_m": "llama.cpp", "mlx-4bit": "MLX"}
+# the weight formats a form lists only for a card with a path for them (`fp4_choices`)
+GATED_WEIGHTS = (*FP4_WEIGHTS, *LOCAL_RUNTIME)
 LOCAL_SOFTWARE = {"llama.cpp": ("CUDA", "ROCm", "Metal/MLX"), "MLX": ("Metal/MLX",)}
 
 
@@ -127,12 +129,18 @@ def fp4_path(gpu, fmt: str, kv: bool = False) -> str | None:
 
 
 def fp4_choices(gpu) -> dict:
-    """{"weights": {fmt: path}, "kv_dtype": {fmt: path}}: the FP4 formats a form offers for
-    `gpu` (those with a path, `fp4_path`); the calculators' selects follow it."""
+    """{"weights": {fmt: path}, "kv_dtype": {fmt: path}}: the card-dependent formats a form
+    offers for `gpu`: the FP4 formats with a path (`fp4_path`) and the local runtimes' formats
+    whose runtime has a backend for the card's software (`local_format`, path "native"); the
+    calculators' selects follow it (the formats in `GATED_WEIGHTS` are listed only where the
+    card has a path)."""
     out = {"weights": {}, "kv_dtype": {}}
     for f in FP4_WEIGHTS:
         if (p := fp4_path(gpu, f)) is not None:
             out["weights"][f] = p
+    for f in LOCAL_RUNTIME:
+        if not local_format(gpu, f):
+            out["weights"][f] = "native"
     for f in FP4_WEIGHTS:
         if fp4_path(gpu, f, kv=True) is not None:
             out["kv_dtype"][f] = "native"

@@ -113,7 +113,8 @@ export function errorText(err, S) {
   });
 }
 
-// The FP4 formats (NVFP4, MXFP4) a weights / KV select offers follow the chosen card (issue 34):
+// The FP4 formats (NVFP4, MXFP4) and the local runtimes' formats (llama.cpp GGUF, MLX 4-bit) a
+// weights / KV select offers follow the chosen card (issue 34):
 // the card's entry in L.gpus carries advisor.data.support.fp4_choices ({weights: {fmt: "native" |
 // "dequantised"}, kv_dtype: {...}}); a native format is offered plainly, a dequantised one says
 // so, and one the card has no path for is not offered. Without a card (or outside weights /
@@ -128,8 +129,11 @@ export function formatOptions(name, gpuId, S, L) {
   const card = gpuId ? L.gpus.find(([i]) => i === gpuId) : null;
   if (!card || !card[2]) return list;
   const paths = card[2][name] || {};
+  // gated: the FP4 block formats and the local runtimes' formats (L.gated from
+  // advisor.data.support.GATED_WEIGHTS; FP4_CHOICES where a page's lists predate it)
+  const gated = L.gated || FP4_CHOICES;
   return list
-    .filter(([o]) => !FP4_CHOICES.includes(o) || paths[o])
+    .filter(([o]) => !gated.includes(o) || paths[o])
     .map(([o, text]) => [o, paths[o] === "dequantised" ? fillText(tr(S, "calc.o.fp4_dequantised", "{label}: dequantised (no FP4 tensor cores for it)"), { label: text }) : text]);
 }
 
