@@ -101,7 +101,9 @@ def test_every_string_the_calculators_name_is_translated():
     strings = load_strings(ROOT / "templates" / "i18n")
     js = (ROOT / "calcruntime/browser/render.mjs").read_text(encoding="utf-8")
     keys = set(re.findall(r'"((?:calc|err)\.[a-z_.]*[a-z_])"', js))
-    fields = re.findall(r'\["([a-z_]+)", "(?:model|gpu|network|select|number|text|config|tokens|flag)"', js)
+    fields = re.findall(
+        r'\["([a-z_]+)", "(?:model|gpu|network|select|number|text|config|tokens|flag)"', js
+    )
     keys |= {f"calc.f.{f}" for f in fields}
     keys |= {f"calc.band.k.{k}" for k in accuracy.KINDS}
     keys |= {key for _, key in vocab.form_choices()["engine"]}
