@@ -68,6 +68,11 @@ def test_serving_selects_follow_the_card(page, site_server):
     # Gaudi 3: no FP4 at all
     _set(page, "serving", "gpu", "gaudi3")
     assert not {"nvfp4", "mxfp4"} & set(_options(page, "serving", "weights"))
+    # the local runtimes' formats follow the card too (support.form_paths): llama.cpp has no
+    # Gaudi backend, MLX runs on Apple only
+    assert not {"q8_0", "q4_k_m", "mlx-4bit"} & set(_options(page, "serving", "weights"))
+    _set(page, "serving", "gpu", "m3-ultra")
+    assert {"q4_k_m", "mlx-4bit"} <= set(_options(page, "serving", "weights"))
     assert page.errors == []
 
 

@@ -205,7 +205,7 @@ def test_a_report_profile_may_name_a_local_format():
 
 def test_the_calculators_weights_select_lists_a_local_format_only_where_its_runtime_runs():
     """The serving / VRAM / roofline selects follow the chosen card (render.mjs formatOptions over
-    the build's lists: each card's paths from support.fp4_choices and the gated formats,
+    the build's lists: each card's paths from support.form_paths and the gated formats,
     support.GATED_WEIGHTS): MLX 4-bit only on Apple, the GGUF formats where llama.cpp has a
     backend, none of them on a Gaudi or a TPU."""
     import shutil
@@ -216,7 +216,7 @@ def test_the_calculators_weights_select_lists_a_local_format_only_where_its_runt
 
     assert set(support.GATED_WEIGHTS) == {"nvfp4", "mxfp4", *vocab.LOCAL_WEIGHT_FORMATS}
     paths = {
-        g: support.fp4_choices(CAT.gpu(g))["weights"] for g in ("m3-ultra", "h100-sxm", "gaudi3")
+        g: support.form_paths(CAT.gpu(g))["weights"] for g in ("m3-ultra", "h100-sxm", "gaudi3")
     }
     assert {"q8_0", "q4_k_m", "mlx-4bit"} <= set(paths["m3-ultra"])
     assert {"q8_0", "q4_k_m"} <= set(paths["h100-sxm"]) and "mlx-4bit" not in paths["h100-sxm"]

@@ -80,13 +80,13 @@ def test_the_prerendered_forms_list_the_vocabulary(built_site):
         want = vocab.FORM_FIELDS[field]
         if field == "weights":
             # the formats gated by the card (support.GATED_WEIGHTS) only where the form's default
-            # card has a path for them (support.fp4_choices; render.mjs formatOptions)
+            # card has a path for them (support.form_paths; render.mjs formatOptions)
             from advisor.data import support
             from advisor.data.catalog import load_catalog
             from advisor.webapi.vram import VramRequest
 
             card = load_catalog().gpu(VramRequest.defaults()["gpu"])
-            paths = support.fp4_choices(card)["weights"]
+            paths = support.form_paths(card)["weights"]
             want = tuple(v for v in want if v not in support.GATED_WEIGHTS or v in paths)
             assert "mlx-4bit" not in want and "q4_k_m" in want  # an NVIDIA default card
         assert tuple(values) == want, field

@@ -129,21 +129,27 @@ def fp4_path(gpu, fmt: str, kv: bool = False) -> str | None:
 
 
 def fp4_choices(gpu) -> dict:
-    """{"weights": {fmt: path}, "kv_dtype": {fmt: path}}: the card-dependent formats a form
-    offers for `gpu`: the FP4 formats with a path (`fp4_path`) and the local runtimes' formats
-    whose runtime has a backend for the card's software (`local_format`, path "native"); the
-    calculators' selects follow it (the formats in `GATED_WEIGHTS` are listed only where the
-    card has a path)."""
+    """{"weights": {fmt: path}, "kv_dtype": {fmt: path}}: the FP4 formats a form offers for
+    `gpu` (those with a path, `fp4_path`)."""
     out = {"weights": {}, "kv_dtype": {}}
     for f in FP4_WEIGHTS:
         if (p := fp4_path(gpu, f)) is not None:
             out["weights"][f] = p
-    for f in LOCAL_RUNTIME:
-        if not local_format(gpu, f):
-            out["weights"][f] = "native"
     for f in FP4_WEIGHTS:
         if fp4_path(gpu, f, kv=True) is not None:
             out["kv_dtype"][f] = "native"
+    return out
+
+
+def form_paths(gpu) -> dict:
+    """What the calculators' selects follow for `gpu` (calcruntime/build/pages.py ships it): the
+    FP4 formats with a path (`fp4_choices`) and the local runtimes' formats whose runtime has a
+    backend for the card's software (`local_format`, path "native"). The formats in
+    `GATED_WEIGHTS` are listed only where the card has a path for them."""
+    out = fp4_choices(gpu)
+    for f in LOCAL_RUNTIME:
+        if not local_format(gpu, f):
+            out["weights"][f] = "native"
     return out
 
 

@@ -115,7 +115,7 @@ export function errorText(err, S) {
 
 // The FP4 formats (NVFP4, MXFP4) and the local runtimes' formats (llama.cpp GGUF, MLX 4-bit) a
 // weights / KV select offers follow the chosen card (issue 34):
-// the card's entry in L.gpus carries advisor.data.support.fp4_choices ({weights: {fmt: "native" |
+// the card's entry in L.gpus carries advisor.data.support.form_paths ({weights: {fmt: "native" |
 // "dequantised"}, kv_dtype: {...}}); a native format is offered plainly, a dequantised one says
 // so, and one the card has no path for is not offered. Without a card (or outside weights /
 // kv_dtype) every choice is listed. Returns [[value, label], ...].

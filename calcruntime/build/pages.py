@@ -63,7 +63,7 @@ def _catalog_lists() -> dict:
     return {
         "models": [[m.id, m.display_name] for m in cat.models],
         # a card's FP4 paths: the weights / KV selects follow the chosen card (issue 34)
-        "gpus": [[g.id, g.name, support.fp4_choices(g)] for g in cat.gpus],
+        "gpus": [[g.id, g.name, support.form_paths(g)] for g in cat.gpus],
         # the formats offered only where the card has a path for them (FP4 block formats, the
         # local runtimes' formats: advisor.data.support.GATED_WEIGHTS)
         "gated": list(support.GATED_WEIGHTS),
