@@ -55,6 +55,7 @@ ACQUIRE = vocab.ACQUIRE
 CURRENCIES = vocab.CURRENCIES
 LANGUAGES = vocab.LANGUAGES
 # "auto": the serving search (advisor.perf.serving_fit.SEARCH_FORMATS / SEARCH_KV) picks the format
+# nvfp4 / mxfp4: FP4 block formats (only cards with a path for them rank, advisor.data.support);
 # llama.cpp's q8_0 / q4_k_m and MLX's mlx-4bit: one user's desktop runtimes (advisor.arch.quant)
 WEIGHTS = (
     "bf16",
@@ -65,6 +66,8 @@ WEIGHTS = (
     "nf4",
     "gptq",
     "awq",
+    "nvfp4",
+    "mxfp4",
     "q8_0",
     "q4_k_m",
     "mlx-4bit",
