@@ -54,25 +54,11 @@ METHODS = vocab.FINE_TUNING_METHODS
 ACQUIRE = vocab.ACQUIRE
 CURRENCIES = vocab.CURRENCIES
 LANGUAGES = vocab.LANGUAGES
-# "auto": the serving search (advisor.perf.serving_fit.SEARCH_FORMATS / SEARCH_KV) picks the format
+# the inference weight formats (advisor.core.vocab, fp32 aside) and "auto": the serving search
+# (advisor.perf.serving_fit.SEARCH_FORMATS / SEARCH_KV) picks the format;
 # nvfp4 / mxfp4: FP4 block formats (only cards with a path for them rank, advisor.data.support);
 # llama.cpp's q8_0 / q4_k_m and MLX's mlx-4bit: one user's desktop runtimes (advisor.arch.quant)
-WEIGHTS = (
-    "bf16",
-    "fp16",
-    "fp8",
-    "int8",
-    "int4",
-    "nf4",
-    "gptq",
-    "awq",
-    "nvfp4",
-    "mxfp4",
-    "q8_0",
-    "q4_k_m",
-    "mlx-4bit",
-    "auto",
-)
+WEIGHTS = (*(f for f in vocab.WEIGHT_FORMATS if f != "fp32"), "auto")
 _ISO = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 # The workload fields each task uses (the report form shows these; `_workload` refuses the
 # serving fields on a training workload and the training fields on a serving one).
