@@ -207,7 +207,9 @@ def test_cli_list_json(capsys):
     rows = json.loads(capsys.readouterr().out)
     row = next(r for r in rows if r["id"] == "mixtral-8x7b")
     assert row["attention"] == "GQA" and row["active_params"] < row["total_params"]
-    assert len(rows) == len(PRESETS)
+    assert [r["id"] for r in rows] == [
+        i for m in PRESETS for i in (m.id, *(v.id for v in m.variants))
+    ]
 
 
 def test_cli_show_and_errors(capsys, tmp_path):

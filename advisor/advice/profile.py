@@ -316,7 +316,7 @@ def _model(doc, field, errs, catalog) -> ModelRef | None:
         return None
     if isinstance(v, str):
         if catalog is not None:
-            ids = [m.id for m in catalog.models]
+            ids = list(catalog.model_names())
             if v not in ids:
                 hints = suggest(v, ids)
                 tail = f"; did you mean {', '.join(hints)}?" if hints else ""

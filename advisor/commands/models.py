@@ -56,7 +56,9 @@ def _billions(n: int) -> str:
 
 def _list(args) -> int:
     catalog = load_catalog(args.catalog)
-    rows = [_row(m.spec) for m in catalog.models]
+    # each preset, then the released models with its architecture (DeepSeek-R1 after V3)
+    ids = [i for m in catalog.models for i in (m.id, *(v.id for v in m.variants))]
+    rows = [_row(catalog.model(i).spec) for i in ids]
     if args.json:
         return print_json(rows, indent=2)
     head = ("id", "family", "attn", "total", "active", "heads/kv", "context")
@@ -73,7 +75,9 @@ def _list(args) -> int:
         for r in rows
     ]
     print_table(head, table)
-    print(f"{len(rows)} presets (total/active: parameters, B = 10^9)")
+    extra = len(rows) - len(catalog.models)
+    same = f", {extra} sharing a preset's architecture" if extra else ""
+    print(f"{len(rows)} models{same} (total/active: parameters, B = 10^9)")
     return 0
 
 

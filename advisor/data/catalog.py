@@ -40,7 +40,9 @@ MODEL_KEYS = (
     "published_params",
     "published_params_source",
     "notes",
+    "same_architecture",
 )
+VARIANT_KEYS = ("id", "display_name", "source")
 
 
 def read_document(path: Path, name: str):
@@ -114,6 +116,56 @@ class ModelPreset:
     source_url: str
     source_read: str  # ISO date the config was read
     doc: dict  # the whole YAML document (for pages and the browser)
+    # released checkpoints with this exact architecture (DeepSeek-R1 beside DeepSeek-V3): each
+    # is asked for by its own id and answers with this spec (`Catalog.model`)
+    variants: tuple = ()
+
+
+@dataclass(frozen=True)
+class ModelVariant:
+    """A released model whose config.json has the same sizes as its preset's (`same_architecture`
+    in catalog/models/*.yaml): its own id, name and source, the preset's spec."""
+
+    id: str
+    display_name: str
+    source_url: str
+    source_read: str
+
+
+def _variants(doc: dict, source: str) -> tuple:
+    """`same_architecture`: a list of {id, display_name, source: {url, read, checked}}."""
+    items = doc.get("same_architecture", [])
+    if not isinstance(items, list):
+        raise AdvisorError(
+            "field.not_list",
+            f"{source}: same_architecture: expected a list",
+            field=f"{source}:same_architecture",
+        )
+    out = []
+    for i, v in enumerate(items):
+        where = f"{source}:same_architecture[{i}]"
+        if not isinstance(v, dict):
+            raise AdvisorError("catalog.not_mapping", f"{where}: expected a mapping", field=where)
+        check_keys(where, v, VARIANT_KEYS)
+        check_id(where, "id", v.get("id"))
+        name = v.get("display_name")
+        if not isinstance(name, str) or not name.strip():
+            raise AdvisorError(
+                "field.not_text",
+                f"{where}: display_name: expected text",
+                field=f"{where}.display_name",
+            )
+        src = v.get("source")
+        if not isinstance(src, dict) or not src.get("url") or not src.get("read"):
+            raise AdvisorError(
+                "catalog.source",
+                f"{where}: field 'source' needs 'url' and 'read' (date)",
+                field=f"{where}.source",
+            )
+        check_http_url(f"{where}.source.url", src["url"])
+        check_iso_date(where, "source.read", src["read"])
+        out.append(ModelVariant(v["id"], name, src["url"], str(src["read"])))
+    return tuple(out)
 
 
 def model_preset_from_dict(doc: dict, source: str) -> ModelPreset:
@@ -157,7 +209,15 @@ def model_preset_from_dict(doc: dict, source: str) -> ModelPreset:
         raise AdvisorError(
             exc.key, f"{source}: {exc.message}", field=f"{source}:{exc.field}"
         ) from None
-    return ModelPreset(doc["id"], doc["display_name"], spec, src["url"], str(src["read"]), doc)
+    return ModelPreset(
+        doc["id"],
+        doc["display_name"],
+        spec,
+        src["url"],
+        str(src["read"]),
+        doc,
+        _variants(doc, source),
+    )
 
 
 # catalog/<folder>/*.yaml
@@ -212,10 +272,33 @@ class Catalog:
         raise unknown_name("network", str(fabric_id), [f.id for f in self.networks])
 
     def model(self, name: str) -> ModelPreset:
+        """The preset with this id, or a released variant of one (`same_architecture`: DeepSeek-R1
+        is DeepSeek-V3's architecture) under its own id, name and source; unknown names raise
+        `unknown_name` with suggestions."""
+        from dataclasses import replace
+
         for m in self.models:
             if m.id == name:
                 return m
-        raise unknown_name("model", name, [m.id for m in self.models])
+        for m in self.models:
+            for v in m.variants:
+                if v.id == name:
+                    spec = replace(m.spec, name=v.id, display_name=v.display_name)
+                    return replace(
+                        m,
+                        id=v.id,
+                        display_name=v.display_name,
+                        spec=spec,
+                        source_url=v.source_url,
+                        source_read=v.source_read,
+                    )
+        raise unknown_name("model", name, self.model_names())
+
+    def model_names(self) -> tuple[str, ...]:
+        """Every id `model` answers: the presets' and their variants'."""
+        return tuple(m.id for m in self.models) + tuple(
+            v.id for m in self.models for v in m.variants
+        )
 
     def gpu(self, gpu_id: str) -> GPU:
         """The accelerator with this id; unknown ids raise `unknown_name` with suggestions."""
@@ -310,7 +393,10 @@ def catalog_from_documents(docs: dict) -> Catalog:
     catalog: the one builder behind `load_catalog` and the browser's JSON copy."""
     for name, doc in docs.items():
         check_depth(doc, name)
-    models = _unique("models", _load_dir(docs, "models", model_preset_from_dict))
+    loaded = _load_dir(docs, "models", model_preset_from_dict)
+    models = _unique("models", loaded)
+    # a variant's id is asked for like a preset's: it may not be another model's id
+    _unique("models", [(m, n) for m, n in loaded] + [(v, n) for m, n in loaded for v in m.variants])
     gpus = _unique("gpus", _load_dir(docs, "gpus", gpu_from_dict))
     gpu_ids = [g.id for g in gpus]
     gpus = _with_achievable(docs, list(gpus))

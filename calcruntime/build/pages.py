@@ -61,7 +61,8 @@ def _catalog_lists() -> dict:
 
     cat = state.current().catalog
     return {
-        "models": [[m.id, m.display_name] for m in cat.models],
+        # each preset, then the released models with its architecture (DeepSeek-R1 after V3)
+        "models": [[x.id, x.display_name] for m in cat.models for x in (m, *m.variants)],
         # a card's FP4 paths: the weights / KV selects follow the chosen card (issue 34)
         "gpus": [[g.id, g.name, support.form_paths(g)] for g in cat.gpus],
         # the formats offered only where the card has a path for them (FP4 block formats, the
