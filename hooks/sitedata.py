@@ -109,13 +109,21 @@ class SiteData:
     def achievable(self, gpu) -> dict:
         """What the time model takes as reachable on `gpu` (advisor.perf.efficiency.achievable_of,
         issue 34): the BF16 matmul and memory-bandwidth fractions of the datasheet peaks, and
-        whether they are measured on this card, the median of the vendor's measured cards (with
-        the spread of those cards as its band) or assumed."""
+        whether each is measured on this card, the median of the vendor's measured cards (with
+        the spread of those cards as its band) or assumed (`Achievable.basis_of`, figure by
+        figure: a card with a measured matmul and no measured bandwidth shows its bandwidth as
+        the assumption it is, issue 34). `assumed_peers`: the band's cards whose bandwidth is the
+        assumption, not a measurement."""
         from advisor.perf import efficiency
 
         a = efficiency.achievable_of(gpu)
-        kind = "measured" if a.source.startswith("catalog/") else "median" if a.peers else "assumed"
-        out = {"kind": kind, "matmul": a.matmul("bf16"), "bandwidth": a.bandwidth_fraction}
+        out = {
+            "matmul": a.matmul("bf16"),
+            "bandwidth": a.bandwidth_fraction,
+            "matmul_kind": a.basis_of("bf16"),
+            "bandwidth_kind": a.basis_of("bandwidth"),
+            "peers": "",
+        }
         peers = [efficiency.achievable_of(self.catalog.gpu(i)) for i in a.peers]
         if peers:
             mm = [p.matmul("bf16") for p in peers]
@@ -126,6 +134,11 @@ class SiteData:
                 matmul_high=max(mm),
                 bandwidth_low=min(bw),
                 bandwidth_high=max(bw),
+                assumed_peers=", ".join(
+                    self.catalog.gpu(p.gpu_id).name
+                    for p in peers
+                    if p.basis_of("bandwidth") != "measured"
+                ),
             )
         return out
 

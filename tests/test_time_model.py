@@ -394,6 +394,49 @@ def test_tpu_apple_and_trainium_ceilings_are_measured_a_median_or_a_stated_searc
     assert m4max.bandwidth_fraction == pytest.approx(396.0 / 546.0)
 
 
+def test_each_ceiling_says_whether_it_is_measured_a_median_or_the_assumption():
+    """Issue 34: a card with a measured matmul and no measured bandwidth (TPU v5e, MI325X, B200)
+    runs at the assumed FALLBACK_BANDWIDTH_FRACTION, and its page said "the median of its
+    vendor's measured cards". `basis_of` names each figure's origin and the hardware page
+    (hooks/sitedata.SiteData.achievable) shows it figure by figure, naming the band's cards
+    whose bandwidth is the assumption."""
+    from hooks.sitedata import SiteData
+
+    v5e, h200, v5p = (CAT.gpu(g).achievable for g in ("tpu-v5e", "h200", "tpu-v5p"))
+    assert v5e.bandwidth_fraction == achievable.FALLBACK_BANDWIDTH_FRACTION
+    assert (v5e.basis_of("bf16"), v5e.basis_of("bandwidth")) == ("measured", "assumed")
+    # H200 measured fp8 and bandwidth; its bf16 is the NVIDIA median
+    assert (h200.basis_of("fp8"), h200.basis_of("bf16")) == ("measured", "median")
+    assert h200.basis_of("bandwidth") == "measured"
+    # v5p's bandwidth is a median over peers of which one (TPU7x) measured it
+    assert (v5p.basis_of("bf16"), v5p.basis_of("bandwidth")) == ("median", "median")
+    # GB300 measured only FP4: its bandwidth is its peers' median, not the assumption
+    gb300 = CAT.gpu("gb300").achievable
+    assert (gb300.basis_of("fp4"), gb300.basis_of("bandwidth")) == ("measured", "median")
+    trn2 = CAT.gpu("trainium2").achievable
+    assert (trn2.basis_of("bf16"), trn2.basis_of("bandwidth")) == ("assumed", "assumed")
+    # a median over cards none of which measured bandwidth is the assumption
+    only = achievable.achievable_from_dict(
+        {
+            "id": "tpu-v5e",
+            "matmul_tflops": {"bf16": 180.0},
+            "sources": {"matmul_tflops.bf16": {"url": "https://x.test/a", "read": "2026-12-06"}},
+        },
+        "x",
+        CAT.gpu("tpu-v5e"),
+    )
+    table = achievable.vendor_defaults([CAT.gpu("tpu-v5e"), CAT.gpu("tpu-v5p")], {"tpu-v5e": only})
+    assert table["tpu-v5p"].basis_of("bandwidth") == "assumed"
+    assert table["tpu-v5p"].basis_of("bf16") == "median"
+    # a CUDA bench run's bandwidth is measured
+    cal = eff.achievable_with(CAT.gpu("tpu-v5e"), achievable.Measured("tpu-v5e", "r", None, 0.8))
+    assert cal.basis_of("bandwidth") == "measured"
+    page = SiteData(CAT, "en", {}).achievable(CAT.gpu("tpu-v5e"))
+    assert (page["matmul_kind"], page["bandwidth_kind"]) == ("measured", "assumed")
+    page = SiteData(CAT, "en", {}).achievable(CAT.gpu("tpu-v5p"))
+    assert page["assumed_peers"] == ", ".join(CAT.gpu(g).name for g in ("tpu-v5e", "tpu-v6e"))
+
+
 def test_an_efficiency_file_without_a_figure_must_say_where_it_looked(tmp_path):
     """A file with no figure records a search that found none: without notes it is refused
     naming the field; with them the card keeps its median or assumption and joins no median."""

@@ -57,10 +57,27 @@ class Achievable:
     sources: Mapping[str, str] = field(default_factory=dict, hash=False, compare=False)
     # a vendor median: the measured cards it is the median of (their spread is its band)
     peers: tuple[str, ...] = field(default=(), compare=False)
+    # where each figure came from: "bandwidth" and each matmul_fraction key -> one of BASES
+    # (`basis_of`); a key not in it is a stated assumption (the fallbacks)
+    basis: Mapping[str, str] = field(default_factory=dict, hash=False, compare=False)
 
     def matmul(self, key: str) -> float:
         f = self.matmul_fraction
         return f.get(key) or f.get("bf16") or f.get("fp16") or FALLBACK_MATMUL_FRACTION
+
+    def basis_of(self, key: str) -> str:
+        """Where the figure `matmul(key)` (or, for key "bandwidth", `bandwidth_fraction`) comes
+        from: "measured" (this card's own source or bench run), "median" (its vendor's measured
+        cards) or "assumed" (FALLBACK_MATMUL_FRACTION / FALLBACK_BANDWIDTH_FRACTION: no
+        published measurement). A measured card without a bandwidth figure keeps the assumed
+        fallback, and says so here (issue 34): it is not its vendor's median."""
+        if key == "bandwidth":
+            return self.basis.get("bandwidth", "assumed")
+        f = self.matmul_fraction
+        for k in (key, "bf16", "fp16"):
+            if f.get(k):
+                return self.basis.get(k, "assumed")
+        return "assumed"
 
     def to_dict(self) -> dict:
         return {
@@ -143,12 +160,16 @@ def achievable_from_dict(doc, source_name: str, gpu) -> Achievable:
         if not isinstance(url, str) or not url.startswith("https://") or not src.get("read"):
             raise fail(f"sources.{fld}", "needs url (https) and read (date)")
         urls[fld] = url
+    basis = dict.fromkeys(fractions, "measured")
+    if bw_fraction:
+        basis["bandwidth"] = "measured"
     return Achievable(
         gpu_id=gpu.id,
         matmul_fraction=fractions,
         bandwidth_fraction=bw_fraction or FALLBACK_BANDWIDTH_FRACTION,
         source=f"catalog/{source_name}",
         sources=urls,
+        basis=basis,
     )
 
 
@@ -197,9 +218,11 @@ def vendor_defaults(gpus, measured: Mapping[str, Achievable]) -> dict[str, Achie
                 # would contradict it (an M3 Ultra measured at fp16 is not an M4 Max at bf16)
                 keys -= SAME_UNITS_AS_16_BIT
             fill = {k: _median(a.matmul(k) for a in others) for k in sorted(keys)}
+            basis = {**dict.fromkeys(fill, "median"), **own.basis}
             if g.id in fp4_only and others:
                 own = replace(own, bandwidth_fraction=_median(a.bandwidth_fraction for a in others))
-            out[g.id] = replace(own, matmul_fraction={**fill, **own.matmul_fraction})
+                basis["bandwidth"] = _median_basis(others)
+            out[g.id] = replace(own, matmul_fraction={**fill, **own.matmul_fraction}, basis=basis)
             continue
         if not peers:
             out[g.id] = Achievable(g.id, {}, FALLBACK_BANDWIDTH_FRACTION, "assumed")
@@ -214,5 +237,12 @@ def vendor_defaults(gpus, measured: Mapping[str, Achievable]) -> dict[str, Achie
             bw,
             f"median of measured {g.vendor} cards ({ids})",
             peers=tuple(sorted(a.gpu_id for a in peers)),
+            basis={**dict.fromkeys(mm, "median"), "bandwidth": _median_basis(peers)},
         )
     return out
+
+
+def _median_basis(peers) -> str:
+    """The basis of a bandwidth median over `peers`: "median" where at least one of them measured
+    its bandwidth, else "assumed" (the median of fallbacks is the fallback)."""
+    return "median" if any(a.basis_of("bandwidth") == "measured" for a in peers) else "assumed"

@@ -43,7 +43,7 @@ def calibrated(base: Achievable, gpu, results) -> Achievable:
         if r.device != "cuda" or r.configuration.get("catalog_gpu") != gpu.id:
             continue
         if r.workload == "matmul":
-            mm = dict(out.matmul_fraction)
+            mm, basis = dict(out.matmul_fraction), dict(out.basis)
             for d in r.derived:
                 name = d.name
                 if name.startswith("best_tflops_"):
@@ -51,7 +51,10 @@ def calibrated(base: Achievable, gpu, results) -> Achievable:
                     peak = (gpu.peak_tflops or {}).get(dtype)
                     if peak and d.value > 0:
                         mm[dtype] = min(1.0, d.value / peak)
-            out = replace(out, matmul_fraction=mm, source=f"measured: bench_results/{r.file}")
+                        basis[dtype] = "measured"
+            out = replace(
+                out, matmul_fraction=mm, source=f"measured: bench_results/{r.file}", basis=basis
+            )
         elif r.workload == "bandwidth":
             v = r.value("fraction_of_datasheet_bandwidth")
             best = r.value("device_copy_best_gb_per_s")
@@ -59,7 +62,10 @@ def calibrated(base: Achievable, gpu, results) -> Achievable:
                 v = best / float(gpu.memory_bandwidth_gb_per_s)
             if v and 0 < v <= 1.02:
                 out = replace(
-                    out, bandwidth_fraction=min(1.0, v), source=f"measured: bench_results/{r.file}"
+                    out,
+                    bandwidth_fraction=min(1.0, v),
+                    source=f"measured: bench_results/{r.file}",
+                    basis={**out.basis, "bandwidth": "measured"},
                 )
     return out
 
@@ -205,4 +211,5 @@ def achievable_with(gpu, measured: Measured | None) -> Achievable:
         a,
         bandwidth_fraction=measured.bandwidth_fraction,
         source=f"{a.source}; bandwidth measured: {measured.source}",
+        basis={**a.basis, "bandwidth": "measured"},
     )
