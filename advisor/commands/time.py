@@ -131,6 +131,13 @@ def register(sub) -> None:
         help=f"MoE: busiest GPU's routed load over the mean (default {training.TRAIN_IMBALANCE}, "
         "assumed)",
     )
+    t.add_argument(
+        "--moe-dispatcher",
+        default="alltoall",
+        choices=training.MOE_DISPATCHERS,
+        help="MoE token dispatcher: Megatron-Core's dropless alltoall (default; the GPU waits for "
+        "the host once per MoE layer and micro-batch) or flex (DeepEP / HybridEP with CUDA graphs)",
+    )
     t.add_argument("--price", type=usd_h, help="USD per GPU-hour (default: cheapest offer)")
     t.set_defaults(func=run_train)
 
@@ -326,6 +333,7 @@ def run_train(args) -> int:
         task=args.task,
         inter=_network(cat, args.network),
         imbalance=training.TRAIN_IMBALANCE if args.imbalance is None else args.imbalance,
+        moe_dispatcher=args.moe_dispatcher,
     )
     _check_fits(spec, gpu, st.layout, args)
     out = {"step": st.to_dict(), "accuracy": accuracy.band_dict("training")}

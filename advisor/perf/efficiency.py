@@ -99,7 +99,10 @@ class Stack:
     - `fused_attention`: False for frameworks from before flash attention (2022), whose
       attention writes and reads the full score matrix;
     - `dp_overlap`: fraction of the backward pass data-parallel gradient traffic can hide
-      behind (bucketed all-reduce, Li et al. 2020, arXiv:2006.15704 §3.2.3).
+      behind (bucketed all-reduce, Li et al. 2020, arXiv:2006.15704 §3.2.3);
+    - `moe_host_sync_ms`: host time the GPU waits for per MoE layer and micro-batch (forward,
+      backward and recompute together) when Megatron-Core's dropless alltoall token
+      dispatcher runs the layer (advisor.perf.training.MOE_DISPATCHERS, its source there).
     """
 
     # Fitted by `python -m bench.throughput_validation --fit` on the `fit` half of the
@@ -143,6 +146,10 @@ class Stack:
     # unfused QK^T GEMM -> softmax -> PV GEMM that materialises the scores (timing.train_layer)
     fused_attention: bool = True
     dp_overlap: float = 1.0
+    # FITTED (not a measured rate): on the `fit` half of the published training runs that name
+    # Megatron-Core's alltoall dispatcher (bench/throughput_validation.py FIT_GRID, issue 35);
+    # its cause and the evidence beside it are in advisor.perf.training.MOE_DISPATCHERS
+    moe_host_sync_ms: float = 6.0
     source: str = "fitted on the calibration half of bench_results/validation/throughput.json"
 
     def dequant_factor(self, weights: str) -> float:
@@ -165,6 +172,7 @@ class Stack:
             "allreduce_us": self.allreduce_us,
             "fused_attention": self.fused_attention,
             "dp_overlap": self.dp_overlap,
+            "moe_host_sync_ms": self.moe_host_sync_ms,
             "source": self.source,
         }
 

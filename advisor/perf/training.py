@@ -16,7 +16,8 @@ step = (m + (p-1)/v) * t_microbatch_stage            (1F1B / interleaved pipelin
      + optimizer step                                 (master weights, states, gradients read
                                                       and written once at achievable bandwidth)
 t_microbatch_stage = sum over the busiest stage's layers of (fwd + bwd + recompute + exposed
-                     TP, EP and CP traffic) + head.
+                     TP, EP and CP traffic + the host wait of an MoE layer under Megatron-Core's
+                     alltoall dispatcher, MOE_DISPATCHERS) + head.
 
 Stages are contiguous runs of layers (`stage_chunks`); the one whose layers take longest sets
 the pipeline's pace (DeepSeek-V3's first three dense layers make their stage lighter). MoE
@@ -71,7 +72,7 @@ class TrainStep:
     layout: Layout
     parts_s: dict = field(
         hash=False
-    )  # compute, tp_comm, ep_comm, cp_comm, bubble, p2p, dp_exposed, optimizer
+    )  # compute, tp_comm, ep_comm, cp_comm, moe_host, bubble, p2p, dp_exposed, optimizer
     notes: tuple[str, ...] = ()
     # which fabric each collective crosses (`collective_domains`): group -> ranks, over, fabric
     collectives: dict = field(default_factory=dict, hash=False)
@@ -124,6 +125,46 @@ def expert_params(spec: ModelSpec) -> int:
 # own FP8 dispatch (§3.3.2) is not assumed.
 TRAIN_IMBALANCE = 1.2
 A2A_BYTES = 2.0
+
+# The token dispatcher a training run's MoE layers use, and what it costs beyond the GPU's work.
+# - "alltoall": Megatron-Core's MoEAlltoAllTokenDispatcher, dropless (the dispatcher the
+#   Megatron-Bridge model providers set: gpt_oss_provider.py, `moe_token_dispatcher_type =
+#   "alltoall"`; the 25.11 performance recipes for B200 and H100 name no other, read at
+#   github.com/NVIDIA-NeMo/Megatron-Bridge commit 00b7660, scripts/performance/configs/*/
+#   *_workload_base_configs.py, 2026-12-06). Its forward synchronises the host with the GPU in
+#   every MoE layer: the tokens each expert receives must reach the CPU to size the all-to-all
+#   and the grouped GEMM's splits (megatron/core/transformer/moe/token_dispatcher.py,
+#   MoEAlltoAllTokenDispatcher.preprocess, `cuda_sync_point` / `d2h_event.synchronize()`;
+#   Transformer Engine's GroupedLinear takes `m_splits` as host integers). The GPU's queue is
+#   empty after it, so the CPU's time to issue the rest of the layer is not hidden, and the
+#   shapes change each step, so the MoE layer cannot be captured in a CUDA graph (Megatron-LM
+#   moe/README.md, "CUDA Graph": without a capacity factor and padding "the resulting dynamic
+#   shapes make MoE layers uncapturable"; its "CPU Overhead Bottleneck" remedy is CUDA graphs
+#   or a larger micro-batch). The step pays `Stack.moe_host_sync_ms` per MoE layer and
+#   micro-batch (`train_step`): a FITTED constant (bench/throughput_validation.py FIT_GRID, on
+#   the fit half of the Megatron-Bridge 25.11 alltoall runs; reported on the held-out half and
+#   with the whole megatron family held out). Evidence that it is host time, not GPU work,
+#   read in the same repository's docs/performance-summary-archive.md (commit 067f987,
+#   2026-12-06), tokens/s per GPU on the same systems and layouts:
+#     25.09 token-drop (padded, static shapes, no sync) -> 25.11 dropless alltoall:
+#       B200 Qwen3-30B-A3B MBS 1: 18,066 -> 9,299 (4.5 ms more per MoE layer and micro-batch)
+#       B200 Qwen3-235B-A22B MXFP8: 4,275 -> 3,269 (3.0 ms)
+#       H100 Qwen3-30B-A3B MBS 2: 10,494 -> 5,275 (16 ms)
+#       B200 DeepSeek-V3 MXFP8: 2,159 -> 2,139 (none: there token dropping did not remove the
+#         gap, so for DeepSeek-V3 on B200 the term stands in for a cost these sources do not
+#         itemise; its agreement, +7 %, is not evidence for this cause)
+#     26.02 alltoall MBS 1 -> 26.02.01 HybridEP + CUDA graphs MBS 4, B200 Qwen3-30B-A3B:
+#       9,691 -> 26,695 (the model without this cost, loads balanced: 30.8 k at MBS 4, +15 %;
+#       with it, 9.4 k at MBS 1).
+#   The cost per layer is about constant across models and token counts on B200 and GB200
+#   (gpt-oss-120b EP 64 with 2 local experts pays about what Qwen3-30B-A3B with 16 does), but
+#   not on H100 FP8 current scaling, so a single constant leaves those runs fast (their
+#   residual is reported, not hidden).
+# - "flex": DeepEP / HybridEP (Megatron-Core's MoEFlexTokenDispatcher) with the router and the
+#   dispatcher's preprocessing in CUDA graphs (the GB200 / GB300 recipes: `cuda_graph_scope`
+#   moe_router, moe_preprocess): no host wait; the runs that use it are counted without this
+#   term.
+MOE_DISPATCHERS = ("alltoall", "flex")
 
 
 @dataclass(frozen=True)
@@ -422,14 +463,18 @@ def train_step(
     stack: eff.Stack | None = None,
     achievable=None,
     imbalance: float = TRAIN_IMBALANCE,
+    moe_dispatcher: str = "alltoall",
 ) -> TrainStep:
     """One optimizer step of `spec` on `layout` (module docstring). `inter`: the fabric between
     nodes (required when the layout spans nodes); `intra`: the in-node fabric (the GPU's own
-    links by default)."""
+    links by default); `moe_dispatcher`: the MoE token dispatcher (MOE_DISPATCHERS: the
+    alltoall one's host wait per MoE layer and micro-batch is a part of its own, `moe_host`)."""
     layout = layout.validated()
     stack = stack or eff.DEFAULT_STACK
     seq = check_int("seq", seq, maximum=1 << 24)
     check_choice("precision", precision, PRECISIONS)
+    check_choice("moe_dispatcher", moe_dispatcher, MOE_DISPATCHERS)
+    host_s = stack.moe_host_sync_ms * 1e-3 if moe_dispatcher == "alltoall" else 0.0
     check_choice("checkpointing", checkpointing, CHECKPOINTING)
     check_choice("task", task, flops.TASKS)
     if layout.nodes > 1 and inter is None:
@@ -538,12 +583,13 @@ def train_step(
         ring = 3 * net.gather_time(kv * cp, cp, cp_fabric)
         return max(0.0, ring - (lt.attention_fwd + lt.attention_bwd))
 
-    def layer_total(layer) -> tuple[float, float, float, float, float, float]:
+    def layer_total(layer) -> tuple[float, float, float, float, float, float, float]:
         lt = times[layer]
         c = cp_exposed(layer, lt)
         tp_c = lt.tp_comm * (1 - stack.tp_overlap)
         compute = lt.fwd + lt.bwd + recompute_of(lt) + dequant_s
-        return (compute + tp_c + lt.ep_comm + c, compute, tp_c, lt.ep_comm, c, lt.bwd)
+        host = host_s if layer.mlp.is_moe else 0.0  # MOE_DISPATCHERS
+        return (compute + tp_c + lt.ep_comm + c + host, compute, tp_c, lt.ep_comm, c, lt.bwd, host)
 
     totals = {layer: layer_total(layer) for layer in times}
     chunks = stage_chunks(spec.num_layers, layout.pp)
@@ -552,7 +598,7 @@ def train_step(
         stage_sums = [tuple(v * (b - a) for v in one) for a, b in chunks]
     else:
         per_layer = [totals[layer] for layer in spec.stack]
-        stage_sums = [tuple(sum(x[i] for x in per_layer[a:b]) for i in range(6)) for a, b in chunks]
+        stage_sums = [tuple(sum(x[i] for x in per_layer[a:b]) for i in range(7)) for a, b in chunks]
     busiest = max(stage_sums, key=lambda s: s[0])
     t_head = timing.head_time(spec, dev, T, layout.tp, train=True)
     t_stage = busiest[0] + t_head
@@ -615,11 +661,12 @@ def train_step(
     tflops = fl.model_flops / step / layout.gpus / 1e12
     notes = []
     if spec.is_moe and layout.ep > 1:
+        notes.append(f"MoE: routed load {imbalance:g} x the mean on the busiest GPU (assumed)")
+    if spec.is_moe and host_s:
         notes.append(
-            f"MoE: routed load {imbalance:g} x the mean on the busiest GPU (assumed); token "
-            "dispatch as fused dispatchers run it (DeepEP, HybridEP); the published runs with "
-            "Megatron-Core's alltoall dispatcher were slower than this (validation: "
-            "moe_dispatcher)"
+            f"MoE token dispatch by Megatron-Core's dropless alltoall dispatcher: the GPU waits "
+            f"{stack.moe_host_sync_ms:g} ms for the host per MoE layer and micro-batch (fitted "
+            "to published runs); DeepEP / HybridEP with CUDA graphs do not"
         )
     if peak_key in ("fp8", "fp4"):
         notes.append(f"{precision} matrix multiplies; MFU against the dense {peak_key} peak")
@@ -649,6 +696,7 @@ def train_step(
             "tp_comm": m * busiest[2],
             "ep_comm": m * busiest[3],
             "cp_comm": m * busiest[4],
+            "moe_host": m * busiest[6],
             "bubble": bubble,
             "p2p": p2p,
             "dp_exposed": dp_exposed,
