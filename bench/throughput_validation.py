@@ -231,6 +231,26 @@ def _weights(w: dict, key: str = "weights") -> str:
     return WEIGHTS[v]
 
 
+def _weight_mix(w: dict, notes: list[str]) -> tuple[tuple[str, float], ...] | None:
+    """The per-layer mix of a ModelOpt `auto_quantize` checkpoint (`weights_effective_bits`)
+    as shares of NVFP4 and FP8, the search's default candidates (advisor.arch.quant.
+    modelopt_mix); None for a checkpoint in one format."""
+    bits = w.get("weights_effective_bits")
+    if bits is None:
+        return None
+    from advisor.arch import quant
+
+    mix = quant.modelopt_mix(float(bits))
+    notes.append(
+        f"per-layer mix of {float(bits):g} effective bits (ModelOpt auto_quantize): "
+        + ", ".join(f"{share:.1%} {fmt}" for fmt, share in mix)
+        + " of the linear weights, assuming its default candidates NVFP4 and FP8 and no layer "
+        "left in 16 bits; which layers take which is not stated, each layer is taken as the "
+        "average (serving.mixed_point); KV-cache limit with every layer in FP8"
+    )
+    return mix
+
+
 def _tp(w: dict, eid: str = "", notes: list | None = None) -> int:
     import re
 
@@ -247,15 +267,18 @@ def _tp(w: dict, eid: str = "", notes: list | None = None) -> int:
     return int(tp)
 
 
-def _no_pipeline(w: dict) -> None:
-    """Refuse a serving run split into pipeline stages: advisor.perf.serving models tensor-
-    parallel replicas only (each holding every layer), so a TP x PP replica's memory and its
-    in-flight micro-batches are not expressed."""
+def _pipeline(w: dict, notes: list[str]) -> int:
+    """The pipeline stages per replica a serving run states (`pipeline_parallel`, 1 when not
+    stated): advisor.perf.serving runs a TP x PP replica with its micro-batches in flight
+    (serving module docstring, pipeline parallelism)."""
     pp = int(w.get("pipeline_parallel") or 1)
     if pp > 1:
-        raise NotExpressible(
-            f"pipeline-parallel serving (PP {pp}) is not modelled", "pipeline_parallel", pp=pp
+        notes.append(
+            f"pipeline parallel {pp}: stages of 1/{pp} of the layers, {pp} micro-batches in "
+            "flight, activations sent between stages over the scale-up fabric "
+            "(advisor.perf.serving)"
         )
+    return pp
 
 
 # ---------------------------------------------------------------------------------------------
@@ -395,10 +418,13 @@ def predict_serving(e, cat, notes):
         )
     if w.get("expert_parallel") and spec.is_moe:
         return _predict_ep_system(e, cat, notes, spec, gpu)
-    weights = _weights(w)
+    mix = _weight_mix(w, notes)
+    # a per-layer mix: the KV-cache limit with every layer in the wider format (an upper
+    # bound on the weights' bytes), the time as the mix's share-weighted mean (serving.mixed_point)
+    weights = mix[-1][0] if mix else _weights(w)
     tp = _tp(w, e["id"], notes)
-    _no_pipeline(w)
-    count = int(w.get("count") or tp)
+    pp = _pipeline(w, notes)
+    count = int(w.get("count") or tp * pp)
     inp, out = int(w["input_tokens"]), int(w["output_tokens"])
     conc = w.get("concurrency") or w.get("batch")
     engine = "trtllm" if "tensorrt" in (w.get("software") or "").lower() else "vllm"
@@ -421,6 +447,7 @@ def predict_serving(e, cat, notes):
         kv_dtype=kv_dtype,
         tensor_parallel=tp,
         engine=engine,
+        pipeline_parallel=pp,
     )
     if kv_max < 1:
         raise NotExpressible("advisor: the weights leave no room for the KV cache")
@@ -429,26 +456,33 @@ def predict_serving(e, cat, notes):
         notes.append(
             f"concurrency not stated: {conc} (KV-cache limit {kv_max}, cap {OFFLINE_CONCURRENCY})"
         )
+        if w.get("max_batch_size") and int(w["max_batch_size"]) < conc:
+            # the engine's own max batch per replica, read in the submission's config
+            # (TensorRT-LLM max_batch_size, the harness's gpu_batch_size)
+            conc = int(w["max_batch_size"])
+            notes.append(f"the engine's stated max batch {conc} per replica")
     else:
         conc = int(conc)
-        per_replica = max(1, conc // max(1, count // tp)) if w.get("concurrency") else conc
+        per_replica = max(1, conc // max(1, count // (tp * pp))) if w.get("concurrency") else conc
         if per_replica > kv_max:
             notes.append(f"stated concurrency {per_replica} above the KV-cache limit {kv_max}")
             per_replica = kv_max
         conc = per_replica
-    p = serving.point(
+    point_kw = dict(weights=weights) if not mix else dict(mix=mix)
+    p = (serving.mixed_point if mix else serving.point)(
         spec,
         gpu,
         concurrency=conc,
         input_tokens=inp,
         output_tokens=out,
-        weights=weights,
+        **point_kw,
         kv_dtype=kv_dtype,
         tensor_parallel=tp,
         gpus=count,
         engine=engine,
         grouped_kv_kernel=grouped,
         activations=w.get("activations"),
+        pipeline_parallel=pp,
     )
     m = e["metric"]
     if m == "tokens_per_s":
@@ -738,16 +772,12 @@ def _predict_mlperf_latency_bound(e, cat, notes) -> float:
     spec = _model(cat, w, notes)
     gpu = _gpu(cat, w, notes)
     if spec.is_moe and (w.get("expert_parallel") or w.get("attention_data_parallel")):
-        raise NotExpressible(
-            "MLPerf Server/Interactive of an MoE model with expert parallelism and attention "
-            "data parallelism: the latency-bound rate is predicted for tensor-parallel replicas only",
-            "expert_parallel",
-        )
+        return _predict_ep_latency_bound(e, cat, notes, spec, gpu)
     if e["metric"] != "tokens_per_s":
         raise NotExpressible(f"metric {e['metric']} for an MLPerf latency-bound rate")
     weights = _weights(w)
     tp = _tp(w, e["id"], notes)
-    _no_pipeline(w)
+    pp = _pipeline(w, notes)
     interactive = "interactive" in (w.get("scenario") or "").lower() or "interactive" in e["id"]
     ttft, tpot, q, src = _mlperf_limits(w["model"], interactive)
     engine = "trtllm" if "tensorrt" in (w.get("software") or "").lower() else "vllm"
@@ -772,7 +802,8 @@ def _predict_mlperf_latency_bound(e, cat, notes) -> float:
         weights=weights,
         kv_dtype=kv,
         tensor_parallel=tp,
-        gpus=int(w.get("count") or tp),
+        pipeline_parallel=pp,
+        gpus=int(w.get("count") or tp * pp),
         engine=engine,
         **_prefill_queue_kw(w, notes),
     )
@@ -787,6 +818,95 @@ def _predict_mlperf_latency_bound(e, cat, notes) -> float:
     return best.tokens_per_s
 
 
+def _predict_ep_latency_bound(e, cat, notes, spec, gpu) -> float:
+    """An MLPerf Server/Interactive result of an MoE model run with expert parallelism and data-
+    parallel attention (TensorRT-LLM's DEPn): the largest Poisson arrival rate whose p99 TTFT
+    and TPOT stay within the benchmark's limits (`_mlperf_limits`), on each attention-DP rank
+    as its own queue (the requests spread evenly over the ranks; the run's ADP balancer,
+    `adp_balancing_enable`, aims at that). A rank with b sequences in flight completes
+    r(b) = tokens/s per GPU / output requests/s (advisor.perf.expert_parallel.point, the
+    steady state of advisor.perf.serving on one GPU of the group); the rate lam = r(b) holds
+    b in flight (Little's law); its TPOT is the point's, its p99 TTFT the point's plus the p99
+    of the M/M/m wait for one of the m = `max_batch_size` slots, each held m / r(m) at full
+    load (Erlang C, advisor.perf.queueing.erlang_c; as _predict_mlperf_latency_bound's slot
+    wait). The M/G/1 wait for the prefill (queueing.prefill_wait_quantile_s) is not added:
+    expert_parallel.point gives no prefill server. System tokens/s = ranks x lam x output."""
+    from advisor.perf import expert_parallel as epm
+    from advisor.perf import queueing
+
+    w = e["workload"]
+    if e["metric"] != "tokens_per_s" or not w.get("count") or not w.get("max_batch_size"):
+        raise NotExpressible(
+            "MLPerf Server/Interactive of an MoE model with expert parallelism: the system's "
+            "tokens/s with the engine's stated max batch per rank is predicted only",
+            "expert_parallel",
+        )
+    interactive = "interactive" in (w.get("scenario") or "").lower() or "interactive" in e["id"]
+    ttft, tpot, q, src = _mlperf_limits(w["model"], interactive)
+    weights = _weights(w)
+    kv = w.get("kv_dtype") or ("fp8" if weights == "fp8" else "bf16")
+    layout = epm.EPLayout(ep=int(w["expert_parallel"]), domain=8)
+    inp, out = int(w["input_tokens"]), int(w["output_tokens"])
+    cap = epm.max_batch_per_gpu(
+        spec, gpu, context=inp + out, weights=weights, kv_dtype=kv, layout=layout
+    )
+    m = min(int(w["max_batch_size"]), cap)
+    if m < 1:
+        raise NotExpressible("advisor: the weights leave no room for the KV cache")
+
+    def pt(b: int):
+        return epm.point(
+            spec,
+            gpu,
+            batch_per_gpu=b,
+            input_tokens=inp,
+            output_tokens=out,
+            weights=weights,
+            kv_dtype=kv,
+            layout=layout,
+            activations=w.get("activations"),
+        )
+
+    hold = m / (pt(m).tokens_per_s_per_gpu / out)
+
+    def meets(b: int) -> bool:
+        p = pt(b)
+        offered = (p.tokens_per_s_per_gpu / out) * hold
+        if p.tpot_s > tpot or offered >= m:
+            return False
+        pw = queueing.erlang_c(m, offered)
+        wait = hold * math.log(pw / (1.0 - q)) / (m - offered) if pw > 1.0 - q else 0.0
+        return p.ttft_s + wait <= ttft
+
+    if not meets(1):
+        raise NotExpressible(
+            "advisor: no arrival rate meets the MLPerf latency limits", "mlperf_latency_bound"
+        )
+    lo, hi = 1, m
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if meets(mid):
+            lo = mid
+        else:
+            hi = mid
+    b = hi if meets(hi) else lo
+    p = pt(b)
+    ranks = int(w["count"])
+    notes.append(
+        f"MLPerf {'Interactive' if interactive else 'Server'} limits p{q * 100:.0f} TTFT "
+        f"{ttft * 1e3:g} ms, TPOT {tpot * 1e3:g} ms ({src}); EP {layout.ep} with attention DP, "
+        f"each of the {ranks} GPUs a queue of {m} slots (the engine's stated max batch, "
+        f"KV-cache limit {cap}); Poisson arrivals, p99 TTFT from the M/M/m slot wait (no prefill "
+        f"queue); expert load imbalance {layout.load_factor} (advisor.perf.expert_parallel's "
+        f"assumption)"
+    )
+    notes.append(
+        f"largest rate {ranks * p.tokens_per_s_per_gpu / out:.4g} requests/s, {b} in flight per "
+        f"GPU, mean TPOT {p.tpot_s * 1e3:.0f} ms"
+    )
+    return ranks * p.tokens_per_s_per_gpu
+
+
 def _predict_at_rate(e, cat, notes, rate: float) -> float:
     """An online-serving measurement at `rate` requests/s arriving at random: advisor.perf.queueing
     (Little's law on the continuous-batching curve, Erlang C over the KV slots)."""
@@ -797,7 +917,7 @@ def _predict_at_rate(e, cat, notes, rate: float) -> float:
     gpu = _gpu(cat, w, notes)
     weights = _weights(w)
     tp = _tp(w, e["id"], notes)
-    _no_pipeline(w)
+    pp = _pipeline(w, notes)
     engine = "trtllm" if "tensorrt" in (w.get("software") or "").lower() else "vllm"
     if w.get("request_rate"):
         notes.append(f"{rate:g} requests/s, Poisson arrivals (the stated schedule)")
@@ -818,7 +938,8 @@ def _predict_at_rate(e, cat, notes, rate: float) -> float:
         weights=weights,
         kv_dtype=w.get("kv_dtype") or "bf16",
         tensor_parallel=tp,
-        gpus=int(w.get("count") or tp),
+        pipeline_parallel=pp,
+        gpus=int(w.get("count") or tp * pp),
         engine=engine,
         **_prefill_queue_kw(w, notes),
     )

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from advisor.data.catalog import load_catalog
-from advisor.perf import queueing
+from advisor.perf import queueing, serving
 
 CAT = load_catalog()
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,31 +64,62 @@ def test_an_entry_without_a_stated_rate_or_concurrency_still_says_so():
 
 
 @pytest.mark.parametrize(
-    "eid, pp",
-    [("mlperf50-llama-2-70b-99-h100x8-offline", 2), ("mlperf50-llama-3.1-405b-b200x8-offline", 2)],
+    "eid, tp, pp",
+    [
+        ("mlperf50-llama-2-70b-99-h100x8-offline", 1, 2),
+        ("mlperf50-llama-3.1-405b-b200x8-offline", 2, 2),
+    ],
 )
-def test_pipeline_parallel_serving_is_refused_by_its_own_reason(eid, pp):
+def test_pipeline_parallel_serving_is_predicted_with_its_stages(eid, tp, pp):
     """NVIDIA's v5.0 configs run Llama 2 70B on H100 as TP1 x PP2 and Llama 3.1 405B on B200 as
-    TP2 x PP2: the TP is stated now, and the pipeline split (not modelled) is the reason."""
+    TP2 x PP2: both are predicted with TP x PP replicas (advisor.perf.serving's pipeline
+    stages), exactly serving.point with the stated layout."""
     from bench import throughput_validation as tv
 
     e = _entries()[eid]
-    assert e["workload"]["tensor_parallel"] is not None
-    assert e["workload"]["pipeline_parallel"] == pp
+    w = e["workload"]
+    assert w["tensor_parallel"] == tp and w["pipeline_parallel"] == pp
     (row,) = tv.evaluate([e], CAT)
-    assert not row["expressible"]
-    assert row["reason_key"] == "pipeline_parallel" and row["reason_params"] == {"pp": pp}
+    assert row["expressible"], row.get("reason")
+    assert any(f"pipeline parallel {pp}" in a for a in row["assumptions"])
 
 
-def test_a_per_layer_mix_of_weight_formats_is_refused_by_its_own_reason():
-    """NVIDIA's v5.0 Mixtral config names precision 'fp4' but asks ModelOpt's per-layer search
-    for 7.25 effective bits: neither NVFP4 nor FP8 throughout, so it is refused, with the bits."""
+def test_the_engine_max_batch_caps_an_offline_replica():
+    """The 405B TP2 x PP2 engine's gpu_batch_size 128 (the harness config) caps the sequences
+    in flight per replica below the KV-cache limit."""
+    from bench import throughput_validation as tv
+
+    e = _entries()["mlperf50-llama-3.1-405b-b200x8-offline"]
+    notes: list[str] = []
+    got = tv.predict_serving(e, CAT, notes)
+    assert any("stated max batch 128" in n for n in notes)
+    w = e["workload"]
+    p = serving.point(
+        CAT.model("llama-3.1-405b").spec,
+        CAT.gpu("b200"),
+        concurrency=128,
+        input_tokens=w["input_tokens"],
+        output_tokens=w["output_tokens"],
+        weights="nvfp4",
+        kv_dtype="fp8",
+        tensor_parallel=2,
+        pipeline_parallel=2,
+        gpus=8,
+        engine="trtllm",
+    )
+    assert got == pytest.approx(p.tokens_per_s)
+
+
+def test_a_per_layer_mix_of_weight_formats_is_predicted_as_its_shares():
+    """NVIDIA's v5.0 Mixtral config asks ModelOpt's per-layer search for 7.25 effective bits:
+    predicted as 18.75 % NVFP4 and 81.25 % FP8 of the linear weights (serving.mixed_point)."""
     from bench import throughput_validation as tv
 
     e = _entries()["mlperf50-mixtral-8x7b-b200x8-offline"]
     assert e["workload"]["weights"] is None and e["workload"]["weights_effective_bits"] == 7.25
     (row,) = tv.evaluate([e], CAT)
-    assert row["reason_key"] == "mixed_precision" and row["reason_params"] == {"bits": 7.25}
+    assert row["expressible"], row.get("reason")
+    assert any("18.8% nvfp4, 81.2% fp8" in a for a in row["assumptions"])
 
 
 def test_fields_read_in_a_config_name_it_and_the_new_reasons_are_translated():
@@ -108,3 +139,36 @@ def test_fields_read_in_a_config_name_it_and_the_new_reasons_are_translated():
         strings = yaml.safe_load((ROOT / f"templates/i18n/{lang}.yaml").read_text("utf-8"))
         assert "{pp}" in strings["tv.reason.pipeline_parallel"]
         assert "{bits}" in strings["tv.reason.mixed_precision"]
+
+
+def test_mlperf_server_with_expert_parallelism_is_predicted_and_carried():
+    """NVIDIA's v5.1 DeepSeek-R1 Server on GB300 NVL72 (DEP8, 512 slots per rank read in its
+    config): predicted as the largest Poisson rate within the p99 limits with each attention-
+    DP rank a queue of 512 slots, then carried with the other layer-list MoE serving entries
+    (advisor.perf.expert_parallel's decode step, not yet counted)."""
+    from bench import throughput_validation as tv
+
+    e = _entries()["mlperf51-deepseek-r1-gb300x72-server"]
+    assert e["workload"]["max_batch_size"] == 512
+    assert "gpu_batch_size" in e["workload"]["max_batch_size_source"]
+    notes: list[str] = []
+    got = tv.predict_serving(e, CAT, notes)
+    assert any("a queue of 512 slots" in n for n in notes)
+    b = int(notes[-1].split(" in flight")[0].rsplit(" ", 1)[-1])
+    assert 1 <= b <= 512
+    from advisor.perf import expert_parallel as epm
+
+    p = epm.point(
+        CAT.model("deepseek-v3").spec,
+        CAT.gpu("gb300"),
+        batch_per_gpu=b,
+        input_tokens=804,
+        output_tokens=3886,
+        weights="nvfp4",
+        kv_dtype="fp8",
+        layout=epm.EPLayout(ep=8, domain=8),
+    )
+    assert p.tpot_s <= 0.080
+    assert got == pytest.approx(72 * p.tokens_per_s_per_gpu)
+    (row,) = tv.evaluate([e], CAT)
+    assert row["reason_key"] != "expert_parallel" and row["carried_error"] is not None

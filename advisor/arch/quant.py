@@ -221,3 +221,47 @@ def stored_bytes(fmt: WeightFormat, quantisable_params: int, other_params: int) 
         return round(n * fmt.data_bits / 8), round(n * fmt.scale_bytes_per_param)
     data = round(quantisable_params * fmt.data_bits / 8) + other_params * 2
     return data, round(quantisable_params * fmt.scale_bytes_per_param)
+
+
+# NVIDIA ModelOpt's per-layer search (`mtq.auto_quantize`, "Perform optimal per-layer
+# quantization by searching for the best quantization formats per-layer") picks one format
+# per group of linear layers under an `effective_bits` budget; its default candidates are
+# NVFP4 and FP8 ("quantization_formats": ["NVFP4_DEFAULT_CFG", "FP8_DEFAULT_CFG"]) beside
+# leaving a layer unquantised (modelopt/torch/quantization/algorithms.py,
+# NVIDIA/TensorRT-Model-Optimizer).
+MODELOPT_SEARCH_FORMATS = ("nvfp4", "fp8")
+
+
+def modelopt_mix(
+    effective_bits: float, formats: tuple[str, str] = MODELOPT_SEARCH_FORMATS
+) -> tuple[tuple[str, float], ...]:
+    """The share of the quantised linear weights in each of two formats that a ModelOpt
+    `auto_quantize` search with constraint `effective_bits` ends at, ((format, share), ...).
+
+    ModelOpt counts a format's bits as its elements' bits without scales
+    (`estimate_quant_compression`: num_bits (E, M) -> (E + M + 1) / 16 of 16 bits: NVFP4's
+    E2M1 4, FP8's E4M3 8) and the search's result as the parameter-weighted mean
+    ("effective_bits_from_search = (best_constraints / total_weight_size) * 16", each
+    group's cost its weights' numel x compression; modelopt/torch/quantization/algorithms.py).
+    With two candidate formats of a and b data bits (a < b) the shares follow:
+    share_a = (b - effective_bits) / (b - a). Which layers take which format is not known from
+    the budget alone; a caller spreads the mix evenly over the layers (advisor.perf.serving.
+    mixed_point). A budget outside [a, b] is refused naming `weights_effective_bits`."""
+    from ..core.errors import AdvisorError, check_positive
+
+    lo, hi = (weight_format(f) for f in formats)
+    if lo.data_bits > hi.data_bits:
+        lo, hi = hi, lo
+    bits = check_positive("weights_effective_bits", effective_bits, maximum=32.0)
+    if not lo.data_bits <= bits <= hi.data_bits:
+        raise AdvisorError(
+            "weights.mix_bits",
+            f"weights_effective_bits: {bits:g} is outside the {lo.data_bits:g} to "
+            f"{hi.data_bits:g} bits a mix of {lo.name} and {hi.name} reaches",
+            field="weights_effective_bits",
+            value=bits,
+            minimum=lo.data_bits,
+            maximum=hi.data_bits,
+        )
+    share_lo = (hi.data_bits - bits) / (hi.data_bits - lo.data_bits)
+    return ((lo.name, share_lo), (hi.name, 1.0 - share_lo))

@@ -178,6 +178,12 @@ def register(sub) -> None:
     s = tsub.add_parser("serve", help="serving: TTFT, TPOT, tokens/s at a concurrency")
     common(s)
     s.add_argument("--tp", type=count("tp", maximum=72), default=1, help="TP per replica")
+    s.add_argument(
+        "--pp",
+        type=count("pipeline_parallel", maximum=1024),
+        default=1,
+        help="pipeline stages per replica (a replica is TP x PP GPUs)",
+    )
     s.add_argument("--gpus", type=count("gpus", *limits.GPUS), help="GPUs in all")
     s.add_argument("--input", type=count("input_tokens", maximum=1 << 24), default=1024)
     s.add_argument("--output", type=count("output_tokens", maximum=1 << 24), default=256)
@@ -724,6 +730,12 @@ def run_serve(args) -> int:
     cat, spec, gpu = _inputs(args)
     # an FP4 format only where the card runs it or an engine dequantises it (issue 34)
     support.check_weights(gpu, args.weights, args.kv_dtype)
+    if args.pp > 1 and (args.ep or args.disaggregate):
+        raise AdvisorError(  # expert parallelism and the disaggregated split have no stages
+            "serving.pp_plain_only",
+            "--pp applies to tensor-parallel replicas only (not with --ep or --disaggregate)",
+            field="pipeline_parallel",
+        )
     if args.ep:
         return _run_ep(args, cat, spec, gpu)
     if args.two_batch_overlap:
@@ -740,6 +752,7 @@ def run_serve(args) -> int:
         weights=args.weights,
         kv_dtype=args.kv_dtype,
         tensor_parallel=args.tp,
+        pipeline_parallel=args.pp,
         gpus=args.gpus,
         engine=args.engine,
         speculative=_speculation(args),
@@ -750,13 +763,13 @@ def run_serve(args) -> int:
         raise AdvisorError(  # the web API's error (webapi.serving); was an empty table, exit 0
             "serving.no_room",
             f"gpu: the weights of {spec.name} in {args.weights} leave no room for one request's "
-            f"KV cache ({args.input + args.output} tokens) on {args.tp} x {gpu.id}; use a "
+            f"KV cache ({args.input + args.output} tokens) on {args.tp * args.pp} x {gpu.id}; use a "
             "higher tensor_parallel, smaller weights or a larger card",
             field="gpu",
             gpu=gpu.id,
         )
     price, price_from = _gpu_hour_price(cat, gpu, args.price)
-    owned = _owned_hour(cat, gpu, args.gpus or args.tp, args)
+    owned = _owned_hour(cat, gpu, args.gpus or args.tp * args.pp, args)
     own_h = owned.usd_per_gpu_hour if owned else None
     curve = interactivity.curve(plan, price, own_h) if plan.points else ()
     load = None
@@ -804,7 +817,9 @@ def run_serve(args) -> int:
             }
         )
     print(
-        f"{spec.name} on {gpu.id}, TP {args.tp} x {plan.replicas} replica(s), "
+        f"{spec.name} on {gpu.id}, TP {args.tp}"
+        + (f" x PP {args.pp}" if args.pp > 1 else "")
+        + f" x {plan.replicas} replica(s), "
         f"{args.input} in / {args.output} out, {args.weights} weights" + _band("serving")
     )
     if timing.fp4_dequantised(gpu, args.weights):

@@ -140,7 +140,8 @@ def _setup(spec, gpu, kw: dict, max_num_seqs: int):
             value=moment2,
             minimum=1,
         )
-    tp = kw.get("tensor_parallel", 1)
+    # a replica is tensor_parallel x pipeline_parallel GPUs (serving.point)
+    tp = kw.get("tensor_parallel", 1) * kw.get("pipeline_parallel", 1)
     gpus = kw.get("gpus") or tp
     replicas = max(1, gpus // tp)
     mkw = {
@@ -152,6 +153,7 @@ def _setup(spec, gpu, kw: dict, max_num_seqs: int):
             "kv_dtype",
             "tensor_parallel",
             "engine",
+            "pipeline_parallel",
         )
         if k in kw
     }
@@ -212,7 +214,7 @@ def _at(cv: _Curve, lam_total: float) -> LoadPoint:
     offered = lam * hold
     pw = erlang_c(m, offered)
     wait = pw * hold / (m - offered)
-    gpus = cv.kw.get("gpus") or cv.kw.get("tensor_parallel", 1)
+    gpus = cv.kw.get("gpus") or cv.kw.get("tensor_parallel", 1) * cv.kw.get("pipeline_parallel", 1)
     out = cv.kw["output_tokens"]
     # 3. the prefill server: M/G/1, Pollaczek-Khinchine
     service = _prefill_service_s(cv, a_pt, b_pt, f, c_real)
@@ -288,7 +290,7 @@ def at_rate(
 ) -> LoadPoint:
     """TTFT, TPOT and throughput at `request_rate` requests per second arriving at random (all
     replicas); `kw` as serving.point's (input_tokens, output_tokens, weights, kv_dtype,
-    tensor_parallel, gpus, engine, speculative, prefix_hit_rate). A rate at or above the
+    tensor_parallel, pipeline_parallel, gpus, engine, speculative, prefix_hit_rate). A rate at or above the
     capacity is refused naming `request_rate`."""
     rate = check_positive("request_rate", request_rate, maximum=1e7)
     return _at(_setup(spec, gpu, kw, max_num_seqs), rate)

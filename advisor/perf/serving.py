@@ -17,6 +17,28 @@ docs.vllm.ai "Engine arguments").
 
 The concurrency is capped by the KV-cache blocks vLLM can allocate (advisor.memory.estimate.
 serving_capacity) and by `max_num_seqs` (vLLM's default 256, same page).
+
+Pipeline parallelism (`pipeline_parallel` = p > 1): a replica of tp x p GPUs, each of the p
+stages holding 1/p of the layers (and their KV cache) on tp GPUs; the last stage also runs the
+output head. The engine keeps p batches in flight so that every stage works: vLLM V1's batch
+queue ("PP requires PP-size concurrent batches to fill the pipeline", vllm/config/vllm.py
+`VllmConfig.max_concurrent_batches`; EngineCore.step_with_batch_queue), TensorRT-LLM's
+micro-batches over its pipeline ranks (NVIDIA's MLPerf harness builds TP x PP engines with
+`pipeline_parallelism` in trtllm_build_flags). In steady state there is no flush, so the
+GPipe / Megatron bubble of a flushed batch, (p-1)/(m+p-1) (Huang et al. 2019, GPipe,
+arXiv:1811.06965 §2.2; Narayanan et al. 2021 eq. 1), does not apply as long as p micro-batches
+are in flight; with fewer (concurrency c < p) the stages idle. So the c sequences split into
+n = min(c, p) micro-batches of ceil(c / n), and a decode token of every sequence takes one
+round of the pipe:
+    t_round = p * (t_stage(m) + t_send(m)),  t_stage = (t_step - t_head) / p + t_head
+(`pipeline_stage_s`: the slowest stage, the last one with the head; the layers split evenly),
+t_send the point-to-point send of the micro-batch's activations, m x hidden x 2 bytes, to the
+next stage (network.p2p_time over the scale-up fabric; Narayanan et al. 2021 §4.1 sends them
+between stages the same way). Each stage spends c * t_pf_stage per generation on prefills,
+so the cycle is c * t_pf_stage + output * t_round (the same steady state as above, on the
+slowest stage). TTFT: a prompt's prefill passes every stage (the whole model's prefill plus
+p - 1 sends of prompt x hidden activations). Memory: each GPU holds 1/(tp p) of the weights
+and of the KV cache (max_concurrency).
 """
 
 from __future__ import annotations
@@ -69,6 +91,7 @@ class ServingPlan:
     kv_limited_concurrency: int
     points: tuple[ServingPoint, ...]
     notes: tuple[str, ...] = ()
+    pipeline_parallel: int = 1
 
     def to_dict(self) -> dict:
         d = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "points"}
@@ -149,6 +172,51 @@ def check_tensor_parallel(spec: ModelSpec, gpu, tensor_parallel, across_nodes: b
     return tp
 
 
+def check_pipeline_parallel(
+    spec: ModelSpec, gpu, tensor_parallel: int, pipeline_parallel, pp_fabric=None
+) -> int:
+    """`pipeline_parallel` if the model has at least that many layers and the replica's
+    tp x pp GPUs fit the scale-up domain (the stages' sends then run on NVLink / xGMI); past
+    the domain a `pp_fabric` (the fabric between nodes) must be named. Else an AdvisorError
+    naming `pipeline_parallel`."""
+    pp = check_int("pipeline_parallel", pipeline_parallel, maximum=1024)
+    if pp > spec.num_layers:
+        raise AdvisorError(
+            "layout.pp_layers",
+            f"pipeline_parallel: {pp} is more than the model's {spec.num_layers} layers",
+            field="pipeline_parallel",
+            pipeline_parallel=pp,
+            layers=spec.num_layers,
+        )
+    scale_up = getattr(gpu, "scale_up", None)
+    domain = int(scale_up.domain_size if scale_up else SCALE_UP_GPUS)
+    if pp > 1 and tensor_parallel * pp > domain and pp_fabric is None:
+        raise AdvisorError(
+            "layout.pp_node",
+            f"pipeline_parallel: TP {tensor_parallel} x PP {pp} is more than the {domain} GPUs "
+            f"a {gpu.id} node links; stages across nodes need the fabric between them",
+            field="pipeline_parallel",
+            pipeline_parallel=pp,
+            gpus_per_node=domain,
+        )
+    return pp
+
+
+def pipeline_stage_s(parts, pp: int) -> float:
+    """Seconds of the slowest of `pp` pipeline stages for a timing.decode_step_time or
+    prefill_time result: the layers' share (everything but the output head) split evenly,
+    plus the head on the last stage (module docstring, pipeline parallelism)."""
+    if pp == 1:
+        return parts["seconds"]
+    return (parts["seconds"] - parts["head_s"]) / pp + parts["head_s"]
+
+
+def pipeline_send_s(spec: ModelSpec, tokens: float, fabric: net.Fabric) -> float:
+    """One stage-to-stage send of `tokens` tokens' hidden states in 16-bit (tokens x hidden x
+    2 bytes; network.p2p_time: alpha + bytes / bandwidth)."""
+    return net.p2p_time(tokens * spec.hidden_size * timing.ACT_BYTES, fabric)
+
+
 def kv_reads(spec: ModelSpec, grouped_kv_kernel: bool = True) -> int:
     """Times a decode step streams each KV head (timing.decode_step_time): 1 for a kernel that
     serves the whole query group from one load, the group size num_heads / num_kv_heads for
@@ -181,6 +249,8 @@ def point(
     prefix_hit_rate: float = 0.0,
     tp_fabric: net.Fabric | None = None,
     activations: str | None = None,
+    pipeline_parallel: int = 1,
+    pp_fabric: net.Fabric | None = None,
 ) -> ServingPoint:
     """One steady-state operating point (module docstring). `activations`: the precision the
     engine keeps activations in where it differs from the weights' (timing.matmul_peak_key). `engine` ("vllm" | "trtllm")
@@ -190,19 +260,25 @@ def point(
     `speculative`: multi-token prediction or a draft model (advisor.perf.speculative): a decode
     step yields `tokens_per_step` tokens per sequence and costs the verification and the draft.
     `prefix_hit_rate`: the fraction of prompt tokens found in the prefix cache
-    (advisor.perf.prefix_cache): prefills compute only the rest."""
+    (advisor.perf.prefix_cache): prefills compute only the rest.
+    `pipeline_parallel`: stages per replica (module docstring, pipeline parallelism), a replica
+    is tensor_parallel x pipeline_parallel GPUs; `pp_fabric`: the fabric between stages where
+    they span nodes (default: the accelerator's scale-up fabric)."""
     _check(spec, input_tokens, output_tokens)
     stack = stack or eff.DEFAULT_STACK
     c = check_int("concurrency", concurrency, maximum=1 << 16)
     tp = check_tensor_parallel(spec, gpu, tensor_parallel, across_nodes=tp_fabric is not None)
+    pp = check_pipeline_parallel(spec, gpu, tp, pipeline_parallel, pp_fabric)
     check_choice("kv_dtype", kv_dtype, KV_BYTES)
     if weights not in PEAK_KEY:
         check_choice("weights", weights, PEAK_KEY)
-    gpus = gpus or tp
-    if gpus % tp:
+    per_replica = tp * pp
+    gpus = gpus or per_replica
+    if gpus % per_replica:
         raise AdvisorError(
             "gpus.tp_divides",
-            f"gpus: {gpus} is not a multiple of tensor_parallel {tp}",
+            f"gpus: {gpus} is not a multiple of tensor_parallel {tp}"
+            + (f" x pipeline_parallel {pp}" if pp > 1 else ""),
             field="tensor_parallel",
         )
     dev = timing.Device.of(
@@ -212,7 +288,7 @@ def point(
     fabric = tp_fabric or (net.intra_node_fabric(gpu) if tp > 1 else None)
     prompt = uncached_tokens(input_tokens, prefix_hit_rate) if prefix_hit_rate else input_tokens
     per_batch = max(1, min(c, MAX_NUM_BATCHED_TOKENS // prompt))
-    pf = timing.prefill_time(
+    pf_parts = timing.prefill_time(
         spec,
         dev,
         stack,
@@ -221,14 +297,15 @@ def point(
         weights=weights,
         tp=tp,
         tp_fabric=fabric,
-    )["seconds"]
+    )
+    pf = pf_parts["seconds"]
     t_pf_one = timing.prefill_time(
         spec, dev, stack, batch=1, prompt=prompt, weights=weights, tp=tp, tp_fabric=fabric
     )["seconds"]
     t_pf = pf / per_batch
     ctx = input_tokens + output_tokens // 2
 
-    def step(b: int):
+    def full_step(b: int):
         return timing.decode_step_time(
             spec,
             dev,
@@ -241,6 +318,29 @@ def point(
             tp_fabric=fabric,
             kv_reads=kv_reads(spec, grouped_kv_kernel),
         )
+
+    if pp == 1:
+        step = full_step
+    else:
+        # pipeline stages (module docstring): the prefill's share on the slowest stage, and a
+        # decode token of every sequence per round of the pipe
+        send_fabric = pp_fabric or net.intra_node_fabric(gpu)
+        t_pf = pipeline_stage_s(pf_parts, pp) / per_batch
+        t_pf_one += (pp - 1) * pipeline_send_s(spec, prompt, send_fabric)
+
+        def step(b: int):
+            # one round: the slowest stage runs each of its micro-batches once (by parts, for
+            # advisor.perf.speculative: the attention of one micro-batch over every layer,
+            # the head once per micro-batch on the last stage)
+            n = min(b, pp)
+            m = -(-b // n)
+            parts = full_step(m)
+            stage = pipeline_stage_s(parts, pp) + pipeline_send_s(spec, m, send_fabric)
+            return {
+                "seconds": pp * stage,
+                "attention_s": parts["attention_s"],
+                "head_s": pp * parts["head_s"],
+            }
 
     if speculative is None:
         t_d = step(c)["seconds"]
@@ -255,7 +355,7 @@ def point(
     )
     cycle = c * t_pf + output_tokens * t_d
     tpot = cycle / output_tokens
-    replicas = gpus // tp
+    replicas = gpus // per_replica
     total = replicas * c * output_tokens / cycle
     return ServingPoint(
         concurrency=c,
@@ -281,6 +381,7 @@ def max_concurrency(
     tensor_parallel: int = 1,
     gpu_memory_utilization: float = 0.9,
     engine: str = "vllm",
+    pipeline_parallel: int = 1,
 ) -> int:
     """Requests per replica whose whole context (input + output) fits in the KV-cache blocks
     (advisor.memory.estimate.serving_capacity); 0 if the weights do not fit.
@@ -288,9 +389,14 @@ def max_concurrency(
     `engine`: "vllm" reserves `gpu_memory_utilization` of the whole memory (docs.vllm.ai
     "Engine arguments"); "trtllm" gives the KV cache that fraction of the memory left after
     the weights and activations (TensorRT-LLM `KvCacheConfig.free_gpu_memory_fraction`,
-    default 0.9), expressed here as the equivalent whole-memory fraction."""
+    default 0.9), expressed here as the equivalent whole-memory fraction.
+
+    `pipeline_parallel`: each GPU of a tp x pp replica holds 1/(tp pp) of the weights and of
+    every sequence's KV cache (its stage's layers; the embedding and head counted evenly)."""
     check_positive("gpu_memory_utilization", gpu_memory_utilization, maximum=1.0)
     check_choice("engine", engine, ENGINES)
+    pp = check_int("pipeline_parallel", pipeline_parallel, maximum=1024)
+    tensor_parallel = tensor_parallel * pp
     if engine == "trtllm":
         probe = mem.serving_capacity(
             spec,
@@ -333,12 +439,15 @@ def plan(
     speculative: Speculation | None = None,
     prefix_hit_rate: float = 0.0,
     tp_fabric: net.Fabric | None = None,
+    pipeline_parallel: int = 1,
+    pp_fabric: net.Fabric | None = None,
 ) -> ServingPlan:
     """The throughput-latency curve at concurrency 1, 2, 4, ... up to the largest the KV cache
-    and `max_num_seqs` allow (and that value itself). `speculative` and `prefix_hit_rate` as
-    in `point`."""
+    and `max_num_seqs` allow (and that value itself). `speculative`, `prefix_hit_rate`,
+    `pipeline_parallel` and `pp_fabric` as in `point`."""
     _check(spec, input_tokens, output_tokens)
     tp = check_tensor_parallel(spec, gpu, tensor_parallel, across_nodes=tp_fabric is not None)
+    pp = check_pipeline_parallel(spec, gpu, tp, pipeline_parallel, pp_fabric)
     check_int("max_num_seqs", max_num_seqs, maximum=1 << 16)
     kv_max = max_concurrency(
         spec,
@@ -349,6 +458,7 @@ def plan(
         kv_dtype=kv_dtype,
         tensor_parallel=tp,
         engine=engine,
+        pipeline_parallel=pp,
     )
     top = min(kv_max, max_num_seqs)
     notes = []
@@ -378,6 +488,8 @@ def plan(
             speculative=speculative,
             prefix_hit_rate=prefix_hit_rate,
             tp_fabric=tp_fabric,
+            pipeline_parallel=pp,
+            pp_fabric=pp_fabric,
         )
         for c in levels
     )
@@ -387,7 +499,7 @@ def plan(
         model=spec.name,
         gpu=gpu.id,
         tensor_parallel=tp,
-        replicas=(gpus or tp) // tp,
+        replicas=(gpus or tp * pp) // (tp * pp),
         input_tokens=input_tokens,
         output_tokens=output_tokens,
         weights=weights,
@@ -396,4 +508,50 @@ def plan(
         kv_limited_concurrency=kv_max,
         points=pts,
         notes=tuple(notes),
+        pipeline_parallel=pp,
+    )
+
+
+def mixed_point(
+    spec: ModelSpec,
+    gpu,
+    *,
+    mix: tuple[tuple[str, float], ...],
+    concurrency: int,
+    **kw,
+) -> ServingPoint:
+    """`point` for weights stored in a per-layer mix of formats, `mix` ((format, share of the
+    linear weights), ...), e.g. advisor.arch.quant.modelopt_mix for a ModelOpt per-layer
+    search. Which layers take which format is not stated by such a budget, so each layer is
+    taken as the mix's average: its GEMMs (weights streamed and multiplied in each format at
+    that format's rate) are the share-weighted sum of the format's times, and so are a decode
+    step and a prefill, which are sums over the layers (timing.decode_step_time,
+    timing.prefill_time); attention, KV cache and element-wise work do not depend on the
+    weights' format. So TPOT and TTFT are the share-weighted means of `point` in each format,
+    at the same concurrency; output tokens/s = replicas x concurrency / TPOT (as in `point`).
+    `kw` as `point`'s, without `weights`."""
+    if not mix or abs(sum(share for _, share in mix) - 1.0) > 1e-9:
+        raise AdvisorError(
+            "weights.mix_shares",
+            "weights: the shares of a mix of formats must add up to 1",
+            field="weights",
+        )
+    pts = [(point(spec, gpu, concurrency=concurrency, weights=f, **kw), w) for f, w in mix]
+    ref = pts[0][0]
+
+    def mean(attr: str) -> float:
+        return sum(getattr(p, attr) * w for p, w in pts)
+
+    tpot = mean("tpot_s")
+    scale = ref.tpot_s / tpot  # tokens/s and requests/s at the same concurrency scale as 1/TPOT
+    return ServingPoint(
+        concurrency=ref.concurrency,
+        ttft_s=mean("ttft_s"),
+        tpot_s=tpot,
+        tokens_per_s_per_user=1 / tpot,
+        tokens_per_s=ref.tokens_per_s * scale,
+        tokens_per_s_per_gpu=ref.tokens_per_s_per_gpu * scale,
+        requests_per_s=ref.requests_per_s * scale,
+        decode_step_s=mean("decode_step_s"),
+        prefill_s=mean("prefill_s"),
     )

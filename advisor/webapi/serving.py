@@ -33,6 +33,9 @@ class ServingRequest(_Request):
     config: str = _f("", "text")
     gpu: str = _f("h100-sxm", "name")
     tensor_parallel: int = _f(1, "int", maximum=72)
+    # pipeline stages per replica: a replica is tensor_parallel x pipeline_parallel GPUs
+    # (advisor.perf.serving, module docstring "Pipeline parallelism")
+    pipeline_parallel: int = _f(1, "int", maximum=1024)
     gpus: int = _f(1, "int", maximum=MAX_GPUS)
     input_tokens: int = _f(1024, "int", maximum=MAX_SEQ)
     output_tokens: int = _f(256, "int", maximum=MAX_SEQ)
@@ -241,6 +244,13 @@ def serving(params: dict) -> dict:
     from ..data import support
 
     support.check_weights(g, req.weights, req.kv_dtype)
+    if req.pipeline_parallel > 1 and (req.ep or req.pools == "disaggregated"):
+        raise AdvisorError(  # expert parallelism and the disaggregated split have no stages
+            "serving.pp_plain_only",
+            "pipeline_parallel: applies to tensor-parallel replicas only (not with ep or "
+            "disaggregated pools)",
+            field="pipeline_parallel",
+        )
     if req.ep:
         return _serving_ep(req, spec, g)
     if req.two_batch_overlap:
@@ -250,13 +260,15 @@ def serving(params: dict) -> dict:
             field="two_batch_overlap",
         )
     srv.check_tensor_parallel(spec, g, req.tensor_parallel)
-    if req.gpus % req.tensor_parallel:
+    pp = srv.check_pipeline_parallel(spec, g, req.tensor_parallel, req.pipeline_parallel)
+    if req.gpus % (req.tensor_parallel * pp):
         raise AdvisorError(
             "gpus.tp_divides",
-            f"gpus: {req.gpus} is not a multiple of tensor_parallel {req.tensor_parallel}",
+            f"gpus: {req.gpus} is not a multiple of tensor_parallel {req.tensor_parallel}"
+            + (f" x pipeline_parallel {pp}" if pp > 1 else ""),
             field="gpus",
             gpus=req.gpus,
-            tensor_parallel=req.tensor_parallel,
+            tensor_parallel=req.tensor_parallel * pp,
         )
     for why in support.engine(g, req.engine):
         raise AdvisorError(why.key, why.message, field="engine", **why.params)
@@ -284,6 +296,7 @@ def serving(params: dict) -> dict:
         weights=req.weights,
         kv_dtype=req.kv_dtype,
         tensor_parallel=req.tensor_parallel,
+        pipeline_parallel=pp,
         gpus=req.gpus,
         engine=req.engine,
         speculative=sp,
@@ -294,7 +307,7 @@ def serving(params: dict) -> dict:
         raise AdvisorError(
             "serving.no_room",
             f"gpu: the weights of {spec.name} leave no room for one request's KV cache on "
-            f"{req.tensor_parallel} x {g.id}",
+            f"{req.tensor_parallel * pp} x {g.id}",
             field="gpu",
             gpu=g.id,
         )

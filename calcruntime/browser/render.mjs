@@ -16,7 +16,7 @@ export const FORMS = {
   roofline: [["model", "model"], ["phase", "select"], ["gpu", "gpu"], ["batch", "number"], ["seq", "number"], ["weights", "select"]],
   budget: [["gpu", "gpu"], ["gpus", "number"], ["price_usd", "text"], ["cloud_usd_per_gpu_hour", "text"], ["utilisation", "number"], ["horizon_months", "number"], ["electricity_usd_per_kwh", "number"], ["currency", "select"], ["model", "model"], ["train_tokens", "tokens"], ["batch", "number"], ["seq", "number"]],
   picker: [["model", "model"], ["task", "select"], ["batch", "number"], ["seq", "number"], ["acquire", "select"], ["currency", "select"], ["horizon_months", "number"], ["max_gpus", "number"], ["budget", "text"], ["target_tokens_per_s", "text"], ["per_user_tokens_per_s", "text"], ["weights", "select", "picker_weights"]],
-  serving: [["model", "model"], ["config", "config"], ["gpu", "gpu"], ["tensor_parallel", "number"], ["gpus", "number"], ["input_tokens", "number"], ["output_tokens", "number"], ["weights", "select"], ["kv_dtype", "select"], ["engine", "select"], ["ttft_ms", "text"], ["tpot_ms", "text"], ["request_rate", "text"], ["draft_tokens", "number"], ["acceptance", "number"], ["draft_layers", "number"], ["prefix_hit_rate", "number"], ["pools", "select"], ["ep", "number"], ["imbalance", "number"], ["two_batch_overlap", "flag"], ["utilisation", "number"], ["horizon_months", "number"]],
+  serving: [["model", "model"], ["config", "config"], ["gpu", "gpu"], ["tensor_parallel", "number"], ["pipeline_parallel", "number"], ["gpus", "number"], ["input_tokens", "number"], ["output_tokens", "number"], ["weights", "select"], ["kv_dtype", "select"], ["engine", "select"], ["ttft_ms", "text"], ["tpot_ms", "text"], ["request_rate", "text"], ["draft_tokens", "number"], ["acceptance", "number"], ["draft_layers", "number"], ["prefix_hit_rate", "number"], ["pools", "select"], ["ep", "number"], ["imbalance", "number"], ["two_batch_overlap", "flag"], ["utilisation", "number"], ["horizon_months", "number"]],
   cluster: [["model", "model"], ["config", "config"], ["gpu", "gpu"], ["tokens", "tokens"], ["seq", "number"], ["deadline_days", "text"], ["budget_usd", "text"], ["price_usd_per_gpu_hour", "text"], ["network", "network"], ["precision", "select", "cluster_precision"], ["max_gpus", "number"], ["run", "select", "training_run"], ["expert_parallel", "number"]],
 };
 
@@ -217,7 +217,7 @@ function renderVram(r, S) {
   }
   if (r.mode === "serving" && r.serving) {
     const v = r.serving;
-    out += `<p class="calc-note" data-out="serving">${esc(fillText(tr(S, "calc.serving_layout", "{tp} GPUs per replica × {replicas} replicas, {per} requests per replica; the KV cache holds {kv}"), { tp: v.tensor_parallel, replicas: v.replicas, per: fmt(v.per_replica, S, 0), kv: fmt(v.kv_limited_concurrency, S, 0) }))}</p>`;
+    out += `<p class="calc-note" data-out="serving">${esc(fillText(tr(S, "calc.serving_layout", "{tp} GPUs per replica × {replicas} replicas, {per} requests per replica; the KV cache holds {kv}"), { tp: v.tensor_parallel * (v.pipeline_parallel || 1), replicas: v.replicas, per: fmt(v.per_replica, S, 0), kv: fmt(v.kv_limited_concurrency, S, 0) }))}</p>`;
   } else if (r.mode === "static") {
     out += `<p class="calc-note" data-out="static">${esc(tr(S, "calc.static_label", "Static prefill of the whole batch on each GPU."))}</p>`;
   }
