@@ -506,6 +506,27 @@ TRTLLM_PERF_OVERVIEW_REQUESTS = {
 }
 
 
+def trtllm_bench_max_num_tokens(batch: int, input_tokens: int, output_tokens: int) -> int:
+    """The tokens per iteration `trtllm-bench throughput` sets when the run states neither
+    max_batch_size nor max_num_tokens (the perf overview's commands state neither): its
+    finetune_setting rounds batch * (1 + ISL / OSL) up (to 256 below 4096 with a floor of
+    2048, to 512 below 8192, else to 1024; tensorrt_llm/bench/build/tuning.py, stored commits
+    a7e572f and 04cba88, and tensorrt_llm/bench/tuning/heuristics.py 0b42cea agree), and with
+    chunked prefill off (its default) get_settings raises it to at least the longest prompt
+    plus max_batch_size (tensorrt_llm/bench/benchmark/utils/general.py, stored commit
+    0171265: "Forcing max_num_tokens to {max_isl + max_batch_size}"). `batch` stands for the
+    heuristic's own max batch, which estimates the KV cache its own way; the 2048 floor and the
+    prompt-plus-batch rule set the figure for every perf-overview run here."""
+    raw = min(batch * (1 + input_tokens / output_tokens), 32768)
+    if raw < 4096:
+        m = max(2048, 256 * math.ceil(raw / 256))
+    elif raw < 8192:
+        m = 512 * math.ceil(raw / 512)
+    else:
+        m = 1024 * math.ceil(raw / 1024)
+    return max(m, input_tokens + batch)
+
+
 def _requests_per_rank(e: dict, ranks: int, notes: list[str]) -> int | None:
     """The most sequences a GPU can hold in a perf-overview run (TRTLLM_PERF_OVERVIEW_REQUESTS),
     None for other sources or lengths the page does not list."""
@@ -579,6 +600,7 @@ def _predict_expert_parallel(e, cat, notes, spec, gpu) -> float:
     if cap < 1:
         raise NotExpressible("advisor: the weights leave no room for the KV cache")
     stated = _config_batch_per_rank(e, layout.ep, notes) or w.get("batch")
+    per_rank = None
     if stated:
         b = min(int(stated), cap)
         if int(stated) > cap:
@@ -592,6 +614,32 @@ def _predict_expert_parallel(e, cat, notes, spec, gpu) -> float:
         f"EP {layout.ep} with attention DP, {b} sequences per GPU (KV-cache limit {cap}), "
         f"expert load imbalance {layout.load_factor} (advisor.perf.expert_parallel's assumption)"
     )
+    if not stated and per_rank is not None:
+        # the perf overview's run is a finite job queued at once: it ramps up under
+        # trtllm-bench's max_num_tokens and drains (expert_parallel.offline_run)
+        mnt = trtllm_bench_max_num_tokens(b, inp, out)
+        run = epm.offline_run(
+            spec,
+            gpu,
+            requests_per_gpu=per_rank,
+            max_batch=b,
+            max_num_tokens=mnt,
+            input_tokens=inp,
+            output_tokens=out,
+            weights=weights,
+            kv_dtype=kv,
+            layout=layout,
+            activations=w.get("activations"),
+        )
+        notes.append(
+            f"offline job of {per_rank} requests per GPU at max_num_tokens {mnt} "
+            f"(trtllm-bench's rule): {run.iterations} iterations at a mean batch of "
+            f"{run.mean_batch:.0f}, {run.tokens_per_s_per_gpu:.0f} tok/s/GPU against "
+            f"{run.steady_tokens_per_s_per_gpu:.0f} in the steady state at {b}"
+        )
+        if per_system:
+            return run.tokens_per_s_per_gpu * int(w["count"])
+        return run.tokens_per_s_per_gpu
     p = epm.point(
         spec,
         gpu,
@@ -1135,6 +1183,8 @@ def fit(entries, cat, passes: int = 3, without: str | None = None, quiet: bool =
         and fit_half(e) == "fit"
         and e["kind"] not in ("matmul", "bandwidth")
         and (without is None or family(e) != without)
+        # carried MoE serving entries never enter the loss (not expressible): skip predicting
+        and not _moe_carry(cat, e)
     ]
 
     def loss(stack):

@@ -812,3 +812,62 @@ def test_a_rate_the_prefill_cannot_keep_up_with_is_refused_by_name():
     with pytest.raises(AdvisorError) as e:
         queueing.at_rate(spec, gpu, request_rate=1.0, prompt_moment2=0.5, **kw)
     assert e.value.field == "prompt_moment2"
+
+
+def test_offline_schedule_follows_trtllm_scheduler_walkthrough():
+    """Golden, exact (a schedule): TensorRT-LLM docs/source/performance/performance-tuning-guide/
+    tuning-max-batch-size-and-max-num-tokens.md (read 2026-12-06), "Understanding the
+    TensorRT-LLM scheduler": max batch size 4, max num tokens 12, prompts of 5 tokens. Requests
+    1 and 2 take 10 of the 12 tokens and the 2 left hold no further prompt; once they generate
+    (1 token each) requests 3 and 4 join, and request 5 waits for the batch limit of 4 until a
+    request ends (there request 1's second token is its stop token: 2 output tokens here)."""
+    from advisor.perf import expert_parallel as ep
+
+    got = ep.offline_schedule(
+        5, max_batch=4, max_num_tokens=12, input_tokens=5, output_tokens=2
+    )  # fmt: skip
+    assert got[:3] == ((0, 2), (2, 2), (2, 1))
+    assert sum(p for _, p in got) == 5 and got[-1][1] == 0
+    with pytest.raises(AdvisorError) as e:
+        ep.offline_schedule(5, max_batch=4, max_num_tokens=4, input_tokens=5, output_tokens=2)
+    assert e.value.field == "max_num_tokens"
+    with pytest.raises(AdvisorError) as e:
+        ep.offline_schedule(
+            1 << 20, max_batch=1, max_num_tokens=4096, input_tokens=8, output_tokens=4096
+        )  # fmt: skip
+    assert e.value.field == "requests_per_gpu"
+
+
+def test_offline_run_ramps_and_drains_below_the_steady_state():
+    """A job of as many requests as the batch never reaches the steady state at that batch
+    (it ramps up one prompt per iteration under a 2048-token budget and drains); a job of many
+    more requests comes close to it."""
+    from advisor.perf import expert_parallel as ep
+
+    kw = dict(
+        max_batch=64, max_num_tokens=2048, input_tokens=1024, output_tokens=256,
+        weights="fp8", kv_dtype="fp8", layout=ep.EPLayout(ep=8),
+    )  # fmt: skip
+    short = ep.offline_run(MOE, GPU, requests_per_gpu=64, **kw)
+    long = ep.offline_run(MOE, GPU, requests_per_gpu=64 * 40, **kw)
+    # two prompts fill the first iteration's 2048 tokens, then one joins per iteration beside
+    # the generating sequences: the last joins in iteration 63 and leaves 255 iterations later
+    assert short.iterations == 63 + 255 and short.mean_batch < 64
+    assert short.tokens_per_s_per_gpu < long.tokens_per_s_per_gpu
+    assert long.tokens_per_s_per_gpu < long.steady_tokens_per_s_per_gpu
+    assert long.tokens_per_s_per_gpu > 0.85 * long.steady_tokens_per_s_per_gpu
+    with pytest.raises(AdvisorError) as e:
+        ep.offline_run(MOE, GPU, requests_per_gpu=10, **dict(kw, max_batch=60000))
+    assert e.value.field == "batch_per_gpu"
+
+
+def test_trtllm_bench_max_num_tokens_follows_its_rule():
+    """trtllm-bench's finetune_setting rounding and get_settings' prompt-plus-batch floor
+    (tensorrt_llm/bench/build/tuning.py, benchmark/utils/general.py; exact)."""
+    from bench import throughput_validation as tv
+
+    assert tv.trtllm_bench_max_num_tokens(750, 1024, 1024) == 2048  # 1500 -> floor 2048
+    assert tv.trtllm_bench_max_num_tokens(1500, 1024, 1024) == 3072  # 3000 -> 256s
+    assert tv.trtllm_bench_max_num_tokens(500, 1024, 1024) == 2048
+    assert tv.trtllm_bench_max_num_tokens(238, 8192, 1024) == 8192 + 238  # prompt + batch
+    assert tv.trtllm_bench_max_num_tokens(3000, 1024, 1024) == 6144  # 6000 -> 512s
