@@ -34,7 +34,7 @@ from advisor.arch import flops
 from advisor.core.errors import AdvisorError
 from advisor.data.catalog import load_catalog
 from advisor.perf import efficiency as eff
-from advisor.perf import parallel, serving, timing, training
+from advisor.perf import offline, parallel, serving, timing, training
 from advisor.perf.parallel import Layout
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -429,6 +429,29 @@ def predict_serving(e, cat, notes):
         notes.append(
             f"concurrency not stated: {conc} (KV-cache limit {kv_max}, cap {OFFLINE_CONCURRENCY})"
         )
+        job = _perf_overview_job(e, notes, replicas=max(1, count // tp))
+        if job and e["metric"] in ("tokens_per_s", "tokens_per_s_per_gpu"):
+            # the perf overview's run is a finite job queued at once (advisor.perf.offline)
+            conc = min(conc, job)
+            mnt = trtllm_bench_max_num_tokens(conc, inp, out)
+            run = offline.serving_run(
+                spec,
+                gpu,
+                requests=job,
+                max_batch=conc,
+                max_num_tokens=mnt,
+                input_tokens=inp,
+                output_tokens=out,
+                weights=weights,
+                kv_dtype=kv_dtype,
+                tensor_parallel=tp,
+                engine=engine,
+                grouped_kv_kernel=grouped,
+                activations=w.get("activations"),
+            )
+            notes.append(_offline_note(run))
+            per_gpu = run.tokens_per_s_per_gpu
+            return per_gpu * count if e["metric"] == "tokens_per_s" else per_gpu
     else:
         conc = int(conc)
         per_replica = max(1, conc // max(1, count // tp)) if w.get("concurrency") else conc
@@ -525,6 +548,31 @@ def trtllm_bench_max_num_tokens(batch: int, input_tokens: int, output_tokens: in
     else:
         m = 1024 * math.ceil(raw / 1024)
     return max(m, input_tokens + batch)
+
+
+def _perf_overview_job(e: dict, notes: list[str], replicas: int) -> int | None:
+    """The requests one replica runs in a perf-overview job (TRTLLM_PERF_OVERVIEW_REQUESTS over
+    `replicas` replicas), None for other sources or lengths the page does not list."""
+    w = e["workload"]
+    if TRTLLM_PERF_OVERVIEW not in ((e.get("source") or {}).get("url") or ""):
+        return None
+    n = TRTLLM_PERF_OVERVIEW_REQUESTS.get((int(w["input_tokens"]), int(w["output_tokens"])))
+    if n is None:
+        return None
+    notes.append(
+        f"{n} requests in the run (the perf overview's dataset table), {n // replicas} per replica"
+    )
+    return max(1, n // replicas)
+
+
+def _offline_note(run) -> str:
+    return (
+        f"offline job of {run.requests_per_gpu} requests at max_batch {run.max_batch} and "
+        f"max_num_tokens {run.max_num_tokens} (trtllm-bench's rule, advisor.perf.offline): "
+        f"{run.iterations} iterations at a mean batch of {run.mean_batch:.0f}, "
+        f"{run.tokens_per_s_per_gpu:.0f} tok/s/GPU against "
+        f"{run.steady_tokens_per_s_per_gpu:.0f} in the steady state"
+    )
 
 
 def _requests_per_rank(e: dict, ranks: int, notes: list[str]) -> int | None:
@@ -631,12 +679,7 @@ def _predict_expert_parallel(e, cat, notes, spec, gpu) -> float:
             layout=layout,
             activations=w.get("activations"),
         )
-        notes.append(
-            f"offline job of {per_rank} requests per GPU at max_num_tokens {mnt} "
-            f"(trtllm-bench's rule): {run.iterations} iterations at a mean batch of "
-            f"{run.mean_batch:.0f}, {run.tokens_per_s_per_gpu:.0f} tok/s/GPU against "
-            f"{run.steady_tokens_per_s_per_gpu:.0f} in the steady state at {b}"
-        )
+        notes.append(_offline_note(run))
         if per_system:
             return run.tokens_per_s_per_gpu * int(w["count"])
         return run.tokens_per_s_per_gpu

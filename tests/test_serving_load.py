@@ -821,18 +821,16 @@ def test_offline_schedule_follows_trtllm_scheduler_walkthrough():
     1 and 2 take 10 of the 12 tokens and the 2 left hold no further prompt; once they generate
     (1 token each) requests 3 and 4 join, and request 5 waits for the batch limit of 4 until a
     request ends (there request 1's second token is its stop token: 2 output tokens here)."""
-    from advisor.perf import expert_parallel as ep
+    from advisor.perf import offline
 
-    got = ep.offline_schedule(
-        5, max_batch=4, max_num_tokens=12, input_tokens=5, output_tokens=2
-    )  # fmt: skip
+    got = offline.schedule(5, max_batch=4, max_num_tokens=12, input_tokens=5, output_tokens=2)
     assert got[:3] == ((0, 2), (2, 2), (2, 1))
     assert sum(p for _, p in got) == 5 and got[-1][1] == 0
     with pytest.raises(AdvisorError) as e:
-        ep.offline_schedule(5, max_batch=4, max_num_tokens=4, input_tokens=5, output_tokens=2)
+        offline.schedule(5, max_batch=4, max_num_tokens=4, input_tokens=5, output_tokens=2)
     assert e.value.field == "max_num_tokens"
     with pytest.raises(AdvisorError) as e:
-        ep.offline_schedule(
+        offline.schedule(
             1 << 20, max_batch=1, max_num_tokens=4096, input_tokens=8, output_tokens=4096
         )  # fmt: skip
     assert e.value.field == "requests_per_gpu"
@@ -871,3 +869,22 @@ def test_trtllm_bench_max_num_tokens_follows_its_rule():
     assert tv.trtllm_bench_max_num_tokens(500, 1024, 1024) == 2048
     assert tv.trtllm_bench_max_num_tokens(238, 8192, 1024) == 8192 + 238  # prompt + batch
     assert tv.trtllm_bench_max_num_tokens(3000, 1024, 1024) == 6144  # 6000 -> 512s
+
+
+def test_offline_serving_run_tends_to_the_steady_state():
+    """advisor.perf.offline.serving_run: a dense job of many more requests than its batch
+    comes within a few per cent of serving.point at that batch; one of as many requests as the
+    batch is below it (ramp and drain)."""
+    from advisor.perf import offline
+
+    spec70 = CAT.model("llama-3.1-70b").spec
+    kw = dict(
+        max_batch=128, max_num_tokens=2048, input_tokens=1024, output_tokens=512,
+        weights="fp8", kv_dtype="fp8", tensor_parallel=2, engine="trtllm",
+    )  # fmt: skip
+    long = offline.serving_run(spec70, GPU, requests=128 * 30, **kw)
+    short = offline.serving_run(spec70, GPU, requests=128, **kw)
+    assert 0.9 * long.steady_tokens_per_s_per_gpu < long.tokens_per_s_per_gpu
+    assert long.tokens_per_s_per_gpu <= long.steady_tokens_per_s_per_gpu * 1.0001
+    assert short.tokens_per_s_per_gpu < 0.95 * short.steady_tokens_per_s_per_gpu
+    assert short.mean_batch < 128 < short.iterations

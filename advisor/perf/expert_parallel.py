@@ -70,21 +70,11 @@ all-to-all (its latency paid twice). A prefill, compute-bound, keeps its compute
 all-to-all the same way. Without it (TensorRT-LLM's attention-DP runs in the perf overview
 state none) the all-to-alls sit on the critical path.
 
-Offline job (`offline_run`): a finite set of `requests_per_gpu` requests of fixed lengths,
-all queued at once (an offline batch job; `trtllm-bench throughput`, which "will run an offline
-maximum throughput scenario such that all requests are queued in rapid succession", TensorRT-LLM
-docs/source/developer-guide/perf-overview.md, stored commit 03e27c7). Each iteration the
-in-flight batching scheduler runs every sequence in generation (one token each) and then
-admits whole prompts while the iteration's tokens stay within `max_num_tokens` and the
-sequences within `max_batch` ("TRT-LLM prioritizes scheduling requests in generation phase
-first"; a prompt that would exceed the max num tokens budget cannot be scheduled without
-context chunking; TensorRT-LLM docs/source/performance/performance-tuning-guide/
-tuning-max-batch-size-and-max-num-tokens.md, "Understanding the TensorRT-LLM scheduler",
-read 2026-12-06). An iteration lasts the decode step of its generating sequences plus the
-prefill of the prompts it admits (as `point` adds them). So the job ramps up at a few prompts
-per iteration and drains as the last ones finish: more iterations, each at a smaller batch,
-than the steady state `point` at `max_batch` assumes; `point` is its limit for a job of many
-more requests than `max_batch`.
+Offline job (`offline_run`): a finite set of `requests_per_gpu` fixed-length requests queued
+at once, run under an in-flight batching scheduler's `max_batch` and `max_num_tokens`
+(advisor.perf.offline): each iteration lasts `decode_step` at the sequences then generating
+plus `prefill_s` per prompt it admits. `point` is its limit for a job of many more requests
+than `max_batch`.
 """
 
 from __future__ import annotations
@@ -97,7 +87,7 @@ from ..arch.models import ModelSpec
 from ..core.errors import AdvisorError, check_int, check_positive
 from . import efficiency as eff
 from . import network as net
-from . import timing
+from . import offline, timing
 from .timing import KV_BYTES, decode_weight_bytes
 
 DEFAULT_IMBALANCE = 1.2
@@ -454,71 +444,6 @@ def point(
     )
 
 
-# an offline job longer than this many scheduler iterations is refused (offline_run)
-OFFLINE_MAX_ITERATIONS = 2_000_000
-
-
-def offline_schedule(
-    requests: int, *, max_batch: int, max_num_tokens: int, input_tokens: int, output_tokens: int
-) -> tuple[tuple[int, int], ...]:
-    """(sequences generating, prompts admitted) per iteration of an offline job of `requests`
-    fixed-length requests on one GPU (module docstring, "Offline job"): generation first, one
-    token per sequence; then whole prompts while the iteration's tokens stay within
-    `max_num_tokens` and the sequences within `max_batch`. A prompt's iteration emits its first
-    token; it then generates in the next `output_tokens - 1` iterations and leaves."""
-    n_req = check_int("requests_per_gpu", requests, maximum=1 << 20)
-    mb = check_int("max_batch", max_batch, maximum=1 << 16)
-    mnt = check_int("max_num_tokens", max_num_tokens, maximum=1 << 22)
-    isl = check_int("input_tokens", input_tokens, maximum=1 << 22)
-    osl = check_int("output_tokens", output_tokens, maximum=1 << 22)
-    if mnt < isl:
-        raise AdvisorError(
-            "ep.max_num_tokens",
-            f"max_num_tokens: {mnt} tokens per iteration cannot hold a {isl}-token prompt",
-            field="max_num_tokens",
-            value=mnt,
-            minimum=isl,
-        )
-    # iterations: every wave of max_batch generates output_tokens times, plus its admissions
-    if (-(-n_req // mb)) * osl + n_req > OFFLINE_MAX_ITERATIONS:
-        raise AdvisorError(
-            "ep.offline_too_long",
-            f"requests_per_gpu: {n_req} requests of {osl} output tokens at {mb} per GPU run "
-            f"more than {OFFLINE_MAX_ITERATIONS} iterations; use the steady state instead",
-            field="requests_per_gpu",
-            value=n_req,
-        )
-    waiting, n, it = n_req, 0, 0
-    leaving: dict[int, int] = {}
-    out = []
-    while waiting or n:
-        room = min(waiting, mb - n, (mnt - n) // isl)
-        p = max(0, room)
-        out.append((n, p))
-        it += 1
-        waiting -= p
-        if osl > 1 and p:
-            leaving[it + osl - 1] = leaving.get(it + osl - 1, 0) + p
-            n += p
-        n -= leaving.pop(it, 0)
-    return tuple(out)
-
-
-@dataclass(frozen=True)
-class OfflineRun:
-    requests_per_gpu: int
-    max_batch: int
-    max_num_tokens: int
-    iterations: int
-    mean_batch: float  # sequences generating per iteration, averaged over the job
-    seconds: float
-    tokens_per_s_per_gpu: float  # output tokens (the first included) / job time
-    steady_tokens_per_s_per_gpu: float  # `point` at max_batch: the limit of a long job
-
-    def to_dict(self) -> dict:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
-
-
 def offline_run(
     spec: ModelSpec,
     gpu,
@@ -533,12 +458,12 @@ def offline_run(
     layout: EPLayout,
     stack: eff.Stack | None = None,
     activations: str | None = None,
-) -> OfflineRun:
+) -> offline.OfflineRun:
     """An offline job on one GPU of the EP group (module docstring, "Offline job"): the
-    iterations of `offline_schedule`, each lasting `decode_step` at its generating sequences
-    (context: the prompt plus half the output, as `point`) plus `prefill_s` per admitted
-    prompt; every rank of the group runs the same schedule (fixed lengths, requests spread
-    evenly)."""
+    iterations of advisor.perf.offline.schedule, each lasting `decode_step` at its generating
+    sequences (context: the prompt plus half the output, as `point`) plus `prefill_s` per
+    admitted prompt; every rank of the group runs the same schedule (fixed lengths, requests
+    spread evenly)."""
     stack = stack or eff.DEFAULT_STACK
     steady = point(
         spec,
@@ -552,13 +477,6 @@ def offline_run(
         stack=stack,
         activations=activations,
     )  # checks the batch against the KV cache
-    sched = offline_schedule(
-        requests_per_gpu,
-        max_batch=max_batch,
-        max_num_tokens=max_num_tokens,
-        input_tokens=input_tokens,
-        output_tokens=output_tokens,
-    )
     kw = dict(
         context=input_tokens + output_tokens // 2,
         weights=weights,
@@ -576,19 +494,13 @@ def offline_run(
         stack=stack,
         activations=activations,
     )
-    steps: dict[int, float] = {}
-    seconds = 0.0
-    for n, p in sched:
-        if n and n not in steps:
-            steps[n] = decode_step(spec, gpu, batch=n, **kw)["seconds"]
-        seconds += (steps[n] if n else 0.0) + p * pf
-    return OfflineRun(
-        requests_per_gpu=requests_per_gpu,
+    return offline.run(
+        requests_per_gpu,
         max_batch=max_batch,
         max_num_tokens=max_num_tokens,
-        iterations=len(sched),
-        mean_batch=sum(n for n, _ in sched) / len(sched),
-        seconds=seconds,
-        tokens_per_s_per_gpu=requests_per_gpu * output_tokens / seconds,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        decode_step_s=lambda n: decode_step(spec, gpu, batch=n, **kw)["seconds"],
+        prefill_per_prompt_s=pf,
         steady_tokens_per_s_per_gpu=steady.tokens_per_s_per_gpu,
     )
