@@ -1407,6 +1407,49 @@ def evaluate(entries, cat) -> list[dict]:
                 # What is left at perfect balance is the step itself: 48.9 ms measured against
                 # the model's 28.3 ms (26.0 decode + 2.3 prefill, all-to-all term included) at
                 # 242 per rank on GB200, ~21 ms per iteration not itemised.
+                # The perf overview's run is a finite job, not a steady state (w60a,
+                # 2026-12-06; one term added, advisor.perf.offline):
+                # - the page queues a fixed number of fixed-length requests at once (3000 at
+                #   1K/1K, 1500 at 8K/1K and 1K/8K) and states neither max_batch_size nor
+                #   max_num_tokens, so trtllm-bench sets them (tuning.finetune_setting rounds
+                #   batch * (1 + ISL/OSL) up with a 2048 floor; get_settings forces at least the
+                #   longest prompt plus max_batch_size with chunked prefill off: 2048 at 1K/1K,
+                #   ~8.4K at 8K/1K; trtllm_bench_max_num_tokens);
+                # - TensorRT-LLM's scheduler runs the generating sequences first and admits
+                #   whole prompts into what is left of max_num_tokens (tuning-max-batch-size-
+                #   and-max-num-tokens.md): one 1K prompt per iteration beside up to ~1K
+                #   generating sequences;
+                # - with attention DP a rank holds 3000 / ranks requests (750 at DEP4, 375 at
+                #   DEP8), about the batch itself: the job is a single wave that ramps up for
+                #   hundreds of iterations and drains as long again. DeepSeek B200 DEP4: 1,772
+                #   iterations at a mean batch of 433 instead of the steady state at 750.
+                # Before -> after (advisor.perf.offline, the batch still at the KV-cache limit
+                # capped at the requests per rank): DeepSeek B200 +38 -> +18 %, GB200 1K/1K +31
+                # -> +11 %, GB200 8K/1K +57 -> +49 %, H200 1K/1K +114 -> +96 %, 1K/8K +85 ->
+                # +62 %; gpt-oss-120b B200 DEP2 +55 -> +30 %, H100 DEP4 +197 -> +174 %;
+                # Llama-4 Maverick H200 +65 -> +33 %; Qwen3-235B H200 +40 -> +23 %, H100 +89 ->
+                # +77 %, B200 8K/1K +4 -> +3 %. The TP1 entries (serving path, the same job
+                # through advisor.perf.offline.serving_run) move 1-7 %, the counted dense
+                # Llama-3.1-70B perf-overview entries 0-4 % (3000 requests over a batch of
+                # 37-611: many waves, close to the steady state).
+                # Still carried: the batch the heuristic chose is not recoverable. At the perf
+                # overview's time trtllm-bench sized max_batch_size over the whole TP group's
+                # memory and the runtime applies it per attention-DP rank (fixed in PR #13498,
+                # 2026-04-27; ai-dynamo/dynamo PR #11982: max_batch_size is the per-rank cap),
+                # with the MHA KV formula for MLA models (~25x DeepSeek's latent cache, fixed in
+                # PR #16707, 2026-07-22), and engine size from the checkpoint's safetensors
+                # element count, not stored here. Sensitivity: DeepSeek B200 DEP4 at a max batch
+                # of 256 / 384 / 512 / 750 per rank is -10 / +4 / +7 / +18 %, GB200 -16 / -2 /
+                # 0 / +11 %; H200 DEP8 at 128 / 256 / 375 is +38 / +66 / +96 %.
+                # Hopper stays 1.5-2.7x fast after the job (gpt-oss-120b H100 DEP4 +174 %,
+                # gpt-oss-20b H100 +123 %, gpt-oss-120b H200 +101 %, DeepSeek H200 +96 / +62
+                # %, Qwen3-235B H100 +77 %); Blackwell is within -13..+52 % (median about
+                # +16 %). The precision paths are as TensorRT-LLM runs them: gpt-oss's MoE on
+                # Hopper multiplies at the bf16 rate (TRITON backend, "bf16 x mxfp4";
+                # deployment guide PR #10283, 2025-12-25, lists H200 MXFP8 x MXFP4 on TRITON,
+                # which Hopper has no faster tensor-core rate for), DeepSeek's and Qwen3's FP8
+                # block-scale GEMMs at the FP8 rate that DeepGEMM reaches within 20 % at >= 256
+                # rows per expert. No stored source itemises the Hopper remainder.
                 row.update(carried_predicted=float(pred), carried_error=err)
                 raise NotExpressible(
                     f"MoE serving of {e['workload']['model']} over its layer list predicts "

@@ -888,3 +888,19 @@ def test_offline_serving_run_tends_to_the_steady_state():
     assert long.tokens_per_s_per_gpu <= long.steady_tokens_per_s_per_gpu * 1.0001
     assert short.tokens_per_s_per_gpu < 0.95 * short.steady_tokens_per_s_per_gpu
     assert short.mean_batch < 128 < short.iterations
+
+
+def test_perf_overview_moe_runs_are_predicted_as_their_finite_job():
+    """The perf overview's DEP runs queue 3000 fixed-length requests at once (750 per rank at
+    DEP4): the validator predicts the job (advisor.perf.offline), below the steady state at the
+    same batch, and still carries the entry (the batch trtllm-bench chose is unstated)."""
+    from bench import throughput_validation as tv
+
+    entries = {e["id"]: e for e in tv._load_entries()}
+    e = entries["trtllm-po-deepseek-v3-fp4-b200-dep4-1024-1024"]
+    row = tv.evaluate([e], CAT)[0]
+    assert row["reason_key"] == "moe_serving_gap"
+    job = [a for a in row["assumptions"] if a.startswith("offline job of 750 requests")]
+    assert job and "max_num_tokens 2048" in job[0]
+    steady = float(job[0].split("against ")[1].split()[0])
+    assert row["carried_predicted"] < 0.95 * steady
