@@ -904,3 +904,31 @@ def test_perf_overview_moe_runs_are_predicted_as_their_finite_job():
     assert job and "max_num_tokens 2048" in job[0]
     steady = float(job[0].split("against ")[1].split()[0])
     assert row["carried_predicted"] < 0.95 * steady
+
+
+def test_offline_run_interpolates_the_decode_step_within_one_per_cent():
+    """advisor.perf.offline.run evaluates the decode step at STEP_NODES + 1 batch sizes and
+    interpolates between them: within 1 % of the job timed at every batch it passes through
+    (an MoE EP step with its expert-touch curve, a dense TP step)."""
+    from advisor.perf import expert_parallel as ep
+    from advisor.perf import offline, serving
+
+    lay = ep.EPLayout(ep=8)
+    spec70 = CAT.model("llama-3.1-70b").spec
+    steps = (
+        lambda n: ep.decode_step(
+            MOE, GPU, batch=n, context=1536, weights="fp8", kv_dtype="fp8", layout=lay
+        )["seconds"],
+        lambda n: serving.point(
+            spec70, GPU, concurrency=n, input_tokens=1024, output_tokens=1024, weights="fp8",
+            kv_dtype="fp8", tensor_parallel=2, engine="trtllm",
+        ).decode_step_s,
+    )  # fmt: skip
+    for f in steps:
+        kw = dict(
+            max_batch=700, max_num_tokens=2048, input_tokens=1024, output_tokens=1024,
+            decode_step_s=f, prefill_per_prompt_s=0.02, steady_tokens_per_s_per_gpu=1.0,
+        )  # fmt: skip
+        fast = offline.run(1500, **kw)
+        exact = offline.run(1500, exact_steps=True, **kw)
+        assert fast.seconds == pytest.approx(exact.seconds, rel=0.01)

@@ -74,6 +74,35 @@ def schedule(
     return tuple(out)
 
 
+# batch sizes the decode step is evaluated at between 1 and the job's largest batch (`run`)
+STEP_NODES = 32
+
+
+def _interpolated(f: Callable[[int], float], top: int, *, exact: bool) -> Callable[[int], float]:
+    """f at every n (cached) when `exact`, else f at STEP_NODES + 1 batch sizes from 1 to
+    `top`, linear between them."""
+    cache: dict[int, float] = {}
+
+    def at(n: int) -> float:
+        if n not in cache:
+            cache[n] = f(n)
+        return cache[n]
+
+    if exact or top <= STEP_NODES + 1:
+        return at
+    nodes = sorted({1, top} | {max(1, round(top * i / STEP_NODES)) for i in range(1, STEP_NODES)})
+
+    def interp(n: int) -> float:
+        if n in cache or n in nodes:
+            return at(n)
+        hi = next(x for x in nodes if x > n)
+        lo = nodes[nodes.index(hi) - 1]
+        w = (n - lo) / (hi - lo)
+        return (1 - w) * at(lo) + w * at(hi)
+
+    return interp
+
+
 @dataclass(frozen=True)
 class OfflineRun:
     requests_per_gpu: int  # requests of one replica (one GPU of an EP group)
@@ -100,10 +129,13 @@ def run(
     prefill_per_prompt_s: float,
     steady_tokens_per_s_per_gpu: float,
     gpus_per_replica: int = 1,
+    exact_steps: bool = False,
 ) -> OfflineRun:
     """The job's time over `schedule` (module docstring): `decode_step_s(n)` per iteration with
-    n > 0 generating sequences (called once per distinct n) plus `prefill_per_prompt_s` per
-    admitted prompt; tokens/s per GPU over `gpus_per_replica` GPUs."""
+    n > 0 generating sequences plus `prefill_per_prompt_s` per admitted prompt; tokens/s per
+    GPU over `gpus_per_replica` GPUs. The decode step is evaluated at STEP_NODES + 1 batch
+    sizes and interpolated linearly between them (`exact_steps`: at every batch the job
+    passes through; the two agree within 1 %, tests/test_serving_load.py)."""
     sched = schedule(
         requests,
         max_batch=max_batch,
@@ -111,12 +143,10 @@ def run(
         input_tokens=input_tokens,
         output_tokens=output_tokens,
     )
-    steps: dict[int, float] = {}
+    step = _interpolated(decode_step_s, max(n for n, _ in sched) or 1, exact=exact_steps)
     seconds = 0.0
     for n, p in sched:
-        if n and n not in steps:
-            steps[n] = decode_step_s(n)
-        seconds += (steps[n] if n else 0.0) + p * prefill_per_prompt_s
+        seconds += (step(n) if n else 0.0) + p * prefill_per_prompt_s
     return OfflineRun(
         requests_per_gpu=requests,
         max_batch=max_batch,
