@@ -1432,13 +1432,13 @@ def evaluate(entries, cat) -> list[dict]:
                 # through advisor.perf.offline.serving_run) move 1-7 %, the counted dense
                 # Llama-3.1-70B perf-overview entries 0-4 % (3000 requests over a batch of
                 # 37-611: many waves, close to the steady state).
-                # Still carried: the batch the heuristic chose is not recoverable. At the perf
-                # overview's time trtllm-bench sized max_batch_size over the whole TP group's
-                # memory and the runtime applies it per attention-DP rank (fixed in PR #13498,
-                # 2026-04-27; ai-dynamo/dynamo PR #11982: max_batch_size is the per-rank cap),
-                # with the MHA KV formula for MLA models (~25x DeepSeek's latent cache, fixed in
-                # PR #16707, 2026-07-22), and engine size from the checkpoint's safetensors
-                # element count, not stored here. Sensitivity: DeepSeek B200 DEP4 at a max batch
+                # Still carried: the batch the heuristic chose is not recoverable. The page's
+                # revision is undated, and the heuristic changed twice: until PR #13498
+                # (2026-04-27) it sized max_batch_size over the whole TP group's memory while
+                # the runtime applies it per attention-DP rank (ai-dynamo/dynamo PR #11982:
+                # max_batch_size is the per-rank cap), and until PR #16707 (2026-07-22) it used
+                # the MHA KV formula for MLA models (~25x DeepSeek's latent cache); its engine
+                # size comes from the checkpoint's safetensors element count, not stored here. Sensitivity: DeepSeek B200 DEP4 at a max batch
                 # of 256 / 384 / 512 / 750 per rank is -10 / +4 / +7 / +18 %, GB200 -16 / -2 /
                 # 0 / +11 %; H200 DEP8 at 128 / 256 / 375 is +38 / +66 / +96 %.
                 # Hopper stays 1.5-2.7x fast after the job (gpt-oss-120b H100 DEP4 +174 %,
