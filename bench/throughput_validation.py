@@ -34,7 +34,7 @@ from advisor.arch import flops
 from advisor.core.errors import AdvisorError
 from advisor.data.catalog import load_catalog
 from advisor.perf import efficiency as eff
-from advisor.perf import parallel, serving, timing, training
+from advisor.perf import offline, parallel, serving, timing, training
 from advisor.perf.parallel import Layout
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -461,6 +461,29 @@ def predict_serving(e, cat, notes):
             # (TensorRT-LLM max_batch_size, the harness's gpu_batch_size)
             conc = int(w["max_batch_size"])
             notes.append(f"the engine's stated max batch {conc} per replica")
+        job = _perf_overview_job(e, notes, replicas=max(1, count // tp)) if pp == 1 else None
+        if job and not mix and e["metric"] in ("tokens_per_s", "tokens_per_s_per_gpu"):
+            # the perf overview's run is a finite job queued at once (advisor.perf.offline)
+            conc = min(conc, job)
+            mnt = trtllm_bench_max_num_tokens(conc, inp, out)
+            run = offline.serving_run(
+                spec,
+                gpu,
+                requests=job,
+                max_batch=conc,
+                max_num_tokens=mnt,
+                input_tokens=inp,
+                output_tokens=out,
+                weights=weights,
+                kv_dtype=kv_dtype,
+                tensor_parallel=tp,
+                engine=engine,
+                grouped_kv_kernel=grouped,
+                activations=w.get("activations"),
+            )
+            notes.append(_offline_note(run))
+            per_gpu = run.tokens_per_s_per_gpu
+            return per_gpu * count if e["metric"] == "tokens_per_s" else per_gpu
     else:
         conc = int(conc)
         per_replica = max(1, conc // max(1, count // (tp * pp))) if w.get("concurrency") else conc
@@ -540,6 +563,52 @@ TRTLLM_PERF_OVERVIEW_REQUESTS = {
 }
 
 
+def trtllm_bench_max_num_tokens(batch: int, input_tokens: int, output_tokens: int) -> int:
+    """The tokens per iteration `trtllm-bench throughput` sets when the run states neither
+    max_batch_size nor max_num_tokens (the perf overview's commands state neither): its
+    finetune_setting rounds batch * (1 + ISL / OSL) up (to 256 below 4096 with a floor of
+    2048, to 512 below 8192, else to 1024; tensorrt_llm/bench/build/tuning.py, stored commits
+    a7e572f and 04cba88, and tensorrt_llm/bench/tuning/heuristics.py 0b42cea agree), and with
+    chunked prefill off (its default) get_settings raises it to at least the longest prompt
+    plus max_batch_size (tensorrt_llm/bench/benchmark/utils/general.py, stored commit
+    0171265: "Forcing max_num_tokens to {max_isl + max_batch_size}"). `batch` stands for the
+    heuristic's own max batch, which estimates the KV cache its own way; the 2048 floor and the
+    prompt-plus-batch rule set the figure for every perf-overview run here."""
+    raw = min(batch * (1 + input_tokens / output_tokens), 32768)
+    if raw < 4096:
+        m = max(2048, 256 * math.ceil(raw / 256))
+    elif raw < 8192:
+        m = 512 * math.ceil(raw / 512)
+    else:
+        m = 1024 * math.ceil(raw / 1024)
+    return max(m, input_tokens + batch)
+
+
+def _perf_overview_job(e: dict, notes: list[str], replicas: int) -> int | None:
+    """The requests one replica runs in a perf-overview job (TRTLLM_PERF_OVERVIEW_REQUESTS over
+    `replicas` replicas), None for other sources or lengths the page does not list."""
+    w = e["workload"]
+    if TRTLLM_PERF_OVERVIEW not in ((e.get("source") or {}).get("url") or ""):
+        return None
+    n = TRTLLM_PERF_OVERVIEW_REQUESTS.get((int(w["input_tokens"]), int(w["output_tokens"])))
+    if n is None:
+        return None
+    notes.append(
+        f"{n} requests in the run (the perf overview's dataset table), {n // replicas} per replica"
+    )
+    return max(1, n // replicas)
+
+
+def _offline_note(run) -> str:
+    return (
+        f"offline job of {run.requests_per_gpu} requests at max_batch {run.max_batch} and "
+        f"max_num_tokens {run.max_num_tokens} (trtllm-bench's rule, advisor.perf.offline): "
+        f"{run.iterations} iterations at a mean batch of {run.mean_batch:.0f}, "
+        f"{run.tokens_per_s_per_gpu:.0f} tok/s/GPU against "
+        f"{run.steady_tokens_per_s_per_gpu:.0f} in the steady state"
+    )
+
+
 def _requests_per_rank(e: dict, ranks: int, notes: list[str]) -> int | None:
     """The most sequences a GPU can hold in a perf-overview run (TRTLLM_PERF_OVERVIEW_REQUESTS),
     None for other sources or lengths the page does not list."""
@@ -613,6 +682,7 @@ def _predict_expert_parallel(e, cat, notes, spec, gpu) -> float:
     if cap < 1:
         raise NotExpressible("advisor: the weights leave no room for the KV cache")
     stated = _config_batch_per_rank(e, layout.ep, notes) or w.get("batch")
+    per_rank = None
     if stated:
         b = min(int(stated), cap)
         if int(stated) > cap:
@@ -626,6 +696,27 @@ def _predict_expert_parallel(e, cat, notes, spec, gpu) -> float:
         f"EP {layout.ep} with attention DP, {b} sequences per GPU (KV-cache limit {cap}), "
         f"expert load imbalance {layout.load_factor} (advisor.perf.expert_parallel's assumption)"
     )
+    if not stated and per_rank is not None:
+        # the perf overview's run is a finite job queued at once: it ramps up under
+        # trtllm-bench's max_num_tokens and drains (expert_parallel.offline_run)
+        mnt = trtllm_bench_max_num_tokens(b, inp, out)
+        run = epm.offline_run(
+            spec,
+            gpu,
+            requests_per_gpu=per_rank,
+            max_batch=b,
+            max_num_tokens=mnt,
+            input_tokens=inp,
+            output_tokens=out,
+            weights=weights,
+            kv_dtype=kv,
+            layout=layout,
+            activations=w.get("activations"),
+        )
+        notes.append(_offline_note(run))
+        if per_system:
+            return run.tokens_per_s_per_gpu * int(w["count"])
+        return run.tokens_per_s_per_gpu
     p = epm.point(
         spec,
         gpu,
@@ -1270,6 +1361,8 @@ def fit(entries, cat, passes: int = 3, without: str | None = None, quiet: bool =
         and fit_half(e) == "fit"
         and e["kind"] not in ("matmul", "bandwidth")
         and (without is None or family(e) != without)
+        # carried MoE serving entries never enter the loss (not expressible): skip predicting
+        and not _moe_carry(cat, e)
     ]
 
     def loss(stack):
@@ -1449,6 +1542,49 @@ def evaluate(entries, cat) -> list[dict]:
                 # What is left at perfect balance is the step itself: 48.9 ms measured against
                 # the model's 28.3 ms (26.0 decode + 2.3 prefill, all-to-all term included) at
                 # 242 per rank on GB200, ~21 ms per iteration not itemised.
+                # The perf overview's run is a finite job, not a steady state (w60a,
+                # 2026-12-06; one term added, advisor.perf.offline):
+                # - the page queues a fixed number of fixed-length requests at once (3000 at
+                #   1K/1K, 1500 at 8K/1K and 1K/8K) and states neither max_batch_size nor
+                #   max_num_tokens, so trtllm-bench sets them (tuning.finetune_setting rounds
+                #   batch * (1 + ISL/OSL) up with a 2048 floor; get_settings forces at least the
+                #   longest prompt plus max_batch_size with chunked prefill off: 2048 at 1K/1K,
+                #   ~8.4K at 8K/1K; trtllm_bench_max_num_tokens);
+                # - TensorRT-LLM's scheduler runs the generating sequences first and admits
+                #   whole prompts into what is left of max_num_tokens (tuning-max-batch-size-
+                #   and-max-num-tokens.md): one 1K prompt per iteration beside up to ~1K
+                #   generating sequences;
+                # - with attention DP a rank holds 3000 / ranks requests (750 at DEP4, 375 at
+                #   DEP8), about the batch itself: the job is a single wave that ramps up for
+                #   hundreds of iterations and drains as long again. DeepSeek B200 DEP4: 1,772
+                #   iterations at a mean batch of 433 instead of the steady state at 750.
+                # Before -> after (advisor.perf.offline, the batch still at the KV-cache limit
+                # capped at the requests per rank): DeepSeek B200 +38 -> +18 %, GB200 1K/1K +31
+                # -> +11 %, GB200 8K/1K +57 -> +49 %, H200 1K/1K +114 -> +96 %, 1K/8K +85 ->
+                # +62 %; gpt-oss-120b B200 DEP2 +55 -> +30 %, H100 DEP4 +197 -> +174 %;
+                # Llama-4 Maverick H200 +65 -> +33 %; Qwen3-235B H200 +40 -> +23 %, H100 +89 ->
+                # +77 %, B200 8K/1K +4 -> +3 %. The TP1 entries (serving path, the same job
+                # through advisor.perf.offline.serving_run) move 1-7 %, the counted dense
+                # Llama-3.1-70B perf-overview entries 0-4 % (3000 requests over a batch of
+                # 37-611: many waves, close to the steady state).
+                # Still carried: the batch the heuristic chose is not recoverable. The page's
+                # revision is undated, and the heuristic changed twice: until PR #13498
+                # (2026-04-27) it sized max_batch_size over the whole TP group's memory while
+                # the runtime applies it per attention-DP rank (ai-dynamo/dynamo PR #11982:
+                # max_batch_size is the per-rank cap), and until PR #16707 (2026-07-22) it used
+                # the MHA KV formula for MLA models (~25x DeepSeek's latent cache); its engine
+                # size comes from the checkpoint's safetensors element count, not stored here. Sensitivity: DeepSeek B200 DEP4 at a max batch
+                # of 256 / 384 / 512 / 750 per rank is -10 / +4 / +7 / +18 %, GB200 -16 / -2 /
+                # 0 / +11 %; H200 DEP8 at 128 / 256 / 375 is +38 / +66 / +96 %.
+                # Hopper stays 1.5-2.7x fast after the job (gpt-oss-120b H100 DEP4 +174 %,
+                # gpt-oss-20b H100 +123 %, gpt-oss-120b H200 +101 %, DeepSeek H200 +96 / +62
+                # %, Qwen3-235B H100 +77 %); Blackwell is within -13..+52 % (median about
+                # +16 %). The precision paths are as TensorRT-LLM runs them: gpt-oss's MoE on
+                # Hopper multiplies at the bf16 rate (TRITON backend, "bf16 x mxfp4";
+                # deployment guide PR #10283, 2025-12-25, lists H200 MXFP8 x MXFP4 on TRITON,
+                # which Hopper has no faster tensor-core rate for), DeepSeek's and Qwen3's FP8
+                # block-scale GEMMs at the FP8 rate that DeepGEMM reaches within 20 % at >= 256
+                # rows per expert. No stored source itemises the Hopper remainder.
                 row.update(carried_predicted=float(pred), carried_error=err)
                 raise NotExpressible(
                     f"MoE serving of {e['workload']['model']} over its layer list predicts "

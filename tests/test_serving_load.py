@@ -812,3 +812,123 @@ def test_a_rate_the_prefill_cannot_keep_up_with_is_refused_by_name():
     with pytest.raises(AdvisorError) as e:
         queueing.at_rate(spec, gpu, request_rate=1.0, prompt_moment2=0.5, **kw)
     assert e.value.field == "prompt_moment2"
+
+
+def test_offline_schedule_follows_trtllm_scheduler_walkthrough():
+    """Golden, exact (a schedule): TensorRT-LLM docs/source/performance/performance-tuning-guide/
+    tuning-max-batch-size-and-max-num-tokens.md (read 2026-12-06), "Understanding the
+    TensorRT-LLM scheduler": max batch size 4, max num tokens 12, prompts of 5 tokens. Requests
+    1 and 2 take 10 of the 12 tokens and the 2 left hold no further prompt; once they generate
+    (1 token each) requests 3 and 4 join, and request 5 waits for the batch limit of 4 until a
+    request ends (there request 1's second token is its stop token: 2 output tokens here)."""
+    from advisor.perf import offline
+
+    got = offline.schedule(5, max_batch=4, max_num_tokens=12, input_tokens=5, output_tokens=2)
+    assert got[:3] == ((0, 2), (2, 2), (2, 1))
+    assert sum(p for _, p in got) == 5 and got[-1][1] == 0
+    with pytest.raises(AdvisorError) as e:
+        offline.schedule(5, max_batch=4, max_num_tokens=4, input_tokens=5, output_tokens=2)
+    assert e.value.field == "max_num_tokens"
+    with pytest.raises(AdvisorError) as e:
+        offline.schedule(
+            1 << 20, max_batch=1, max_num_tokens=4096, input_tokens=8, output_tokens=4096
+        )  # fmt: skip
+    assert e.value.field == "requests_per_gpu"
+
+
+def test_offline_run_ramps_and_drains_below_the_steady_state():
+    """A job of as many requests as the batch never reaches the steady state at that batch
+    (it ramps up one prompt per iteration under a 2048-token budget and drains); a job of many
+    more requests comes close to it."""
+    from advisor.perf import expert_parallel as ep
+
+    kw = dict(
+        max_batch=64, max_num_tokens=2048, input_tokens=1024, output_tokens=256,
+        weights="fp8", kv_dtype="fp8", layout=ep.EPLayout(ep=8),
+    )  # fmt: skip
+    short = ep.offline_run(MOE, GPU, requests_per_gpu=64, **kw)
+    long = ep.offline_run(MOE, GPU, requests_per_gpu=64 * 40, **kw)
+    # two prompts fill the first iteration's 2048 tokens, then one joins per iteration beside
+    # the generating sequences: the last joins in iteration 63 and leaves 255 iterations later
+    assert short.iterations == 63 + 255 and short.mean_batch < 64
+    assert short.tokens_per_s_per_gpu < long.tokens_per_s_per_gpu
+    assert long.tokens_per_s_per_gpu < long.steady_tokens_per_s_per_gpu
+    assert long.tokens_per_s_per_gpu > 0.85 * long.steady_tokens_per_s_per_gpu
+    with pytest.raises(AdvisorError) as e:
+        ep.offline_run(MOE, GPU, requests_per_gpu=10, **dict(kw, max_batch=60000))
+    assert e.value.field == "batch_per_gpu"
+
+
+def test_trtllm_bench_max_num_tokens_follows_its_rule():
+    """trtllm-bench's finetune_setting rounding and get_settings' prompt-plus-batch floor
+    (tensorrt_llm/bench/build/tuning.py, benchmark/utils/general.py; exact)."""
+    from bench import throughput_validation as tv
+
+    assert tv.trtllm_bench_max_num_tokens(750, 1024, 1024) == 2048  # 1500 -> floor 2048
+    assert tv.trtllm_bench_max_num_tokens(1500, 1024, 1024) == 3072  # 3000 -> 256s
+    assert tv.trtllm_bench_max_num_tokens(500, 1024, 1024) == 2048
+    assert tv.trtllm_bench_max_num_tokens(238, 8192, 1024) == 8192 + 238  # prompt + batch
+    assert tv.trtllm_bench_max_num_tokens(3000, 1024, 1024) == 6144  # 6000 -> 512s
+
+
+def test_offline_serving_run_tends_to_the_steady_state():
+    """advisor.perf.offline.serving_run: a dense job of many more requests than its batch
+    comes within a few per cent of serving.point at that batch; one of as many requests as the
+    batch is below it (ramp and drain)."""
+    from advisor.perf import offline
+
+    spec70 = CAT.model("llama-3.1-70b").spec
+    kw = dict(
+        max_batch=128, max_num_tokens=2048, input_tokens=1024, output_tokens=512,
+        weights="fp8", kv_dtype="fp8", tensor_parallel=2, engine="trtllm",
+    )  # fmt: skip
+    long = offline.serving_run(spec70, GPU, requests=128 * 30, **kw)
+    short = offline.serving_run(spec70, GPU, requests=128, **kw)
+    assert 0.9 * long.steady_tokens_per_s_per_gpu < long.tokens_per_s_per_gpu
+    assert long.tokens_per_s_per_gpu <= long.steady_tokens_per_s_per_gpu * 1.0001
+    assert short.tokens_per_s_per_gpu < 0.95 * short.steady_tokens_per_s_per_gpu
+    assert short.mean_batch < 128 < short.iterations
+
+
+def test_perf_overview_moe_runs_are_predicted_as_their_finite_job():
+    """The perf overview's DEP runs queue 3000 fixed-length requests at once (750 per rank at
+    DEP4): the validator predicts the job (advisor.perf.offline), below the steady state at the
+    same batch, and still carries the entry (the batch trtllm-bench chose is unstated)."""
+    from bench import throughput_validation as tv
+
+    entries = {e["id"]: e for e in tv._load_entries()}
+    e = entries["trtllm-po-deepseek-v3-fp4-b200-dep4-1024-1024"]
+    row = tv.evaluate([e], CAT)[0]
+    assert row["reason_key"] == "moe_serving_gap"
+    job = [a for a in row["assumptions"] if a.startswith("offline job of 750 requests")]
+    assert job and "max_num_tokens 2048" in job[0]
+    steady = float(job[0].split("against ")[1].split()[0])
+    assert row["carried_predicted"] < 0.95 * steady
+
+
+def test_offline_run_interpolates_the_decode_step_within_one_per_cent():
+    """advisor.perf.offline.run evaluates the decode step at STEP_NODES + 1 batch sizes and
+    interpolates between them: within 1 % of the job timed at every batch it passes through
+    (an MoE EP step with its expert-touch curve, a dense TP step)."""
+    from advisor.perf import expert_parallel as ep
+    from advisor.perf import offline, serving
+
+    lay = ep.EPLayout(ep=8)
+    spec70 = CAT.model("llama-3.1-70b").spec
+    steps = (
+        lambda n: ep.decode_step(
+            MOE, GPU, batch=n, context=1536, weights="fp8", kv_dtype="fp8", layout=lay
+        )["seconds"],
+        lambda n: serving.point(
+            spec70, GPU, concurrency=n, input_tokens=1024, output_tokens=1024, weights="fp8",
+            kv_dtype="fp8", tensor_parallel=2, engine="trtllm",
+        ).decode_step_s,
+    )  # fmt: skip
+    for f in steps:
+        kw = dict(
+            max_batch=700, max_num_tokens=2048, input_tokens=1024, output_tokens=1024,
+            decode_step_s=f, prefill_per_prompt_s=0.02, steady_tokens_per_s_per_gpu=1.0,
+        )  # fmt: skip
+        fast = offline.run(1500, **kw)
+        exact = offline.run(1500, exact_steps=True, **kw)
+        assert fast.seconds == pytest.approx(exact.seconds, rel=0.01)

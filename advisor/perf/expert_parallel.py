@@ -69,6 +69,12 @@ micro-batch runs its own kernels (the weights are streamed once per micro-batch)
 all-to-all (its latency paid twice). A prefill, compute-bound, keeps its compute and hides its
 all-to-all the same way. Without it (TensorRT-LLM's attention-DP runs in the perf overview
 state none) the all-to-alls sit on the critical path.
+
+Offline job (`offline_run`): a finite set of `requests_per_gpu` fixed-length requests queued
+at once, run under an in-flight batching scheduler's `max_batch` and `max_num_tokens`
+(advisor.perf.offline): each iteration lasts `decode_step` at the sequences then generating
+plus `prefill_s` per prompt it admits. `point` is its limit for a job of many more requests
+than `max_batch`.
 """
 
 from __future__ import annotations
@@ -81,7 +87,7 @@ from ..arch.models import ModelSpec
 from ..core.errors import AdvisorError, check_int, check_positive
 from . import efficiency as eff
 from . import network as net
-from . import timing
+from . import offline, timing
 from .timing import KV_BYTES, decode_weight_bytes
 
 DEFAULT_IMBALANCE = 1.2
@@ -435,4 +441,66 @@ def point(
         tokens_per_s_per_user=1 / tpot,
         tokens_per_s_per_gpu=b * output_tokens / cycle,
         all_to_all_share=step["all_to_all_exposed_s"] / step["seconds"],
+    )
+
+
+def offline_run(
+    spec: ModelSpec,
+    gpu,
+    *,
+    requests_per_gpu: int,
+    max_batch: int,
+    max_num_tokens: int,
+    input_tokens: int,
+    output_tokens: int,
+    weights: str = "fp8",
+    kv_dtype: str = "fp8",
+    layout: EPLayout,
+    stack: eff.Stack | None = None,
+    activations: str | None = None,
+) -> offline.OfflineRun:
+    """An offline job on one GPU of the EP group (module docstring, "Offline job"): the
+    iterations of advisor.perf.offline.schedule, each lasting `decode_step` at its generating
+    sequences (context: the prompt plus half the output, as `point`) plus `prefill_s` per
+    admitted prompt; every rank of the group runs the same schedule (fixed lengths, requests
+    spread evenly)."""
+    stack = stack or eff.DEFAULT_STACK
+    steady = point(
+        spec,
+        gpu,
+        batch_per_gpu=max_batch,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        weights=weights,
+        kv_dtype=kv_dtype,
+        layout=layout,
+        stack=stack,
+        activations=activations,
+    )  # checks the batch against the KV cache
+    kw = dict(
+        context=input_tokens + output_tokens // 2,
+        weights=weights,
+        kv_dtype=kv_dtype,
+        layout=layout,
+        stack=stack,
+        activations=activations,
+    )
+    pf = prefill_s(
+        spec,
+        gpu,
+        prompt=input_tokens,
+        weights=weights,
+        layout=layout,
+        stack=stack,
+        activations=activations,
+    )
+    return offline.run(
+        requests_per_gpu,
+        max_batch=max_batch,
+        max_num_tokens=max_num_tokens,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        decode_step_s=lambda n: decode_step(spec, gpu, batch=n, **kw)["seconds"],
+        prefill_per_prompt_s=pf,
+        steady_tokens_per_s_per_gpu=steady.tokens_per_s_per_gpu,
     )
