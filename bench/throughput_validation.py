@@ -1637,6 +1637,9 @@ def _moe_carry(cat, e: dict) -> str | None:
     w = e["workload"]
     if not (
         _batch_stated(e)
+        # the engine's max batch per rank read in the submission's config (MLPerf Server: the
+        # arrival rate sets the batch below it)
+        or w.get("max_batch_size")
         or any(p in (w.get("settings_source") or "") for p in MLPERF_DEEPSEEK_OFFLINE)
     ):
         return CARRY_UNSTATED
