@@ -25,6 +25,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+from ..core.frozen import cached_hash, state_without_hash
+
 SPANS = ("full", "sliding", "chunked")
 QK_NORMS = ("", "head", "full")
 
@@ -38,6 +40,9 @@ class Attention:
     `window` tokens, "chunked" attends within `window`-token chunks (Llama 4); both keep at most
     `window` tokens of KV in the decode steady state (vLLM's and transformers' sliding/chunked
     cache layers)."""
+
+    __hash__ = cached_hash  # computed once (advisor.core.frozen)
+    __getstate__ = state_without_hash
 
     kind: str  # "gqa" | "mla"
     num_heads: int
@@ -85,6 +90,9 @@ class Mlp:
     `width` each, `experts_per_token` of them per token, and `shared_width` of always-active
     shared experts (n_shared_experts * moe_intermediate_size, one gated MLP)."""
 
+    __hash__ = cached_hash  # computed once (advisor.core.frozen)
+    __getstate__ = state_without_hash
+
     width: int
     gated: bool = True
     bias: bool = False
@@ -105,6 +113,9 @@ class Mlp:
 class Layer:
     """One decoder layer: attention, MLP and `norms` hidden-size norms (2 pre-norms; Gemma 2/3
     4; OLMo 2 2 post-norms)."""
+
+    __hash__ = cached_hash  # computed once (advisor.core.frozen)
+    __getstate__ = state_without_hash
 
     attention: Attention
     mlp: Mlp

@@ -16,6 +16,7 @@ import json
 from dataclasses import asdict, dataclass, field, replace
 
 from ..core.errors import AdvisorError, check_int
+from ..core.frozen import cached_hash, state_without_hash
 from . import layers as L
 
 FAMILIES = ("llama", "mistral", "mixtral", "qwen2", "gemma", "gemma2", "phi3", "gpt2", "bert")
@@ -76,6 +77,9 @@ class ModelSpec:
     Sizes are counts (not bytes). `q_dim = num_heads * head_dim`, `kv_dim = num_kv_heads *
     head_dim`; GQA when num_kv_heads < num_heads, MQA when it is 1.
     """
+
+    __hash__ = cached_hash  # computed once (advisor.core.frozen): specs key the lru_caches
+    __getstate__ = state_without_hash
 
     name: str
     family: str

@@ -347,6 +347,7 @@ def attention_decode_flops(attention: L.Attention, span: int) -> float:
     return per_key * span
 
 
+@functools.lru_cache(maxsize=1024)
 def layer_groups(spec: ModelSpec) -> tuple[tuple[L.Layer, int], ...]:
     """The distinct layers of the stack and how many times each occurs, in first-seen order
     (DeepSeek-V3: 3 dense and 58 MoE; a uniform family: one layer, num_layers times)."""
