@@ -132,6 +132,18 @@ class ModelVariant:
     source_read: str
 
 
+def _model_source(src, where: str, field: str) -> tuple[str, str]:
+    """(url, read) of a model's or a variant's `source`: a mapping with an http(s) url and an ISO
+    read date; errors name `field`."""
+    if not isinstance(src, dict) or not src.get("url") or not src.get("read"):
+        raise AdvisorError(
+            "catalog.source", f"{where}: field 'source' needs 'url' and 'read' (date)", field=field
+        )
+    check_http_url(f"{field}.url", src["url"])
+    check_iso_date(where, "source.read", src["read"])
+    return src["url"], str(src["read"])
+
+
 def _variants(doc: dict, source: str) -> tuple:
     """`same_architecture`: a list of {id, display_name, source: {url, read, checked}}."""
     items = doc.get("same_architecture", [])
@@ -155,16 +167,8 @@ def _variants(doc: dict, source: str) -> tuple:
                 f"{where}: display_name: expected text",
                 field=f"{where}.display_name",
             )
-        src = v.get("source")
-        if not isinstance(src, dict) or not src.get("url") or not src.get("read"):
-            raise AdvisorError(
-                "catalog.source",
-                f"{where}: field 'source' needs 'url' and 'read' (date)",
-                field=f"{where}.source",
-            )
-        check_http_url(f"{where}.source.url", src["url"])
-        check_iso_date(where, "source.read", src["read"])
-        out.append(ModelVariant(v["id"], name, src["url"], str(src["read"])))
+        url, read = _model_source(v.get("source"), where, f"{where}.source")
+        out.append(ModelVariant(v["id"], name, url, read))
     return tuple(out)
 
 
@@ -194,30 +198,14 @@ def model_preset_from_dict(doc: dict, source: str) -> ModelPreset:
                 exc.key, f"{source}: {exc.message}", field=f"{source}:published_params"
             ) from None
     _plausible_numbers(source, doc.get("config"), "config")
-    src = doc["source"]
-    if not isinstance(src, dict) or not src.get("url") or not src.get("read"):
-        raise AdvisorError(
-            "catalog.source",
-            f"{source}: field 'source' needs 'url' and 'read' (date)",
-            field=f"{source}:source",
-        )
-    check_http_url(f"{source}:source.url", src["url"])
-    check_iso_date(source, "source.read", src["read"])
+    url, read = _model_source(doc["source"], source, f"{source}:source")
     try:
         spec = from_hf_config(doc["config"], name=doc["id"], display_name=doc["display_name"])
     except AdvisorError as exc:
         raise AdvisorError(
             exc.key, f"{source}: {exc.message}", field=f"{source}:{exc.field}"
         ) from None
-    return ModelPreset(
-        doc["id"],
-        doc["display_name"],
-        spec,
-        src["url"],
-        str(src["read"]),
-        doc,
-        _variants(doc, source),
-    )
+    return ModelPreset(doc["id"], doc["display_name"], spec, url, read, doc, _variants(doc, source))
 
 
 # catalog/<folder>/*.yaml
