@@ -53,6 +53,7 @@ INT_PRECISIONS = ("int8",)  # peak_tops keys
 TIERS = ("datacenter", "workstation", "consumer")
 VENDORS = ("nvidia", "amd", "intel", "google", "aws", "apple")
 MEMORY_TYPES = (
+    "HBM",  # the vendor states HBM without its generation (Google's TPU v6e page)
     "HBM2",
     "HBM2e",
     "HBM3",
