@@ -369,3 +369,34 @@ def test_bad_catalog_fails_the_build_naming_file_and_field(
     assert str(info.value).startswith(f"invalid catalog data: catalog/{path}: {field}:"), str(
         info.value
     )
+
+
+def test_a_recalled_figure_says_where_it_was_looked_for():
+    """Issue 34: a figure no stored source gives stays marked `checked: recalled`, and its note
+    records where it was looked for (the data says so, not a report); the figures read since
+    carry the source they were read in. Here on every card and system document."""
+    import re
+
+    marked = {}
+    for folder in ("gpus", "systems"):
+        for path in sorted((ROOT / folder).glob("*.yaml")):
+            doc = yamlsafe.loads(path.read_text(encoding="utf-8"), str(path))
+            sources = dict(doc.get("sources") or {})
+            if isinstance(doc.get("source"), dict):
+                sources["source"] = doc["source"]
+            for key, s in sources.items():
+                if isinstance(s, dict) and s.get("checked") == "recalled":
+                    marked[f"{folder}/{path.name}:{key}"] = s.get("note", "")
+    unsaid = [k for k, note in marked.items() if not re.search(r"[Ll]ooked|[Ss]earched", note)]
+    assert not unsaid, unsaid
+    # read on 2026-12-06 (issue 34): no longer recalled
+    for gpu_id, key in (
+        ("dgx-spark", "launch_date"),
+        ("tpu-v6e", "memory_type"),
+        ("rtx-pro-6000-blackwell", "interconnect_gb_per_s"),
+        ("gaudi2", "peak_tflops.fp8"),
+        ("ryzen-ai-max-395", "interconnect"),
+    ):
+        assert CAT.gpu(gpu_id).source(key).checked != "recalled", (gpu_id, key)
+    # Google states the v6e's memory as HBM without its generation; the label says no more
+    assert CAT.gpu("tpu-v6e").memory_type == "HBM"
