@@ -54,7 +54,7 @@ def run(args) -> int:
             # no price: why, where the catalog says (advisor.data.hardware.PRICE_STATUSES)
             _NO_PRICE.get(g.price_status, "-")
             if g.price_usd is None
-            else f"{g.price_usd:,.0f} ({g.price_kind} {g.price_date[:7]})",
+            else f"{g.price_usd:,.0f} ({g.price_kind} price, as of {g.price_date[:7]})",
         )
         for g in gpus
     ]
