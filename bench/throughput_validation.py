@@ -451,16 +451,20 @@ def predict_serving(e, cat, notes):
     )
     if kv_max < 1:
         raise NotExpressible("advisor: the weights leave no room for the KV cache")
+    if conc is None and w.get("max_batch_size"):
+        # the engine's own max batch per replica, read in the submission's config (TensorRT-LLM
+        # max_batch_size, the harness's gpu_batch_size, vLLM's max_num_seqs): an offline run
+        # queues every sample at once, so the scheduler fills it up to the KV-cache limit
+        conc = min(kv_max, int(w["max_batch_size"]))
+        notes.append(
+            f"concurrency not stated: the engine's stated max batch {w['max_batch_size']} per "
+            f"replica, KV-cache limit {kv_max}: {conc}"
+        )
     if conc is None:
         conc = min(kv_max, OFFLINE_CONCURRENCY)
         notes.append(
             f"concurrency not stated: {conc} (KV-cache limit {kv_max}, cap {OFFLINE_CONCURRENCY})"
         )
-        if w.get("max_batch_size") and int(w["max_batch_size"]) < conc:
-            # the engine's own max batch per replica, read in the submission's config
-            # (TensorRT-LLM max_batch_size, the harness's gpu_batch_size)
-            conc = int(w["max_batch_size"])
-            notes.append(f"the engine's stated max batch {conc} per replica")
         job = _perf_overview_job(e, notes, replicas=max(1, count // tp)) if pp == 1 else None
         if job and not mix and e["metric"] in ("tokens_per_s", "tokens_per_s_per_gpu"):
             # the perf overview's run is a finite job queued at once (advisor.perf.offline)
