@@ -495,6 +495,21 @@ def predict_serving(e, cat, notes):
             notes.append(f"stated concurrency {per_replica} above the KV-cache limit {kv_max}")
             per_replica = kv_max
         conc = per_replica
+    budget = w.get("max_num_tokens")
+    if budget and pp == 1 and w.get("concurrency") is None and w.get("batch") is None:
+        # an offline run under chunked prefill with a token budget per iteration (TensorRT-LLM's
+        # max_num_tokens with enable_chunked_context, the submission's config): each iteration
+        # carries the c running decodes and the prompt tokens that replace the finished
+        # requests, on average c * input / output of them, so in the steady state
+        # c (1 + input / output) <= max_num_tokens (Agrawal et al. 2024, Sarathi-Serve,
+        # arXiv:2403.02310 §4: decodes and prefill chunks share one token budget)
+        cap = max(1, int(int(budget) / (1 + inp / out)))
+        if cap < conc:
+            notes.append(
+                f"{cap} decoding per replica: the token budget {budget} per iteration holds c "
+                f"decodes and c x {inp}/{out} prompt tokens (chunked prefill, steady state)"
+            )
+            conc = cap
     point_kw = dict(weights=weights) if not mix else dict(mix=mix)
     p = (serving.mixed_point if mix else serving.point)(
         spec,
