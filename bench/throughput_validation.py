@@ -451,16 +451,20 @@ def predict_serving(e, cat, notes):
     )
     if kv_max < 1:
         raise NotExpressible("advisor: the weights leave no room for the KV cache")
+    if conc is None and w.get("max_batch_size"):
+        # the engine's own max batch per replica, read in the submission's config (TensorRT-LLM
+        # max_batch_size, the harness's gpu_batch_size, vLLM's max_num_seqs): an offline run
+        # queues every sample at once, so the scheduler fills it up to the KV-cache limit
+        conc = min(kv_max, int(w["max_batch_size"]))
+        notes.append(
+            f"concurrency not stated: the engine's stated max batch {w['max_batch_size']} per "
+            f"replica, KV-cache limit {kv_max}: {conc}"
+        )
     if conc is None:
         conc = min(kv_max, OFFLINE_CONCURRENCY)
         notes.append(
             f"concurrency not stated: {conc} (KV-cache limit {kv_max}, cap {OFFLINE_CONCURRENCY})"
         )
-        if w.get("max_batch_size") and int(w["max_batch_size"]) < conc:
-            # the engine's own max batch per replica, read in the submission's config
-            # (TensorRT-LLM max_batch_size, the harness's gpu_batch_size)
-            conc = int(w["max_batch_size"])
-            notes.append(f"the engine's stated max batch {conc} per replica")
         job = _perf_overview_job(e, notes, replicas=max(1, count // tp)) if pp == 1 else None
         if job and not mix and e["metric"] in ("tokens_per_s", "tokens_per_s_per_gpu"):
             # the perf overview's run is a finite job queued at once (advisor.perf.offline)
@@ -491,6 +495,21 @@ def predict_serving(e, cat, notes):
             notes.append(f"stated concurrency {per_replica} above the KV-cache limit {kv_max}")
             per_replica = kv_max
         conc = per_replica
+    budget = w.get("max_num_tokens")
+    if budget and pp == 1 and w.get("concurrency") is None and w.get("batch") is None:
+        # an offline run under chunked prefill with a token budget per iteration (TensorRT-LLM's
+        # max_num_tokens with enable_chunked_context, the submission's config): each iteration
+        # carries the c running decodes and the prompt tokens that replace the finished
+        # requests, on average c * input / output of them, so in the steady state
+        # c (1 + input / output) <= max_num_tokens (Agrawal et al. 2024, Sarathi-Serve,
+        # arXiv:2403.02310 §4: decodes and prefill chunks share one token budget)
+        cap = max(1, int(int(budget) / (1 + inp / out)))
+        if cap < conc:
+            notes.append(
+                f"{cap} decoding per replica: the token budget {budget} per iteration holds c "
+                f"decodes and c x {inp}/{out} prompt tokens (chunked prefill, steady state)"
+            )
+            conc = cap
     point_kw = dict(weights=weights) if not mix else dict(mix=mix)
     p = (serving.mixed_point if mix else serving.point)(
         spec,

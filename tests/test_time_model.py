@@ -360,10 +360,24 @@ def test_blackwell_ultra_fp4_ceiling_is_its_own_and_leaves_its_peers_alone():
     assert gb300.matmul("fp8") == pytest.approx(gb200.matmul("fp8"))
     assert gb300.bandwidth_fraction == pytest.approx(gb200.bandwidth_fraction)
     assert "gb300" not in gb200.peers and "b300" not in gb200.peers
-    # GB200's FP4 stays its 16-bit fraction (Achievable.matmul's convention), and B200's too
+    # GB200's FP4 stays its 16-bit fraction (Achievable.matmul's convention)
     assert gb200.matmul("fp4") == pytest.approx(gb200.matmul("bf16"))
+
+
+def test_b200_fp4_ceiling_is_measured_and_stays_its_own():
+    """B200 stores cuBLAS's NVFP4 GEMM at M=N=K=8192, 5,589.8 TFLOP/s (triton-lang/triton PR
+    9697): 0.621 of its 9,000 dense FP4 peak, not the 0.776 of its bf16 MAMF that FP4 took
+    before. A measured FP4 fraction never enters a peer's median (achievable.OWN_ONLY): GB200,
+    the GeForce and RTX PRO Blackwell cards keep their 16-bit median for FP4 (issue 35)."""
     b200 = CAT.gpu("b200").achievable
-    assert b200.matmul("fp4") == pytest.approx(b200.matmul("bf16"))
+    assert b200.matmul("fp4") == pytest.approx(5589.8 / 9000.0, rel=1e-6)
+    assert b200.basis_of("fp4") == "measured"
+    assert b200.sources["matmul_tflops.fp4"] == "https://github.com/triton-lang/triton/pull/9697"
+    assert b200.matmul("bf16") == pytest.approx(1745.0 / 2250.0, rel=1e-6)
+    for gid in ("gb200", "rtx-5090", "rtx-pro-6000-blackwell", "dgx-spark"):
+        a = CAT.gpu(gid).achievable
+        assert "b200" in a.peers
+        assert a.matmul("fp4") == pytest.approx(a.matmul("bf16")), gid
 
 
 def test_tpu_apple_and_trainium_ceilings_are_measured_a_median_or_a_stated_search():

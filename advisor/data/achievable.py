@@ -30,6 +30,14 @@ FALLBACK_BANDWIDTH_FRACTION = 0.85
 # figures for these (`vendor_defaults`).
 SAME_UNITS_AS_16_BIT = frozenset({"bf16", "fp16", "fp32", "tf32"})
 
+# Peak keys whose measured fraction stays the card's own: it never enters a peer's median. A
+# block-scaled FP4 GEMM's rate is a property of one part's tensor pipe, clock and power under
+# that load (GB300/B300: CUTLASS's SM103 GEMM at 77 % tensor-pipe duty, clock throttled to
+# 1.55 GHz; B200 at 1000 W: cuBLAS NVFP4 at 0.62 of its dense FP4 peak), not of a vendor; a
+# card without its own FP4 figure keeps its 16-bit fraction for FP4 (`Achievable.matmul`), as
+# before any card measured one (issue 35).
+OWN_ONLY = frozenset({"fp4"})
+
 
 def _median(values) -> float:
     """The median as `statistics.median` defines it (the middle value, or the mean of the two
@@ -213,6 +221,7 @@ def vendor_defaults(gpus, measured: Mapping[str, Achievable]) -> dict[str, Achie
             # what it lacks (a desktop APU's matmul fractions): the vendor's measured cards
             others = [a for a in by_vendor.get(g.vendor, []) if a.gpu_id != g.id] or peers
             keys = {k for a in others for k in a.matmul_fraction} - set(own.matmul_fraction)
+            keys -= OWN_ONLY
             if own.matmul_fraction.keys() & {"bf16", "fp16"}:
                 # its own 16-bit figure covers the 16/32-bit keys (`Achievable.matmul`): a peer's
                 # would contradict it (an M3 Ultra measured at fp16 is not an M4 Max at bf16)
@@ -227,7 +236,7 @@ def vendor_defaults(gpus, measured: Mapping[str, Achievable]) -> dict[str, Achie
         if not peers:
             out[g.id] = Achievable(g.id, {}, FALLBACK_BANDWIDTH_FRACTION, "assumed")
             continue
-        keys = {k for a in peers for k in a.matmul_fraction}
+        keys = {k for a in peers for k in a.matmul_fraction} - OWN_ONLY
         mm = {k: _median(a.matmul(k) for a in peers) for k in sorted(keys)}
         bw, bw_basis = _bandwidth_median(peers)
         ids = ", ".join(sorted(a.gpu_id for a in peers))
