@@ -1378,7 +1378,7 @@ def fit(entries, cat, passes: int = 3, without: str | None = None, quiet: bool =
     def loss(stack):
         eff.DEFAULT_STACK = stack
         total, n = 0.0, 0
-        for r in evaluate(use, cat):
+        for r in evaluate(use, cat, before=False):
             if r["expressible"]:
                 total += abs(math.log(r["predicted"] / r["measured"]))
                 n += 1
@@ -1399,7 +1399,10 @@ def fit(entries, cat, passes: int = 3, without: str | None = None, quiet: bool =
     return best
 
 
-def evaluate(entries, cat) -> list[dict]:
+def evaluate(entries, cat, before: bool = True) -> list[dict]:
+    """One row per entry: its prediction and error, or why it is not expressible. `before`:
+    also predict the TensorRT-LLM MoE entries without the fitted term (`_without_trtllm_term`,
+    the summary's before/after; fit() leaves it out of its loss)."""
     if not _half_index:
         _assign_halves(entries)
     rows = []
@@ -1427,7 +1430,7 @@ def evaluate(entries, cat) -> list[dict]:
                 row["moe_layer_list"] = True
             if _trtllm_moe(cat, e):
                 # TensorRT-LLM's MoE layers: the fitted term (the record above _trtllm_moe)
-                row.update(_without_trtllm_term(e, cat, notes))
+                row.update(_without_trtllm_term(e, cat, notes, before))
             row.update(expressible=True, predicted=float(pred), error=err)
         except NotExpressible as exc:
             row.update(
@@ -1458,8 +1461,8 @@ def _layer_list_moe(cat, e: dict) -> bool:
 # combine, x 2.0 on Hopper and Blackwell; fitted on the `fit` half, FIT_GRID), at the batch
 # its source or submission config states, else at the batch rule the dense perf-overview
 # entries use (the KV-cache limit capped at the run's requests per rank). Until then they were
-# carried (predicted 14-258 % fast, median 51 %). The record of what was checked before a
-# fitted term was chosen (no stored source itemises the gap), kept as the term's evidence:
+# carried (predicted -14 % to +258 %, median |error| 51 %). The record of what was checked
+# before a fitted term was chosen (no stored source itemises the gap), kept as its evidence:
 # Checked (w40d, 2026-12-06):
 # - the benchmark's own settings: trtllm-bench sizes max_batch_size /
 #   max_num_tokens itself (tensorrt_llm/bench/build/tuning.py,
@@ -1645,7 +1648,7 @@ def _trtllm_moe(cat, e: dict) -> bool:
     return eff.trtllm_moe_factor(eff.DEFAULT_STACK, gpu, "trtllm") is not None
 
 
-def _without_trtllm_term(e: dict, cat, notes: list[str]) -> dict:
+def _without_trtllm_term(e: dict, cat, notes: list[str], before: bool = True) -> dict:
     """The assumption note of the fitted TensorRT-LLM MoE term, and the entry's prediction
     without it (the factor at 1: the model's own kernels), for the summary's before/after."""
     from dataclasses import replace
@@ -1656,6 +1659,8 @@ def _without_trtllm_term(e: dict, cat, notes: list[str]) -> dict:
         f"parallelism also dispatch and combine) x {base.trtllm_moe_factor:g} "
         "(efficiency.Stack.trtllm_moe_factor: fitted on the fit half, not itemised)"
     )
+    if not before:
+        return {"trtllm_moe_factor": base.trtllm_moe_factor}
     eff.DEFAULT_STACK = replace(base, trtllm_moe_factor=1.0)
     try:
         pred = float(PREDICT[e["kind"]](e, cat, []))
@@ -1809,7 +1814,7 @@ def source_holdout(entries, cat, passes: int = HOLDOUT_PASSES) -> dict:
     without that family, and check the family's entries with that fit. Reported beside the
     family's errors under the committed stack (which saw the family's fit half)."""
     base = eff.DEFAULT_STACK
-    rows = evaluate(entries, cat)
+    rows = evaluate(entries, cat, before=False)
     dep = [
         r
         for r in rows
@@ -1827,9 +1832,9 @@ def source_holdout(entries, cat, passes: int = HOLDOUT_PASSES) -> dict:
             stack = fit(entries, cat, passes=passes, without=fam, quiet=True)
             mine = [e for e in entries if family(e) == fam]
             eff.DEFAULT_STACK = stack
-            held = [abs(r["error"]) for r in evaluate(mine, cat) if r["expressible"]]
+            held = [abs(r["error"]) for r in evaluate(mine, cat, False) if r["expressible"]]
             eff.DEFAULT_STACK = base
-            seen = [abs(r["error"]) for r in evaluate(mine, cat) if r["expressible"]]
+            seen = [abs(r["error"]) for r in evaluate(mine, cat, False) if r["expressible"]]
             changed = {k: v for k, v in stack.to_dict().items() if v != base.to_dict().get(k)}
             out["families"][fam] = {
                 "held_out": _errors(held),

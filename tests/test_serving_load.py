@@ -1015,3 +1015,47 @@ def test_offline_run_interpolates_the_decode_step_within_one_per_cent():
         fast = offline.run(1500, **kw)
         exact = offline.run(1500, exact_steps=True, **kw)
         assert fast.seconds == pytest.approx(exact.seconds, rel=0.01)
+
+
+@pytest.mark.skipif(__import__("shutil").which("node") is None, reason="needs Node.js")
+def test_the_serving_calculator_names_the_fitted_trtllm_moe_factor_in_both_languages():
+    """The serving calculator's result (render.mjs `renderResult` under Node, the build's strings)
+    says that TensorRT-LLM's MoE layers are timed with the fitted factor and gives its band;
+    with vLLM the line is absent."""
+    import html
+
+    from advisor import webapi
+    from hooks.templating import load_strings
+    from tests.conftest import ROOT
+
+    base = dict(model="gpt-oss-120b", gpu="h100-sxm", weights="mxfp4", input_tokens=1024,
+                output_tokens=1024)  # fmt: skip
+    trt = json.loads(webapi.dumps(webapi.run("serving", {**base, "engine": "trtllm"})))
+    plain = json.loads(webapi.dumps(webapi.run("serving", base)))
+    band = trt["engine_moe"]["band"]
+    assert band and plain["engine_moe"] is None
+    script = """
+const m = await import(process.argv[1]);
+let input = "";
+for await (const chunk of process.stdin) input += chunk;
+const { results, strings, lang } = JSON.parse(input);
+process.stdout.write(JSON.stringify(results.map((r) => m.renderResult("serving", r, { ...strings, lang }))));
+"""
+    all_strings = load_strings(ROOT / "templates" / "i18n")
+    want = {
+        "en": ("TensorRT-LLM: its MoE layers", "2 times"),
+        "az": ("TensorRT-LLM: onun MoE", "2 misli"),
+    }
+    for lang, (head, factor) in want.items():
+        strings = {k: v for k, v in all_strings[lang].items() if k.startswith(("calc.", "err."))}
+        r = subprocess.run(
+            ["node", "--input-type=module", "-e", script, (ROOT / "calcruntime/browser/render.mjs").as_uri()],
+            input=json.dumps({"results": [trt, plain], "strings": strings, "lang": lang}),
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        with_term, without = (html.unescape(p) for p in json.loads(r.stdout))
+        line = with_term[with_term.index('data-out="engine_moe"') :].split("</p>")[0]
+        assert head in line and factor in line, line
+        assert str(band["n"]) in line
+        assert 'data-out="engine_moe"' not in without

@@ -219,7 +219,7 @@ def trtllm_moe_extra_s(stack: Stack, gpu, engine: str | None, *, expert_s: float
     2.1 on Hopper and 2.0 on Blackwell and does worse on the whole-source hold-out). Band, the
     held-out half's errors: -33 % to +138 %, median |error| 28 % (before: 86 %, worst
     +258 %); the MLPerf runs stay 65-138 % fast and the perf overview's Blackwell runs
-    4-33 % slow, so the factor splits the difference between two sources, which a single
+    1-33 % slow, so the factor splits the difference between two sources, which a single
     term cannot reconcile.
     Why a multiplier on the routed experts: among the three forms compared on the held-out
     half (this multiplier; a time per routed token per MoE layer; a time per MoE layer per
