@@ -171,6 +171,6 @@ def test_validation_reason_figures_in_the_pages_language(lang, predicted, measur
     page = (ROOT / "docs" / lang / "methodology.md").read_text(encoding="utf-8")
     assert '{{ t("tv.reason." ~ r.key, **(r.params | figures)) }}' in page
     text = env.from_string('{{ t("tv.reason." ~ key, **(params | figures)) }}').render(
-        key="moe_serving_gap", params=params
+        key="moe_dispatcher", params=params
     )
     assert f"{predicted}" in text and f"{measured}" in text and "27270" not in text

@@ -280,11 +280,12 @@ def test_validation_reports_the_2025_26_part_and_source_families():
         if r.get("period") == "2025-26" and not r["expressible"]:
             assert r["reason"] and r["reason_key"], r["id"]
         if r["id"].startswith("trtllm-po-qwen3-30b"):
-            # a layer-list MoE model served over its real layers: predicted, and carried with
-            # its prediction and error until the MoE serving gap is itemised
-            assert r["reason_key"] == "moe_serving_gap", r["id"]
-            assert r["carried_predicted"] > 0 and math.isfinite(r["carried_error"])
-            assert r["reason_params"]["predicted"] == round(r["carried_predicted"])
+            # a layer-list MoE model served over its real layers on TensorRT-LLM: counted, with
+            # the fitted MoE term named in its assumptions and its prediction without the term
+            assert r["expressible"] and r["moe_layer_list"], r["id"]
+            assert r["trtllm_moe_factor"] == tv.eff.DEFAULT_STACK.trtllm_moe_factor
+            assert any("trtllm_moe_factor" in a for a in r["assumptions"])
+            assert r["without_term_predicted"] > r["predicted"] > 0
         if r.get("reason_key") == "moe_unvalidated":
             # only MoE training still reaches the time model through one representative layer
             assert r["kind"] == "training", r["id"]
@@ -560,17 +561,24 @@ def test_mixed_precision_moe_multiplies_at_the_wider_operand():
     assert slow.tokens_per_s < fast.tokens_per_s
 
 
-def test_moe_serving_band_comes_from_the_carried_moe_entries():
-    """The expert-parallel serving output carries the MoE band (the validation's carried MoE
-    serving entries), not the dense serving band."""
+def test_moe_serving_band_comes_from_the_layer_list_moe_entries():
+    """The expert-parallel serving output carries the MoE band (the validation's layer-list
+    MoE serving entries), not the dense serving band; the fitted TensorRT-LLM MoE term has its
+    own band, its held-out half's errors, shown where the term applies."""
     from advisor.perf import accuracy
 
     s = {
         "by_kind": {"serving": {"n": 40, "median_abs_error": 0.09, "worst_abs_error": 0.37}},
-        "moe_serving_carried": {"n": 15, "median_abs_error": 0.6, "worst_abs_error": 2.1},
+        "moe_serving": {
+            "n": 23,
+            "median_abs_error": 0.24,
+            "worst_abs_error": 1.4,
+            "trtllm": {"held_out": {"n": 10, "median_abs_error": 0.28, "worst_abs_error": 1.38}},
+        },
     }
     got = accuracy.bands_from_summary(s)
-    assert got["moe_serving"].n == 15 and got["moe_serving"].worst_abs_error == 2.1
+    assert got["moe_serving"].n == 23 and got["moe_serving"].worst_abs_error == 1.4
+    assert got["trtllm_moe"].n == 10 and got["trtllm_moe"].median_abs_error == 0.28
     assert got["serving"].n == 40
     assert "moe_serving" not in accuracy.bands_from_summary({"by_kind": {}})
     out = subprocess.run(
@@ -580,8 +588,74 @@ def test_moe_serving_band_comes_from_the_carried_moe_entries():
         capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     band = accuracy.band("moe_serving")
-    if band:
-        assert f"MoE serving: median ±{band.median_abs_error:.0%}" in out
+    assert band and band.n >= 20  # the committed summary's layer-list MoE entries
+    assert f"MoE serving: median ±{band.median_abs_error:.0%}" in out
+    assert "TensorRT-LLM MoE layers" not in out  # vLLM (the default engine): no fitted term
+
+
+def test_trtllm_moe_term_applies_on_hopper_and_blackwell_with_trtllm_only():
+    """efficiency.trtllm_moe_extra_s: engine "trtllm" on a Hopper or Blackwell GPU lengthens an
+    MoE model's step by (factor - 1) x the routed experts' time; vLLM, a dense model and other
+    generations are as before; the faces say so (CLI line, web API `engine_moe` with the band)."""
+    from dataclasses import replace
+
+    from advisor import webapi
+    from advisor.perf import efficiency as eff
+    from advisor.perf import expert_parallel as ep
+    from advisor.perf import timing
+
+    f = eff.DEFAULT_STACK.trtllm_moe_factor
+    assert f > 1
+    gpt = CAT.model("gpt-oss-120b").spec
+    kw = dict(concurrency=64, input_tokens=1024, output_tokens=1024, weights="mxfp4")
+    for gid in ("h100-sxm", "b200"):
+        g = CAT.gpu(gid)
+        assert eff.generation(g) in ("hopper", "blackwell")
+        vllm = serving.point(gpt, g, engine="vllm", **kw)
+        trt = serving.point(gpt, g, engine="trtllm", **kw)
+        one = serving.point(
+            gpt, g, engine="trtllm", stack=replace(eff.DEFAULT_STACK, trtllm_moe_factor=1.0), **kw
+        )
+        # the term alone: TensorRT-LLM at factor 1 vs the fitted factor, by the routed time
+        dev = timing.Device.of(g, timing.matmul_peak_key(g, "mxfp4"), eff.DEFAULT_STACK)
+        routed = timing.routed_expert_s(gpt, dev, eff.DEFAULT_STACK, rows=64, tp=1, weights="mxfp4")
+        assert trt.decode_step_s == pytest.approx(one.decode_step_s + (f - 1) * routed, rel=1e-9)
+        assert trt.tokens_per_s < one.tokens_per_s and vllm.decode_step_s != trt.decode_step_s
+    # a generation it was not fitted on, and a dense model: nothing added
+    a100 = CAT.gpu("a100-80gb-sxm")
+    assert eff.generation(a100) is None
+    assert eff.trtllm_moe_extra_s(eff.DEFAULT_STACK, a100, "trtllm", expert_s=1.0) == 0.0
+    assert serving.engine_moe_note(gpt, a100, "trtllm") is None
+    dense = CAT.model("llama-3.1-8b").spec
+    assert serving.engine_moe_note(dense, CAT.gpu("h100-sxm"), "trtllm") is None
+    # expert parallelism: the busiest GPU's experts and all-to-all, times (factor - 1)
+    ds, b200 = CAT.model("deepseek-v3").spec, CAT.gpu("b200")
+    sk = dict(batch=256, context=1536, weights="nvfp4", kv_dtype="fp8", layout=ep.EPLayout(ep=8))
+    plain = ep.decode_step(ds, b200, **sk)
+    trt = ep.decode_step(ds, b200, engine="trtllm", **sk)
+    assert plain["engine_moe_s"] == 0.0
+    assert trt["engine_moe_s"] == pytest.approx((f - 1) * (trt["experts_s"] + trt["all_to_all_s"]))
+    assert trt["seconds"] == pytest.approx(plain["seconds"] + trt["engine_moe_s"])
+    # the faces
+    note = serving.engine_moe_note(ds, b200, "trtllm")
+    assert note["factor"] == f and note["fitted"]
+    band = note["band"]
+    assert band is not None and band["n"] >= 5
+    base = dict(model="deepseek-v3", gpu="b200", gpus=8, ep=8, weights="nvfp4", kv_dtype="fp8",
+                input_tokens=1024, output_tokens=1024)  # fmt: skip
+    r = webapi.run("serving", {**base, "engine": "trtllm"})
+    assert r["engine_moe"]["factor"] == f and r["engine_moe"]["band"]["n"] == band["n"]
+    r0 = webapi.run("serving", base)
+    assert r0["engine_moe"] is None
+    assert r["points"][-1]["tokens_per_s_per_gpu"] < r0["points"][-1]["tokens_per_s_per_gpu"]
+    out = subprocess.run(
+        [sys.executable, "-m", "advisor", "time", "serve", "--model", "gpt-oss-120b",
+         "--gpu", "h100-sxm", "--weights", "mxfp4", "--input", "1024", "--output", "1024",
+         "--engine", "trtllm"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert f"TensorRT-LLM MoE layers: the routed experts' time x {f:g} (fitted" in out
+    assert f"median ±{band['median_abs_error']:.0%}" in out
 
 
 def test_two_batch_overlap_hides_the_all_to_all_behind_the_other_micro_batch():
@@ -715,10 +789,11 @@ process.stdout.write(JSON.stringify(out));
     assert 'el.type === "checkbox" ? el.checked : el.value' in js  # the state sent is true/false
 
 
-def test_carried_moe_entries_are_those_without_a_stated_batch():
-    """The validator counts a layer-list MoE serving entry when its source states the batch per
-    GPU (SGLang's decode pool: 256 sequences, EP 72, two-batch overlap) and carries the rest;
-    a perf-overview run holds at most its stated number of requests per attention-DP rank."""
+def test_layer_list_moe_entries_are_counted_with_the_batch_rule_or_their_stated_batch():
+    """The validator counts every layer-list MoE serving entry: at the batch its source states
+    (SGLang's decode pool: 256 sequences, EP 72, two-batch overlap), else at the batch rule of
+    the dense perf-overview entries (a perf-overview run holds at most its stated number of
+    requests per attention-DP rank); TensorRT-LLM's carry the fitted MoE term, SGLang's not."""
     from bench import throughput_validation as tv
 
     entries = {e["id"]: e for e in tv._load_entries()}
@@ -730,18 +805,21 @@ def test_carried_moe_entries_are_those_without_a_stated_batch():
     assert tv._requests_per_rank(po, 8, notes) == 3000 // 8 and "3000 requests" in notes[0]
     assert tv._requests_per_rank(dec, 72, []) is None
     rows = {r["id"]: r for r in tv.evaluate([dec, pre, po], CAT)}
-    assert rows[dec["id"]]["expressible"]
+    for r in rows.values():
+        assert r["expressible"] and r["moe_layer_list"] and "reason_key" not in r, r["id"]
     assert any("two-batch overlap" in n for n in rows[dec["id"]]["assumptions"])
-    for eid in (pre["id"], po["id"]):
-        assert rows[eid]["reason_key"] == "moe_serving_gap"
-        assert "does not state the batch" in rows[eid]["reason"]
     assert any("375 sequences per GPU" in n for n in rows[po["id"]]["assumptions"])
+    assert rows[po["id"]]["trtllm_moe_factor"] == tv.eff.DEFAULT_STACK.trtllm_moe_factor
+    for eid in (dec["id"], pre["id"]):  # SGLang: no TensorRT-LLM term
+        assert "trtllm_moe_factor" not in rows[eid]
+        assert not any("trtllm_moe_factor" in a for a in rows[eid]["assumptions"])
 
 
-def test_mlperf_deepseek_offline_runs_at_their_configs_batch_are_carried_with_the_engine_reason():
+def test_mlperf_deepseek_offline_runs_at_their_configs_batch_are_counted_with_the_engine_term():
     """NVIDIA's MLPerf v5.1 DeepSeek-R1 Offline configs state gpu_batch_size and
     max_concurrency per DEP8 engine: B200 512 and 5120 (512 per rank), GB300 1536 and 10240
-    (1280 per rank); predicted at that batch for the whole system, carried as TensorRT-LLM's."""
+    (1280 per rank); predicted at that batch for the whole system with TensorRT-LLM's fitted
+    MoE term, and counted."""
     from bench import throughput_validation as tv
 
     entries = {e["id"]: e for e in tv._load_entries()}
@@ -751,7 +829,10 @@ def test_mlperf_deepseek_offline_runs_at_their_configs_batch_are_carried_with_th
     assert tv._config_batch_per_rank(gb300, 8, []) == 1280
     rows = {r["id"]: r for r in tv.evaluate([b200, gb300], CAT)}
     for r in rows.values():
-        assert r["reason_key"] == "moe_serving_engine" and r["carried_predicted"] > 0
+        assert r["expressible"] and r["trtllm_moe_factor"] > 1
+        # the term lengthens the step: the prediction without it is faster (and further off)
+        assert r["without_term_predicted"] > r["predicted"]
+        assert abs(r["without_term_error"]) > abs(r["error"])
     assert any("512 sequences per rank" in n for n in rows[b200["id"]]["assumptions"])
 
 
@@ -893,17 +974,19 @@ def test_offline_serving_run_tends_to_the_steady_state():
 def test_perf_overview_moe_runs_are_predicted_as_their_finite_job():
     """The perf overview's DEP runs queue 3000 fixed-length requests at once (750 per rank at
     DEP4): the validator predicts the job (advisor.perf.offline), below the steady state at the
-    same batch, and still carries the entry (the batch trtllm-bench chose is unstated)."""
+    same batch, and counts the entry (the batch rule stands for the one trtllm-bench chose)."""
     from bench import throughput_validation as tv
 
     entries = {e["id"]: e for e in tv._load_entries()}
     e = entries["trtllm-po-deepseek-v3-fp4-b200-dep4-1024-1024"]
     row = tv.evaluate([e], CAT)[0]
-    assert row["reason_key"] == "moe_serving_gap"
+    assert row["expressible"]
     job = [a for a in row["assumptions"] if a.startswith("offline job of 750 requests")]
     assert job and "max_num_tokens 2048" in job[0]
     steady = float(job[0].split("against ")[1].split()[0])
-    assert row["carried_predicted"] < 0.95 * steady
+    assert row["metric"] == "tokens_per_s_per_gpu"
+    per_gpu = row["predicted"]
+    assert per_gpu < 0.95 * steady
 
 
 def test_offline_run_interpolates_the_decode_step_within_one_per_cent():
@@ -932,3 +1015,47 @@ def test_offline_run_interpolates_the_decode_step_within_one_per_cent():
         fast = offline.run(1500, **kw)
         exact = offline.run(1500, exact_steps=True, **kw)
         assert fast.seconds == pytest.approx(exact.seconds, rel=0.01)
+
+
+@pytest.mark.skipif(__import__("shutil").which("node") is None, reason="needs Node.js")
+def test_the_serving_calculator_names_the_fitted_trtllm_moe_factor_in_both_languages():
+    """The serving calculator's result (render.mjs `renderResult` under Node, the build's strings)
+    says that TensorRT-LLM's MoE layers are timed with the fitted factor and gives its band;
+    with vLLM the line is absent."""
+    import html
+
+    from advisor import webapi
+    from hooks.templating import load_strings
+    from tests.conftest import ROOT
+
+    base = dict(model="gpt-oss-120b", gpu="h100-sxm", weights="mxfp4", input_tokens=1024,
+                output_tokens=1024)  # fmt: skip
+    trt = json.loads(webapi.dumps(webapi.run("serving", {**base, "engine": "trtllm"})))
+    plain = json.loads(webapi.dumps(webapi.run("serving", base)))
+    band = trt["engine_moe"]["band"]
+    assert band and plain["engine_moe"] is None
+    script = """
+const m = await import(process.argv[1]);
+let input = "";
+for await (const chunk of process.stdin) input += chunk;
+const { results, strings, lang } = JSON.parse(input);
+process.stdout.write(JSON.stringify(results.map((r) => m.renderResult("serving", r, { ...strings, lang }))));
+"""
+    all_strings = load_strings(ROOT / "templates" / "i18n")
+    want = {
+        "en": ("TensorRT-LLM: its MoE layers", "2 times"),
+        "az": ("TensorRT-LLM: onun MoE", "2 misli"),
+    }
+    for lang, (head, factor) in want.items():
+        strings = {k: v for k, v in all_strings[lang].items() if k.startswith(("calc.", "err."))}
+        r = subprocess.run(
+            ["node", "--input-type=module", "-e", script, (ROOT / "calcruntime/browser/render.mjs").as_uri()],
+            input=json.dumps({"results": [trt, plain], "strings": strings, "lang": lang}),
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        with_term, without = (html.unescape(p) for p in json.loads(r.stdout))
+        line = with_term[with_term.index('data-out="engine_moe"') :].split("</p>")[0]
+        assert head in line and factor in line, line
+        assert str(band["n"]) in line
+        assert 'data-out="engine_moe"' not in without

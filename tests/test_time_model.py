@@ -196,8 +196,8 @@ def test_grouped_expert_gemms_match_deepgemms_published_moe_shapes():
     grouped GEMMs at DeepSeek-V3's expert shapes, from 256 to 8192 rows per expert: each within
     20 % of the measured time, median within 10 %. The roofline with the catalog's achievable
     FP8 and bandwidth ceilings already carries what a grouped kernel reaches at these M per
-    expert, so the MoE serving gap (bench/throughput_validation `moe_serving_gap`, 50-200 %)
-    is not the grouped GEMM's efficiency (issue 35)."""
+    expert, so TensorRT-LLM's MoE serving gap (50-200 % before the fitted
+    efficiency.Stack.trtllm_moe_factor) is not the grouped GEMM's efficiency (issue 35)."""
     dev = timing.Device.of(H100, timing.matmul_peak_key(H100, "fp8"))
     ratios = []
     for _layout, groups, m, n, k, tflops in DEEPGEMM_GROUPED_H800:

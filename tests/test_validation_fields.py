@@ -141,11 +141,12 @@ def test_fields_read_in_a_config_name_it_and_the_new_reasons_are_translated():
         assert "{bits}" in strings["tv.reason.mixed_precision"]
 
 
-def test_mlperf_server_with_expert_parallelism_is_predicted_and_carried():
+def test_mlperf_server_with_expert_parallelism_is_predicted_and_counted():
     """NVIDIA's v5.1 DeepSeek-R1 Server on GB300 NVL72 (DEP8, 512 slots per rank read in its
     config): predicted as the largest Poisson rate within the p99 limits with each attention-
-    DP rank a queue of 512 slots, then carried with the other layer-list MoE serving entries
-    (advisor.perf.expert_parallel's decode step, not yet counted)."""
+    DP rank a queue of 512 slots, on TensorRT-LLM's MoE step (the fitted
+    efficiency.Stack.trtllm_moe_factor), and counted with the other layer-list MoE serving
+    entries."""
     from bench import throughput_validation as tv
 
     e = _entries()["mlperf51-deepseek-r1-gb300x72-server"]
@@ -167,8 +168,14 @@ def test_mlperf_server_with_expert_parallelism_is_predicted_and_carried():
         weights="nvfp4",
         kv_dtype="fp8",
         layout=epm.EPLayout(ep=8, domain=8),
+        engine="trtllm",
     )
     assert p.tpot_s <= 0.080
     assert got == pytest.approx(72 * p.tokens_per_s_per_gpu)
     (row,) = tv.evaluate([e], CAT)
-    assert row["reason_key"] != "expert_parallel" and row["carried_error"] is not None
+    assert row["expressible"] and row["error"] == pytest.approx(got / e["value"] - 1)
+    assert row["trtllm_moe_factor"] > 1 and any(
+        "trtllm_moe_factor" in n for n in row["assumptions"]
+    )
+    # without the term the same queue is faster: the term lengthens the step
+    assert row["without_term_predicted"] > row["predicted"]

@@ -72,6 +72,22 @@ def _band(kind: str) -> str:
     )
 
 
+def _engine_moe_text(note: dict) -> str:
+    """The line `time serve` prints when TensorRT-LLM's fitted MoE term applies
+    (serving.engine_moe_note)."""
+    b = note.get("band")
+    band = (
+        f"; held-out error median ±{b['median_abs_error']:.0%}, worst ±{b['worst_abs_error']:.0%} "
+        f"over {b['n']} published runs"
+        if b
+        else ""
+    )
+    return (
+        f"TensorRT-LLM MoE layers: the routed experts' time x {note['factor']:g} (fitted on "
+        f"published TensorRT-LLM runs, not itemised{band})"
+    )
+
+
 def _price(catalog, gpu_id: str, given):
     if given is not None:
         return given
@@ -595,6 +611,7 @@ def _run_ep(args, cat, spec, gpu) -> int:
         kv_dtype=kv,
         usd_per_gpu_hour=price,
         own_usd_per_gpu_hour=owned.usd_per_gpu_hour if owned else None,
+        engine=args.engine,
     )
     cap = ec.kv_limited_batch_per_gpu
     if cap < 1:
@@ -615,10 +632,13 @@ def _run_ep(args, cat, spec, gpu) -> int:
         weights=args.weights,
         kv_dtype=kv,
         layout=layout,
+        engine=args.engine,
     )
+    engine_moe = serving.engine_moe_note(spec, gpu, args.engine)
     if args.json:
         return print_json(
             {
+                "engine_moe": engine_moe,
                 "layout": layout.__dict__,
                 "kv_limited_batch_per_gpu": cap,
                 "point": p.to_dict(),
@@ -635,6 +655,8 @@ def _run_ep(args, cat, spec, gpu) -> int:
         + (", two-batch overlap" if layout.two_batch_overlap else "")
         + _band("moe_serving")
     )
+    if engine_moe:
+        print(_engine_moe_text(engine_moe))
     usd = {c.concurrency: c for c in ec.curve}
 
     def cell(v):
@@ -814,6 +836,7 @@ def run_serve(args) -> int:
                 "accuracy": accuracy.band_dict("serving"),
                 "compute_peak": timing.weight_peak_key(gpu, args.weights),
                 "fp4_dequantised": timing.fp4_dequantised(gpu, args.weights),
+                "engine_moe": serving.engine_moe_note(spec, gpu, args.engine),
             }
         )
     print(
@@ -827,6 +850,9 @@ def run_serve(args) -> int:
         print(
             f"{gpu.id} has no tensor cores for {args.weights}: weights dequantised, matmuls at {peak}"
         )
+    engine_moe = serving.engine_moe_note(spec, gpu, args.engine)
+    if engine_moe:
+        print(_engine_moe_text(engine_moe))
     limit = "; ".join(plan.notes) or f"max_num_seqs {serving.MAX_NUM_SEQS}"
     print(f"largest concurrency per replica: {plan.max_concurrency} ({limit})")
     if kw["speculative"]:

@@ -152,10 +152,12 @@ def ep_curve(
     kv_dtype: str,
     usd_per_gpu_hour: float | None = None,
     own_usd_per_gpu_hour: float | None = None,
+    engine: str | None = None,
 ) -> EPCurve:
     """The interactivity curve of MoE serving with expert parallelism (`layout`) on `gpus` GPUs:
     every GPU a data-parallel attention rank holding `batch_per_gpu` sequences, so the total
-    is tokens/s per GPU x `gpus`; the web API's and `advisor time serve --ep`'s one curve."""
+    is tokens/s per GPU x `gpus`; the web API's and `advisor time serve --ep`'s one curve.
+    `engine` "trtllm" adds TensorRT-LLM's fitted MoE term (efficiency.trtllm_moe_extra_s)."""
     from ..perf import expert_parallel as epm
 
     cap = epm.max_batch_per_gpu(
@@ -183,6 +185,7 @@ def ep_curve(
             weights=weights,
             kv_dtype=kv_dtype,
             layout=layout,
+            engine=engine,
         )
         for b in levels
     )

@@ -51,15 +51,26 @@ def bands_from_summary(summary: dict) -> dict[str, Band]:
         out[kind] = Band(
             kind, int(v["n"]), float(v["median_abs_error"]), float(v["worst_abs_error"])
         )
-    # MoE serving over the layer list (expert parallelism): its own band, from the entries the
-    # validation predicts but does not count yet (`moe_serving_carried`, issue 35)
-    moe = (summary or {}).get("moe_serving_carried") or {}
+    # MoE serving over the layer list (expert parallelism): its own band, from the validation's
+    # layer-list MoE serving entries (`moe_serving`, issue 35: TensorRT-LLM's with the fitted
+    # efficiency.Stack.trtllm_moe_factor, SGLang's without)
+    moe = (summary or {}).get("moe_serving") or {}
     if isinstance(moe, dict) and moe.get("n"):
         out["moe_serving"] = Band(
             "moe_serving",
             int(moe["n"]),
             float(moe["median_abs_error"]),
             float(moe["worst_abs_error"]),
+        )
+    trt = moe.get("trtllm") if isinstance(moe, dict) else None
+    held = (trt or {}).get("held_out") or {}
+    if held.get("n"):
+        # the fitted TensorRT-LLM MoE term's band: its held-out half's errors
+        out["trtllm_moe"] = Band(
+            "trtllm_moe",
+            int(held["n"]),
+            float(held["median_abs_error"]),
+            float(held["worst_abs_error"]),
         )
     return out
 

@@ -254,6 +254,7 @@ def decode_step(
     layout: EPLayout,
     stack: eff.Stack | None = None,
     activations: str | None = None,
+    engine: str | None = None,
 ) -> MappingProxyType:
     """One decode step of one GPU of the EP group with `batch` sequences (module docstring):
     seconds by part. With `layout.two_batch_overlap` the batch runs as two micro-batches
@@ -274,6 +275,9 @@ def decode_step(
         rest, experts, a2a = _decode_parts(spec, gpu, dev, stack, b=b, **kw)
         total = rest + experts + a2a
         exposed = a2a
+    # TensorRT-LLM's MoE layers beyond the model's kernels (fitted, efficiency.trtllm_moe_extra_s)
+    engine_s = eff.trtllm_moe_extra_s(stack, gpu, engine, expert_s=experts + a2a)
+    total += engine_s
     return MappingProxyType(
         {
             "seconds": total,
@@ -282,6 +286,7 @@ def decode_step(
             "all_to_all_s": a2a,
             # the part of the step the all-to-alls add (all of them without overlap)
             "all_to_all_exposed_s": exposed,
+            "engine_moe_s": engine_s,
         }
     )
 
@@ -295,6 +300,7 @@ def prefill_s(
     layout: EPLayout,
     stack: eff.Stack | None = None,
     activations: str | None = None,
+    engine: str | None = None,
 ) -> float:
     """One prompt's prefill on one GPU of the EP group, every rank prefilling one prompt of its
     own in the same iteration (the MoE layers need all ranks): attention, dense weights and
@@ -321,10 +327,11 @@ def prefill_s(
         touched = expected_experts_touched(e, k, prompt * layout.ep) / layout.ep
         experts += count * _expert_time(spec, mlp, dev, t * k * layout.load_factor, touched, wb, dq)
         a2a += count * all_to_all_s(spec, gpu, t, layout, mlp, forward_by_node=True)
+    engine_s = eff.trtllm_moe_extra_s(stack, gpu, engine, expert_s=experts + a2a)
     if layout.two_batch_overlap:
         # two micro-batches: one's all-to-all behind the other's compute (module docstring)
-        return max(whole - own + experts, a2a)
-    return whole - own + experts + a2a
+        return max(whole - own + experts, a2a) + engine_s
+    return whole - own + experts + a2a + engine_s
 
 
 def weight_bytes_per_gpu(spec: ModelSpec, weights: str, layout: EPLayout) -> float:
@@ -388,6 +395,7 @@ def point(
     layout: EPLayout,
     stack: eff.Stack | None = None,
     activations: str | None = None,
+    engine: str | None = None,
 ) -> EPPoint:
     """The steady state of advisor.perf.serving (prefills between the decode steps, TPOT = cycle /
     output) on one GPU of the EP group, with `batch_per_gpu` requests in flight on each GPU."""
@@ -421,6 +429,7 @@ def point(
         layout=layout,
         stack=stack,
         activations=activations,
+        engine=engine,
     )
     pf = prefill_s(
         spec,
@@ -430,6 +439,7 @@ def point(
         layout=layout,
         stack=stack,
         activations=activations,
+        engine=engine,
     )
     cycle = b * pf + output_tokens * step["seconds"]
     tpot = cycle / output_tokens
@@ -458,6 +468,7 @@ def offline_run(
     layout: EPLayout,
     stack: eff.Stack | None = None,
     activations: str | None = None,
+    engine: str | None = None,
 ) -> offline.OfflineRun:
     """An offline job on one GPU of the EP group (module docstring, "Offline job"): the
     iterations of advisor.perf.offline.schedule, each lasting `decode_step` at its generating
@@ -476,6 +487,7 @@ def offline_run(
         layout=layout,
         stack=stack,
         activations=activations,
+        engine=engine,
     )  # checks the batch against the KV cache
     kw = dict(
         context=input_tokens + output_tokens // 2,
@@ -484,6 +496,7 @@ def offline_run(
         layout=layout,
         stack=stack,
         activations=activations,
+        engine=engine,
     )
     pf = prefill_s(
         spec,
@@ -493,6 +506,7 @@ def offline_run(
         layout=layout,
         stack=stack,
         activations=activations,
+        engine=engine,
     )
     return offline.run(
         requests_per_gpu,

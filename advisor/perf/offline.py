@@ -23,6 +23,7 @@ state at `max_batch`, which is the job's limit for many more requests than `max_
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -118,6 +119,29 @@ class OfflineRun:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
+@functools.lru_cache(maxsize=512)
+def _job(requests, max_batch, max_num_tokens, input_tokens, output_tokens) -> tuple:
+    """`schedule` summed up: (iterations, prompts admitted, sum of the generating sequences,
+    ((batch, iterations at it), ...)); cached, as a job's schedule does not depend on the
+    step times (the validation's fit re-times the same jobs under many stacks)."""
+    sched = schedule(
+        requests,
+        max_batch=max_batch,
+        max_num_tokens=max_num_tokens,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+    )
+    counts: dict[int, int] = {}
+    for n, _ in sched:
+        counts[n] = counts.get(n, 0) + 1
+    return (
+        len(sched),
+        sum(p for _, p in sched),
+        sum(n for n, _ in sched),
+        tuple(sorted(counts.items())),
+    )
+
+
 def run(
     requests: int,
     *,
@@ -136,23 +160,18 @@ def run(
     GPU over `gpus_per_replica` GPUs. The decode step is evaluated at STEP_NODES + 1 batch
     sizes and interpolated linearly between them (`exact_steps`: at every batch the job
     passes through; the two agree within 1 %, tests/test_serving_load.py)."""
-    sched = schedule(
-        requests,
-        max_batch=max_batch,
-        max_num_tokens=max_num_tokens,
-        input_tokens=input_tokens,
-        output_tokens=output_tokens,
+    iterations, prompts, batch_sum, counts = _job(
+        requests, max_batch, max_num_tokens, input_tokens, output_tokens
     )
-    step = _interpolated(decode_step_s, max(n for n, _ in sched) or 1, exact=exact_steps)
-    seconds = 0.0
-    for n, p in sched:
-        seconds += (step(n) if n else 0.0) + p * prefill_per_prompt_s
+    step = _interpolated(decode_step_s, max(n for n, _ in counts) or 1, exact=exact_steps)
+    # the same sum as over the iterations, grouped by the batch they decode at
+    seconds = sum(c * step(n) for n, c in counts if n) + prompts * prefill_per_prompt_s
     return OfflineRun(
         requests_per_gpu=requests,
         max_batch=max_batch,
         max_num_tokens=max_num_tokens,
-        iterations=len(sched),
-        mean_batch=sum(n for n, _ in sched) / len(sched),
+        iterations=iterations,
+        mean_batch=batch_sum / iterations,
         seconds=seconds,
         tokens_per_s_per_gpu=requests * output_tokens / seconds / gpus_per_replica,
         steady_tokens_per_s_per_gpu=steady_tokens_per_s_per_gpu,

@@ -49,9 +49,9 @@ from ..arch.models import ModelSpec
 from ..core import vocab
 from ..core.errors import AdvisorError, check_choice, check_int, check_positive
 from ..memory import estimate as mem
+from . import accuracy, timing
 from . import efficiency as eff
 from . import network as net
-from . import timing
 from .prefix_cache import uncached_tokens
 from .speculative import Speculation, time_per_token
 from .timing import KV_BYTES, PEAK_KEY
@@ -230,6 +230,27 @@ def kv_reads(spec: ModelSpec, grouped_kv_kernel: bool = True) -> int:
     return max(1, spec.num_heads // spec.num_kv_heads)
 
 
+def engine_moe_note(spec: ModelSpec, gpu, engine: str | None, stack: eff.Stack | None = None):
+    """What the output says when the fitted TensorRT-LLM MoE term applies (an MoE model, engine
+    "trtllm", a Hopper or Blackwell GPU; efficiency.trtllm_moe_extra_s): the factor on the
+    routed experts' time and its measured band (the held-out errors of the validation's
+    TensorRT-LLM MoE entries, accuracy band "trtllm_moe"; None when no summary is found). None
+    where the term does not apply."""
+    stack = stack or eff.DEFAULT_STACK
+    f = eff.trtllm_moe_factor(stack, gpu, engine)
+    if f is None or not spec.is_moe:
+        return None
+    b = accuracy.band("trtllm_moe")
+    return {
+        "engine": engine,
+        "factor": f,
+        "fitted": True,
+        "band": b.to_dict() if b else None,
+        "source": "efficiency.Stack.trtllm_moe_factor (fitted on bench/published TensorRT-LLM "
+        "MoE runs, not itemised)",
+    }
+
+
 def point(
     spec: ModelSpec,
     gpu,
@@ -347,12 +368,24 @@ def point(
     else:
         t_d = time_per_token(step, c, speculative, spec.num_layers)
     check_choice("engine", engine, ENGINES)
-    t_d += (
-        c
-        * stack.seq_step_us.get(engine, 0.0)
-        * 1e-6
-        / (speculative.tokens_per_step if speculative else 1.0)
-    )
+    per_step = 1.0 / (speculative.tokens_per_step if speculative else 1.0)
+    t_d += c * stack.seq_step_us.get(engine, 0.0) * 1e-6 * per_step
+    if spec.is_moe and eff.trtllm_moe_factor(stack, gpu, engine) is not None:
+        # TensorRT-LLM's MoE layers beyond the model's kernels (fitted, efficiency.trtllm_moe_extra_s)
+
+        def moe_extra(rows: float) -> float:
+            return eff.trtllm_moe_extra_s(
+                stack,
+                gpu,
+                engine,
+                expert_s=timing.routed_expert_s(
+                    spec, dev, stack, rows=rows, tp=tp, weights=weights
+                ),
+            )
+
+        t_d += moe_extra(c) * per_step
+        t_pf += moe_extra(per_batch * prompt) / per_batch
+        t_pf_one += moe_extra(prompt)
     cycle = c * t_pf + output_tokens * t_d
     tpot = cycle / output_tokens
     replicas = gpus // per_replica

@@ -374,6 +374,27 @@ def _layer_gemm(spec, layer, dev, rows: float, tp: int, wb: float, dq: float) ->
     return gem
 
 
+def routed_expert_s(
+    spec: ModelSpec, dev: Device, stack: eff.Stack, *, rows: float, tp: int, weights: str
+) -> float:
+    """Seconds of the routed experts' grouped GEMMs over every MoE layer at M = `rows` tokens on
+    one TP rank, as `_layer_gemm` counts them (0 for a dense model)."""
+    wb = _weight_bytes(weights)
+    dq = stack.dequant_factor(weights)
+    total = 0.0
+    for layer, count in layer_groups(spec):
+        m = layer.mlp
+        if not m.is_moe or rows <= 0:
+            continue
+        touched = expected_experts_touched(m.experts, m.experts_per_token, int(rows))
+        per_expert = rows * m.experts_per_token / max(touched, 1e-9)
+        total += count * sum(
+            grouped_gemm_time(touched, per_expert, k, n / tp, dev, weight_bytes=wb, dequant=dq)
+            for k, n in expert_linears(spec, m)
+        )
+    return total
+
+
 def elementwise_elems(spec: ModelSpec) -> float:
     """Activation elements an LLM layer's element-wise kernels read and write per token in the
     forward pass (module docstring)."""

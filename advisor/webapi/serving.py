@@ -134,6 +134,11 @@ def _serving_ep(req: ServingRequest, spec, g) -> dict:
             raise AdvisorError(
                 "ep.not_with", f"{name}: does not apply with expert parallelism", field=name
             )
+    from ..data import support
+    from ..perf import serving as srv
+
+    for why in support.engine(g, req.engine):
+        raise AdvisorError(why.key, why.message, field="engine", **why.params)
     domain = g.scale_up.domain_size if g.scale_up else 8
     layout = epm.EPLayout(
         ep=req.ep,
@@ -155,6 +160,7 @@ def _serving_ep(req: ServingRequest, spec, g) -> dict:
         kv_dtype=req.kv_dtype,
         usd_per_gpu_hour=price,
         own_usd_per_gpu_hour=owned.usd_per_gpu_hour if owned else None,
+        engine=req.engine,
     )
     if not ec.points:
         raise AdvisorError(
@@ -224,6 +230,8 @@ def _serving_ep(req: ServingRequest, spec, g) -> dict:
         "accuracy": _bands("serving", "decode", "prefill"),
         "compute_peak": timing.weight_peak_key(g, req.weights),
         "fp4_dequantised": timing.fp4_dequantised(g, req.weights),
+        # TensorRT-LLM's MoE layers: the fitted term and its band (efficiency.trtllm_moe_extra_s)
+        "engine_moe": srv.engine_moe_note(spec, g, req.engine),
     }
 
 
@@ -379,5 +387,7 @@ def serving(params: dict) -> dict:
         # FP4 weights on a card without FP4 tensor cores for that format are dequantised
         compute_peak=timing.weight_peak_key(g, req.weights),
         fp4_dequantised=timing.fp4_dequantised(g, req.weights),
+        # TensorRT-LLM's MoE layers: the fitted term and its band (efficiency.trtllm_moe_extra_s)
+        engine_moe=srv.engine_moe_note(spec, g, req.engine),
     )
     return out

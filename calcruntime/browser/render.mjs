@@ -497,6 +497,16 @@ function servingExtras(r, S) {
     const sp = r.speculative;
     out += note("speculative", esc(fillText(tr(S, "calc.sv.spec", ""), { k: fmt(sp.draft_tokens, S, 0), a: fmt(sp.acceptance, S, 2), tps: fmt(sp.tokens_per_step, S, 2) })));
   }
+  if (r.engine_moe) {
+    // TensorRT-LLM's MoE layers: the fitted factor and its held-out band (advisor.perf.serving.engine_moe_note)
+    const m = r.engine_moe, b = m.band || {};
+    out += note("engine_moe", esc(fillText(tr(S, "calc.sv.trtllm_moe", ""), {
+      f: fmt(m.factor, S, 1),
+      median: b.n ? pct(b.median_abs_error, S) : "-",
+      worst: b.n ? pct(b.worst_abs_error, S) : "-",
+      n: b.n ? formatNumber(b.n, lang2(S)) : "0",
+    })));
+  }
   if (r.prefix_hit_rate) out += note("prefix", esc(fillText(tr(S, "calc.sv.prefix", ""), { p: formatPercent(r.prefix_hit_rate, lang2(S), 0) })));
   if (r.disaggregated) {
     const d = r.disaggregated.plan;
