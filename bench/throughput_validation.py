@@ -1758,6 +1758,14 @@ def summarise(rows) -> dict:
                 "worst_abs_error": max(errs),
                 "within_15pct": sum(e <= 0.15 for e in errs),
             }
+    # the same without the layer-list MoE serving entries (their own section, `moe_serving`):
+    # the bands the product prints next to a dense model's figures (advisor.perf.accuracy)
+    out["by_kind_dense"] = {}
+    dense = [r for r in val if not r.get("moe_layer_list")]
+    for k in kinds + ["all"]:
+        errs = [abs(r["error"]) for r in dense if k == "all" or r["kind"] == k]
+        if errs:
+            out["by_kind_dense"][k] = _errors(errs)
     out["period_2025_26"] = _period_summary(rows, "2025-26")
     out["moe_serving"] = _moe_serving(rows)
     out["moe_dispatcher_carried"] = _carried_dispatcher(rows)

@@ -593,6 +593,32 @@ def test_moe_serving_band_comes_from_the_layer_list_moe_entries():
     assert "TensorRT-LLM MoE layers" not in out  # vLLM (the default engine): no fitted term
 
 
+def test_dense_and_moe_serving_figures_carry_their_own_bands():
+    """A dense model's serving figure takes the band of the entries without routed experts
+    (`by_kind_dense`), a layer-list MoE model's the MoE serving band (accuracy.serving_kind), in
+    the CLI and in the serving web API; neither band borrows the other's worst error."""
+    from advisor.perf import accuracy
+    from advisor.webapi.serving import serving as serve_api
+
+    s = {
+        "by_kind": {"serving": {"n": 63, "median_abs_error": 0.11, "worst_abs_error": 1.38}},
+        "by_kind_dense": {"serving": {"n": 40, "median_abs_error": 0.09, "worst_abs_error": 0.6}},
+        "moe_serving": {"n": 23, "median_abs_error": 0.24, "worst_abs_error": 1.38},
+    }
+    got = accuracy.bands_from_summary(s)
+    assert (got["serving"].n, got["serving"].worst_abs_error) == (40, 0.6)
+    cat = load_catalog()
+    assert accuracy.serving_kind(cat.model("qwen3-30b-a3b").spec) == "moe_serving"
+    assert accuracy.serving_kind(cat.model("llama-3.1-8b").spec) == "serving"
+    committed = accuracy.bands()
+    assert committed["serving"].worst_abs_error < committed["moe_serving"].worst_abs_error
+    moe = serve_api({"model": "qwen3-30b-a3b", "gpu": "h100-sxm", "weights": "bf16"})
+    dense = serve_api({"model": "llama-3.1-8b", "gpu": "h100-sxm", "weights": "bf16"})
+    assert moe["accuracy"]["serving"]["kind"] == "moe_serving"
+    assert dense["accuracy"]["serving"]["kind"] == "serving"
+    assert dense["accuracy"]["serving"]["n"] == committed["serving"].n
+
+
 def test_trtllm_moe_term_applies_on_hopper_and_blackwell_with_trtllm_only():
     """efficiency.trtllm_moe_extra_s: engine "trtllm" on a Hopper or Blackwell GPU lengthens an
     MoE model's step by (factor - 1) x the routed experts' time; vLLM, a dense model and other

@@ -833,7 +833,7 @@ def run_serve(args) -> int:
                 "load": load.to_dict() if load else None,
                 "max_rate": best_rate.to_dict() if best_rate else None,
                 "limits": {"ttft_ms": args.ttft_ms, "tpot_ms": args.tpot_ms},
-                "accuracy": accuracy.band_dict("serving"),
+                "accuracy": accuracy.band_dict(accuracy.serving_kind(spec)),
                 "compute_peak": timing.weight_peak_key(gpu, args.weights),
                 "fp4_dequantised": timing.fp4_dequantised(gpu, args.weights),
                 "engine_moe": serving.engine_moe_note(spec, gpu, args.engine),
@@ -843,7 +843,8 @@ def run_serve(args) -> int:
         f"{spec.name} on {gpu.id}, TP {args.tp}"
         + (f" x PP {args.pp}" if args.pp > 1 else "")
         + f" x {plan.replicas} replica(s), "
-        f"{args.input} in / {args.output} out, {args.weights} weights" + _band("serving")
+        f"{args.input} in / {args.output} out, {args.weights} weights"
+        + _band(accuracy.serving_kind(spec))
     )
     if timing.fp4_dequantised(gpu, args.weights):
         peak = timing.weight_peak_key(gpu, args.weights)

@@ -40,9 +40,12 @@ class Band:
 
 
 def bands_from_summary(summary: dict) -> dict[str, Band]:
-    """Bands by kind from a validation summary (`summary.by_kind`); kinds with no entries are
-    left out. Latency entries count as serving."""
-    by = (summary or {}).get("by_kind") or {}
+    """Bands by kind from a validation summary; kinds with no entries are left out. Latency
+    entries count as serving. The serving, decode and prefill bands are those of the models
+    served layer by layer without routed experts (`summary.by_kind_dense`; `by_kind` in a
+    summary written before it): a layer-list MoE model's serving figure takes the `moe_serving`
+    band (`serving_kind`), so neither band borrows the other's errors."""
+    by = (summary or {}).get("by_kind_dense") or (summary or {}).get("by_kind") or {}
     out = {}
     for kind in KINDS:
         v = by.get(kind)
@@ -132,6 +135,15 @@ def memory_band() -> dict | None:
 
 def band(kind: str) -> Band | None:
     return bands().get(kind)
+
+
+def serving_kind(spec) -> str:
+    """The band a serving figure of model `spec` carries: "moe_serving" for a model described
+    layer by layer with routed experts (DeepSeek-V3, Qwen3-MoE, gpt-oss, Llama 4) where that
+    band is measured, else "serving"."""
+    layers = getattr(spec, "layers", None) or ()
+    moe = any(getattr(layer.mlp, "experts", 0) for layer in layers)
+    return "moe_serving" if moe and band("moe_serving") else "serving"
 
 
 def band_dict(kind: str) -> dict | None:

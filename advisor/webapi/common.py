@@ -226,8 +226,11 @@ def _cheapest_offer(gpu_id: str):
     return best
 
 
-def _bands(*kinds: str) -> dict:
-    """The time model's measured error bands (advisor.perf.accuracy) for the kinds a result shows."""
+def _bands(*kinds: str, spec=None) -> dict:
+    """The time model's measured error bands (advisor.perf.accuracy) for the kinds a result shows;
+    with `spec`, a layer-list MoE model's "serving" entry is the MoE serving band
+    (accuracy.serving_kind: its `kind` field says which)."""
     from ..perf import accuracy
 
-    return {k: accuracy.band_dict(k) for k in kinds if accuracy.band(k)}
+    pick = {"serving": accuracy.serving_kind(spec)} if spec is not None else {}
+    return {k: accuracy.band_dict(pick.get(k, k)) for k in kinds if accuracy.band(pick.get(k, k))}

@@ -227,7 +227,7 @@ def _serving_ep(req: ServingRequest, spec, g) -> dict:
             "imbalance": layout.load_factor,
             "two_batch_overlap": layout.two_batch_overlap,
         },
-        "accuracy": _bands("serving", "decode", "prefill"),
+        "accuracy": _bands("serving", "decode", "prefill", spec=spec),
         "compute_peak": timing.weight_peak_key(g, req.weights),
         "fp4_dequantised": timing.fp4_dequantised(g, req.weights),
         # TensorRT-LLM's MoE layers: the fitted term and its band (efficiency.trtllm_moe_extra_s)
@@ -382,7 +382,7 @@ def serving(params: dict) -> dict:
         prefix_hit_rate=req.prefix_hit_rate,
         disaggregated=disagg,
         expert_parallel=None,
-        accuracy=_bands("serving", "decode", "prefill"),
+        accuracy=_bands("serving", "decode", "prefill", spec=spec),
         weights=req.weights,
         # FP4 weights on a card without FP4 tensor cores for that format are dequantised
         compute_peak=timing.weight_peak_key(g, req.weights),
