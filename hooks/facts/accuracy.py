@@ -237,6 +237,11 @@ def throughput_summary() -> MappingProxyType:
         # MoE serving over the layer list, counted (issue 35): TensorRT-LLM's with the fitted
         # efficiency.Stack.trtllm_moe_factor, its held-out band and the errors without it
         moe=_frozen(**s["moe_serving"]) if s.get("moe_serving") else None,
+        # the serving entries without routed experts: the band a dense model's serving figures
+        # carry (advisor.perf.accuracy.bands_from_summary)
+        dense_serving=_frozen(**s["by_kind_dense"]["serving"])
+        if s.get("by_kind_dense", {}).get("serving")
+        else None,
         holdout=tuple(
             _frozen(family=f, held=_frozen(**v["held_out"]), seen=_frozen(**v["committed_fit"]))
             for f, v in s["source_holdout"]["families"].items()
