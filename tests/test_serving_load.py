@@ -1085,3 +1085,42 @@ process.stdout.write(JSON.stringify(results.map((r) => m.renderResult("serving",
         assert head in line and factor in line, line
         assert str(band["n"]) in line
         assert 'data-out="engine_moe"' not in without
+
+
+def test_mlperf_deepseek_runs_carry_the_adp_blogs_measured_batch_and_balance():
+    """NVIDIA's MLPerf v5.1 DeepSeek-R1 runs (attention DP) carry the two effects TensorRT-LLM's
+    ADP scheduler blog measured on their GB200 config (docs/source/blogs/tech_blog/bloc_x_adp-
+    scheduler-opt.md): 241.7 of 512 generated tokens per rank per iteration, and 34,140 of the
+    speed of light's 39,552 tok/s with the balancer on. Only those runs; the Offline prediction
+    is the point at the mean batch times the balance."""
+    from advisor.perf import expert_parallel as epm
+    from bench import throughput_validation as tv
+
+    assert round(tv.ADP_MEAN_BATCH_FRACTION, 3) == 0.472  # 241.7 / 512
+    assert round(tv.ADP_BALANCE_EFFICIENCY, 3) == 0.863  # 34,140 / 39,552
+    entries = {e["id"]: e for e in tv._load_entries()}
+    off = entries["mlperf51-deepseek-r1-b200x8-offline"]
+    srv = entries["mlperf51-deepseek-r1-gb300x72-server"]
+    assert tv._mlperf_deepseek_adp(off) and tv._mlperf_deepseek_adp(srv)
+    assert not any(tv._mlperf_deepseek_adp(e) for i, e in entries.items() if "deepseek-r1" not in i)
+    notes: list[str] = []
+    pred = tv.PREDICT[off["kind"]](off, CAT, notes)
+    assert any("bloc_x_adp-scheduler-opt.md" in n and "mean decode batch 242" in n for n in notes)
+    w = off["workload"]
+    p = epm.point(
+        tv._model(CAT, w, []),
+        tv._gpu(CAT, w, []),
+        batch_per_gpu=242,
+        input_tokens=int(w["input_tokens"]),
+        output_tokens=int(w["output_tokens"]),
+        weights=tv._weights(w),
+        kv_dtype=w.get("kv_dtype") or "fp8",
+        layout=epm.EPLayout(ep=int(w["expert_parallel"]), domain=8),
+        activations=w.get("activations"),
+        engine="trtllm",
+    )
+    # the whole system's tokens/s: 8 GPUs x the point at 242 per rank x the balance
+    assert pred == pytest.approx(8 * tv.ADP_BALANCE_EFFICIENCY * p.tokens_per_s_per_gpu, rel=1e-9)
+    snotes: list[str] = []
+    assert tv.PREDICT[srv["kind"]](srv, CAT, snotes) > 0
+    assert any("bloc_x_adp-scheduler-opt.md" in n for n in snotes)
