@@ -1654,10 +1654,16 @@ def _layer_list_moe(cat, e: dict) -> bool:
 #    The model assumes every rank prefills together (perfect balance). So the
 #    straggler cost for the MLPerf entries is ~14 % of their time, and the
 #    mean batch (242, not the configured 512: the long output tail drains at
-#    low batch) a further ~26 %: 11,503 -> 8,509 tok/s/GPU predicted
-#    (all-to-all term included). After both, the entry would still be about
-#    +82 %. The perf overview's runs (fixed lengths, all requests at once,
-#    balancing on) have no straggler to speak of.
+#    low batch) a further ~26 %. Applied since w71a (2026-12-06), as stated
+#    assumptions of NVIDIA's MLPerf v5.1 DeepSeek-R1 runs only (ADP_BLOG,
+#    _mlperf_deepseek_adp): Offline at ADP_MEAN_BATCH_FRACTION of the
+#    configured batch per rank (the GB300 config's 1280 taken to drain alike:
+#    604) and x ADP_BALANCE_EFFICIENCY; Server x ADP_BALANCE_EFFICIENCY on
+#    throughput and / on TPOT (its batch is the queue's). The dataset's
+#    output-length spread was not used to derive the mean batch from the
+#    finite job: the measured fraction stands for it. The perf overview's
+#    runs (fixed lengths, all requests at once, balancing on) have no
+#    straggler to speak of and are left as they were.
 # What is left at perfect balance is the step itself: 48.9 ms measured against
 # the model's 28.3 ms (26.0 decode + 2.3 prefill, all-to-all term included) at
 # 242 per rank on GB200, ~21 ms per iteration not itemised.
@@ -1709,6 +1715,12 @@ def _layer_list_moe(cat, e: dict) -> bool:
 # 184 %. One multiplier for both generations (2.0) fits as well as one each (2.1 / 2.0) and
 # does better on the whole-source hold-out, so one is kept. The perf overview's Blackwell runs
 # want about 1.25 and NVIDIA's MLPerf DeepSeek-R1 runs about 4: no single factor serves both.
+# With the ADP blog's measured mean batch and balance on the MLPerf DeepSeek-R1 runs (w71a,
+# item 4 above) the fit stays at 2.0 (fit half mean |log error| 0.241 -> 0.170); held-out
+# TensorRT-LLM MoE median 28 -> 21 %, worst +138 -> +105 % (the GB300 Server run, which gets
+# the balance only); MLPerf Offline +65 / +90 / +78 % -> +19 / +18 / +12 % (GB300 / GB200 /
+# B200); refitted without the tensorrt-llm family the factor is 2.25 (was 4.0), so the two
+# sources now want 1.75-2.25, not 1.25 and 4.
 
 
 def _trtllm_moe(cat, e: dict) -> bool:
