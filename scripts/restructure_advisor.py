@@ -367,7 +367,8 @@ def rewrite_imports(text: str, path: Path, mods: set[str], amap: dict[str, str])
 # ---------------------------------------------------------------- step 3: names in text
 
 
-def text_patterns(amap: dict[str, str]) -> list[tuple[re.Pattern, str]]:
+def text_patterns(amap: dict[str, str]) -> list[tuple[re.Pattern, str, str]]:
+    """(pattern, replacement, a text every match contains: a line without it is not searched)."""
     pats = []
     children: dict[str, set[str]] = {}
     for new in amap.values():
@@ -382,27 +383,36 @@ def text_patterns(amap: dict[str, str]) -> list[tuple[re.Pattern, str]]:
             (
                 re.compile(rf"__import__\((['\"]){re.escape(old)}\1\)\.{name}\b"),
                 f'__import__("{new}", fromlist=[""])',
+                old,
             )
         )
-        pats.append((re.compile(rf"(?<![\w.]){re.escape(old)}\b{guard}"), new))
+        pats.append((re.compile(rf"(?<![\w.]){re.escape(old)}\b{guard}"), new, old))
         pats.append(
             (
                 re.compile(rf"(?<![\w/.]){PKG}/{name}\.py\b"),
                 str(Path(PKG, *new.split(".")[1:-1], new.rsplit(".", 1)[1] + ".py").as_posix()),
+                f"{PKG}/{name}.py",
             )
         )
     for old, new in MOVES.items():  # advisor/report.py -> advisor/report/__init__.py
         if old == new and old in _package_names():
-            pats.append((re.compile(rf"(?<![\w/.]){PKG}/{old}\.py\b"), f"{PKG}/{old}/__init__.py"))
+            pats.append(
+                (
+                    re.compile(rf"(?<![\w/.]){PKG}/{old}\.py\b"),
+                    f"{PKG}/{old}/__init__.py",
+                    f"{PKG}/{old}.py",
+                )
+            )
     return pats
 
 
 def rewrite_text(text: str, pats, skip_lines: set[int] = frozenset()) -> str:
     out = []
     for i, line in enumerate(text.splitlines(keepends=True), 1):
-        if i not in skip_lines:
-            for pat, repl in pats:
-                line = pat.sub(lambda m, r=repl: r, line)
+        if i not in skip_lines and PKG in line:  # every pattern's match names the package
+            for pat, repl, needed in pats:
+                if needed in line:  # a line without it cannot match (a quick test, same result)
+                    line = pat.sub(lambda m, r=repl: r, line)
         out.append(line)
     return "".join(out)
 
