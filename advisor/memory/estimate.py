@@ -935,6 +935,15 @@ def _estimate(setup) -> MemoryEstimate:
     )
 
 
+@functools.lru_cache(maxsize=1 << 14)
+def _total_bytes(setup) -> int:
+    """`_estimate(setup).total_bytes`, kept per setup (frozen): the site's fit tables search
+    each model and setting at every accelerator capacity, and most of the points they try
+    (the powers of two) are the same at every capacity. Only the number is kept (the
+    estimate's dicts are never shared); an error is not cached."""
+    return _estimate(setup).total_bytes
+
+
 def _largest(setup, field: str, capacity_bytes: int, hi: int) -> int:
     """Largest value of `field` in [1, hi] whose total_bytes fits; 0 if 1 does not fit. Memory
     grows monotonically with batch and sequence length, so an exponential search finds it:
@@ -944,9 +953,14 @@ def _largest(setup, field: str, capacity_bytes: int, hi: int) -> int:
     instead of log2(hi), the same answer."""
     check_positive("capacity_bytes", capacity_bytes)
     _estimate(setup)  # validate the rest of the setup first
+    try:
+        hash(setup)
+        total = _total_bytes  # every search at another capacity asks 1, 2, 4, ... again
+    except TypeError:  # a field given as a list: not a cache key
+        total = _total_bytes.__wrapped__
 
     def fits(v):
-        return _estimate(replace(setup, **{field: v})).total_bytes <= capacity_bytes
+        return total(replace(setup, **{field: v})) <= capacity_bytes
 
     if not fits(1):
         return 0
