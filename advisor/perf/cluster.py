@@ -409,6 +409,29 @@ def layouts(
 
 
 @functools.lru_cache(maxsize=2048)
+def _layout_list(
+    spec: ModelSpec,
+    gpus: int,
+    global_batch_seqs: int,
+    gpus_per_node: int,
+    expert_parallel: int | None,
+    domain: str,
+) -> tuple[Layout, ...]:
+    """`layouts` as a tuple, kept: `best_at` asks for the same GPU count on every accelerator
+    of a domain kind (the same layouts, in the same order, made once)."""
+    return tuple(
+        layouts(
+            spec,
+            gpus,
+            global_batch_seqs,
+            gpus_per_node=gpus_per_node,
+            expert_parallel=expert_parallel,
+            domain=domain,
+        )
+    )
+
+
+@functools.lru_cache(maxsize=2048)
 def best_at(
     spec: ModelSpec,
     gpu,
@@ -429,9 +452,7 @@ def best_at(
     best = None
     per = gpus_per_domain(gpu, gpus)
     _, kind = domain_of(gpu)
-    for lay in layouts(
-        spec, gpus, seqs, gpus_per_node=per, expert_parallel=expert_parallel, domain=kind
-    ):
+    for lay in _layout_list(spec, gpus, seqs, per, expert_parallel, kind):
         for ck in modes:
             try:
                 need = stage_memory_bytes(spec, lay, seq, precision, ck, task)
