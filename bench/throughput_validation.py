@@ -711,6 +711,37 @@ def _engine(w: dict) -> str:
     return "trtllm" if "tensorrt" in (w.get("software") or "").lower() else "vllm"
 
 
+def _ep_setup(w: dict, spec, gpu):
+    """What both expert-parallel predictors read from an entry: weights, KV format, the EP
+    layout (attention DP, an 8-GPU domain), the lengths, the KV-cache limit per GPU, and
+    `at(b)`, advisor.perf.expert_parallel.point at b sequences per GPU with all of them."""
+    from advisor.perf import expert_parallel as epm
+
+    weights = _weights(w)
+    kv = w.get("kv_dtype") or ("fp8" if weights == "fp8" else "bf16")
+    layout = epm.EPLayout(ep=int(w["expert_parallel"]), domain=8)
+    inp, out = int(w["input_tokens"]), int(w["output_tokens"])
+    cap = epm.max_batch_per_gpu(
+        spec, gpu, context=inp + out, weights=weights, kv_dtype=kv, layout=layout
+    )
+
+    def at(b: int):
+        return epm.point(
+            spec,
+            gpu,
+            batch_per_gpu=b,
+            input_tokens=inp,
+            output_tokens=out,
+            weights=weights,
+            kv_dtype=kv,
+            layout=layout,
+            activations=w.get("activations"),
+            engine=_engine(w),
+        )
+
+    return weights, kv, layout, inp, out, cap, at
+
+
 def _predict_expert_parallel(e, cat, notes, spec, gpu) -> float:
     """An MoE run with expert parallelism and data-parallel attention (TensorRT-LLM's DEPn):
     advisor.perf.expert_parallel on one GPU of the group, offline, with the batch per GPU its
@@ -726,13 +757,7 @@ def _predict_expert_parallel(e, cat, notes, spec, gpu) -> float:
             "MoE serving with expert parallelism: only offline tokens/s per GPU is predicted",
             "expert_parallel",
         )
-    weights = _weights(w)
-    kv = w.get("kv_dtype") or ("fp8" if weights == "fp8" else "bf16")
-    layout = epm.EPLayout(ep=int(w["expert_parallel"]), domain=8)
-    inp, out = int(w["input_tokens"]), int(w["output_tokens"])
-    cap = epm.max_batch_per_gpu(
-        spec, gpu, context=inp + out, weights=weights, kv_dtype=kv, layout=layout
-    )
+    weights, kv, layout, inp, out, cap, at = _ep_setup(w, spec, gpu)
     if cap < 1:
         raise NotExpressible("advisor: the weights leave no room for the KV cache")
     stated = _config_batch_per_rank(e, layout.ep, notes) or w.get("batch")
@@ -785,18 +810,7 @@ def _predict_expert_parallel(e, cat, notes, spec, gpu) -> float:
             f"light's 39,552 tok/s): {ADP_BLOG}"
         )
         b = mean_b
-    p = epm.point(
-        spec,
-        gpu,
-        batch_per_gpu=b,
-        input_tokens=inp,
-        output_tokens=out,
-        weights=weights,
-        kv_dtype=kv,
-        layout=layout,
-        activations=w.get("activations"),
-        engine=_engine(w),
-    )
+    p = at(b)
     if per_system:
         return adp * p.tokens_per_s_per_gpu * int(w["count"])
     return adp * p.tokens_per_s_per_gpu
@@ -994,7 +1008,6 @@ def _predict_ep_latency_bound(e, cat, notes, spec, gpu) -> float:
     NVIDIA's MLPerf DeepSeek-R1 runs carry the measured attention-DP balance (ADP_BLOG)."""
     from dataclasses import replace
 
-    from advisor.perf import expert_parallel as epm
     from advisor.perf import queueing
 
     w = e["workload"]
@@ -1006,13 +1019,7 @@ def _predict_ep_latency_bound(e, cat, notes, spec, gpu) -> float:
         )
     interactive = "interactive" in (w.get("scenario") or "").lower() or "interactive" in e["id"]
     ttft, tpot, q, src = _mlperf_limits(w["model"], interactive)
-    weights = _weights(w)
-    kv = w.get("kv_dtype") or ("fp8" if weights == "fp8" else "bf16")
-    layout = epm.EPLayout(ep=int(w["expert_parallel"]), domain=8)
-    inp, out = int(w["input_tokens"]), int(w["output_tokens"])
-    cap = epm.max_batch_per_gpu(
-        spec, gpu, context=inp + out, weights=weights, kv_dtype=kv, layout=layout
-    )
+    weights, kv, layout, inp, out, cap, at = _ep_setup(w, spec, gpu)
     m = min(int(w["max_batch_size"]), cap)
     if m < 1:
         raise NotExpressible("advisor: the weights leave no room for the KV cache")
@@ -1026,18 +1033,7 @@ def _predict_ep_latency_bound(e, cat, notes, spec, gpu) -> float:
         )
 
     def pt(b: int):
-        p = epm.point(
-            spec,
-            gpu,
-            batch_per_gpu=b,
-            input_tokens=inp,
-            output_tokens=out,
-            weights=weights,
-            kv_dtype=kv,
-            layout=layout,
-            activations=w.get("activations"),
-            engine=_engine(w),
-        )
+        p = at(b)
         if adp == 1.0:
             return p
         return replace(p, tokens_per_s_per_gpu=p.tokens_per_s_per_gpu * adp, tpot_s=p.tpot_s / adp)
