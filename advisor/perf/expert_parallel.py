@@ -64,11 +64,36 @@ micro-batches with similar computational workloads, overlapping the attention an
 micro-batch with the dispatch and combine of another", DeepSeek-V3 Technical Report,
 arXiv:2412.19437 §3.4.1, and §3.4.2 for decoding; SGLang's "Two-batch Overlap" (TBO), LMSYS
 2025-05-05, which measured 27-35 % more prefill throughput with it). A decode step then lasts
-max(compute, communication) summed over the two micro-batches instead of their sum: each
-micro-batch runs its own kernels (the weights are streamed once per micro-batch) and its own
-all-to-all (its latency paid twice). A prefill, compute-bound, keeps its compute and hides its
-all-to-all the same way. Without it (TensorRT-LLM's attention-DP runs in the perf overview
-state none) the all-to-alls sit on the critical path.
+phase by phase the longer of one micro-batch's computation and the other's communication,
+not the sum: each micro-batch runs its own kernels (the weights are streamed once per
+micro-batch) and its own all-to-all (its latency paid twice). Without it (TensorRT-LLM's
+attention-DP runs in the perf overview state none) the all-to-alls sit on the critical path.
+
+The overlap runs in four phases per MoE layer (`overlapped_s`), the order SGLang's TBO yields
+in ("operations = [self._forward_attn, YieldOperation(), self._forward_dispatch,
+self._forward_mlp, YieldOperation(), self._forward_combine]", LMSYS 2025-05-05, "Abstraction
+for Clean Implementation"; DeepSeek-V3 §3.4.1 "overlapping the attention and MoE of one
+micro-batch with the dispatch and combine of another"): micro-batch 1's attention beside
+micro-batch 0's dispatch, 0's routed experts beside 1's dispatch, 1's routed experts beside 0's
+combine, 0's next attention beside 1's combine. Each phase ends when both streams have (the
+next computation needs the communication just finished), so a layer lasts the sum of four
+maxima, not max(all computation, all communication): a short attention cannot hide the
+BF16 combine (twice the FP8 dispatch's bytes). The dense first layers and the output head
+have nothing to overlap and run after. The attention side of the MoE layers is the
+non-expert time in proportion of their count (`rest` x MoE layers / layers; the head and the
+dense layers' MLP are counted in it: an approximation).
+
+Communication SMs (`COMM_SM_FRACTION`): DeepEP's normal (prefill) kernels run on SMs of their
+own ("we allocate 20 out of the 132 SMs available in the H800 GPU for this purpose, which will
+limit the computational throughput", DeepSeek-V3 §3.5.1; DeepEP's V1 example sets
+`Buffer.set_num_sms(24)`, deepseek-ai/DeepEP docs/legacy.md), so while a dispatch or combine
+is in flight beside it the other micro-batch's computation has 112 of 132 SMs: a phase lasts
+max(comm, compute + comm x 20/132). The low-latency (decode) kernels receive through a hook
+"without costing any GPU SMs" (the same document): no loss in decode. The fraction is the
+H800's (the same GH100 die and 132 SMs as H100 SXM), assumed for every GPU. SGLang measured
+what overlap buys in prefill: "a 27% to 35% throughput increase compared to the vanilla setup,
+even when processing the same token count per device" (LMSYS 2025-05-05, "Ablation Study:
+Two-batch Overlap"); max(compute, comm) alone gave 1.8x on its EP32 H100 prefill.
 
 Offline job (`offline_run`): a finite set of `requests_per_gpu` fixed-length requests queued
 at once, run under an in-flight batching scheduler's `max_batch` and `max_num_tokens`
@@ -98,6 +123,9 @@ LATENCY_ACROSS_US = 30.0
 A2A_FIXED_IN_DOMAIN_US = 37.75
 DISPATCH_BYTES = 1.0 + 4.0 / 128  # FP8 plus one fp32 scale per 128 elements
 COMBINE_BYTES = 2.0
+# SMs DeepEP's normal kernels hold while a dispatch or combine runs (module docstring: DeepSeek-V3
+# §3.5.1, 20 of the H800's 132); the low-latency kernels hold none while their hook waits
+COMM_SM_FRACTION = 20 / 132
 
 
 @dataclass(frozen=True)
@@ -215,6 +243,34 @@ def all_to_all_s(
     return 2 * LATENCY_ACROSS_US * 1e-6 + out / nic
 
 
+def _phase_s(compute: float, comm: float, sm_fraction: float) -> float:
+    """One two-batch-overlap phase: one micro-batch's computation beside the other's dispatch
+    or combine, the computation short of `sm_fraction` of the SMs while the communication runs
+    (module docstring, "Communication SMs"): max(comm, compute + comm x sm_fraction)."""
+    return max(comm, compute + comm * sm_fraction)
+
+
+def overlapped_s(spec: ModelSpec, micro: tuple, *, sm_fraction: float) -> tuple[float, float]:
+    """(seconds, of which the communication adds) of a two-batch-overlap pass over the layer
+    list (module docstring): `micro` holds each micro-batch's (attention and dense, routed
+    experts, all-to-all) seconds. The MoE layers run in four phases, each the longer of one
+    micro-batch's computation and the other's dispatch (FP8, DISPATCH_BYTES per element) or
+    combine (BF16, COMBINE_BYTES), the all-to-all split by those bytes; the attention side of
+    the MoE layers is `rest` x MoE layers / layers, the rest (dense layers, head) runs alone."""
+    n_moe = sum(count for _, count in moe_layers(spec))
+    share = n_moe / spec.num_layers
+    d_share = DISPATCH_BYTES / (DISPATCH_BYTES + COMBINE_BYTES)
+    (r0, e0, x0), (r1, e1, x1) = micro
+    a0, a1 = r0 * share, r1 * share
+    d0, d1 = x0 * d_share, x1 * d_share
+    c0, c1 = x0 - d0, x1 - d1
+    f = sm_fraction
+    moe = _phase_s(a1, d0, f) + _phase_s(e0, d1, f) + _phase_s(e1, c0, f) + _phase_s(a0, c1, f)
+    alone = (r0 + r1) * (1.0 - share)
+    total = moe + alone
+    return total, total - (r0 + r1 + e0 + e1)
+
+
 def _decode_parts(spec, gpu, dev, stack, *, b, context, weights, kv_dtype, layout, wb, dq):
     """(attention and dense, routed experts, all-to-all) seconds of one decode step of `b`
     sequences on one GPU of the group, without overlap (decode_step)."""
@@ -258,7 +314,8 @@ def decode_step(
 ) -> MappingProxyType:
     """One decode step of one GPU of the EP group with `batch` sequences (module docstring):
     seconds by part. With `layout.two_batch_overlap` the batch runs as two micro-batches
-    (ceil and floor of half) and the step lasts max(their compute, their all-to-alls)."""
+    (ceil and floor of half) in the four phases of `overlapped_s`, DeepEP's low-latency
+    kernels holding no SMs."""
     _check_moe(spec, layout)
     stack = stack or eff.DEFAULT_STACK
     b = check_int("batch", batch, maximum=1 << 16)
@@ -269,8 +326,7 @@ def decode_step(
     if layout.two_batch_overlap and b > 1:
         halves = [_decode_parts(spec, gpu, dev, stack, b=h, **kw) for h in ((b + 1) // 2, b // 2)]
         rest, experts, a2a = (sum(x) for x in zip(*halves, strict=True))
-        total = max(rest + experts, a2a)
-        exposed = total - (rest + experts)
+        total, exposed = overlapped_s(spec, tuple(halves), sm_fraction=0.0)
     else:
         rest, experts, a2a = _decode_parts(spec, gpu, dev, stack, b=b, **kw)
         total = rest + experts + a2a
@@ -307,8 +363,10 @@ def prefill_s(
     shared experts for its `prompt` tokens (timing.prefill_time at tp 1, routed experts taken
     out again), then in each MoE layer the busiest GPU's share of the group's ep * prompt
     tokens (touched / ep experts, `imbalance` x the mean prompt * k assignments, one grouped
-    GEMM per weight) and the dispatch and combine of its prompt's tokens, hidden behind the
-    compute with `layout.two_batch_overlap`."""
+    GEMM per weight) and the dispatch and combine of its prompt's tokens. With
+    `layout.two_batch_overlap` the prompt's tokens run as two micro-batches of half each in the
+    four phases of `overlapped_s`, each paying its own all-to-all, DeepEP's normal kernels
+    holding COMM_SM_FRACTION of the SMs while they run."""
     _check_moe(spec, layout)
     stack = stack or eff.DEFAULT_STACK
     dev = timing.Device.of(gpu, timing.matmul_peak_key(gpu, weights, activations), stack)
@@ -329,8 +387,14 @@ def prefill_s(
         a2a += count * all_to_all_s(spec, gpu, t, layout, mlp, forward_by_node=True)
     engine_s = eff.trtllm_moe_extra_s(stack, gpu, engine, expert_s=experts + a2a)
     if layout.two_batch_overlap:
-        # two micro-batches: one's all-to-all behind the other's compute (module docstring)
-        return max(whole - own + experts, a2a) + engine_s
+        # two micro-batches of half the tokens, each with its own all-to-all (module docstring)
+        half = sum(
+            count * all_to_all_s(spec, gpu, t / 2, layout, mlp, forward_by_node=True)
+            for mlp, count in moe_layers(spec)
+        )
+        mb = ((whole - own) / 2, experts / 2, half)
+        total, _ = overlapped_s(spec, (mb, mb), sm_fraction=COMM_SM_FRACTION)
+        return total + engine_s
     return whole - own + experts + a2a + engine_s
 
 
