@@ -1005,7 +1005,11 @@ def _predict_ep_latency_bound(e, cat, notes, spec, gpu) -> float:
     load (Erlang C, advisor.perf.queueing.erlang_c; as _predict_mlperf_latency_bound's slot
     wait). The M/G/1 wait for the prefill (queueing.prefill_wait_quantile_s) is not added:
     expert_parallel.point gives no prefill server. System tokens/s = ranks x lam x output.
-    NVIDIA's MLPerf DeepSeek-R1 runs carry the measured attention-DP balance (ADP_BLOG)."""
+    NVIDIA's MLPerf DeepSeek-R1 runs carry the measured attention-DP balance (ADP_BLOG). Where
+    the entry states the config's balancer (`adp_balancing_timeout_iters`, `adp_balancing_
+    batching_wait_iters`), the point is expert_parallel.server_point: a rank's prefill stalls
+    the whole group once per release of the held prompts, and the p99 TTFT adds the p99 wait
+    for that release."""
     from dataclasses import replace
 
     from advisor.perf import queueing
@@ -1031,6 +1035,38 @@ def _predict_ep_latency_bound(e, cat, notes, spec, gpu) -> float:
             f"balancer on (measured 34,140 of the speed of light's 39,552 tok/s; the batch in "
             f"flight is the queue's, so the measured mean decode batch is not used): {ADP_BLOG}"
         )
+    timeout = w.get("adp_balancing_timeout_iters")
+    if timeout:
+        # the config's attention-DP balancer under random arrivals: one rank's prefill stalls
+        # the group, held prompts released every R iterations (expert_parallel.server_point)
+        from advisor.perf import expert_parallel as epm
+
+        wait = int(w.get("adp_balancing_batching_wait_iters") or 0)
+        notes.append(
+            f"attention-DP balancer timeout {int(timeout)} and batching wait {wait} iterations "
+            f"(the submission config): a release iteration lasts the busiest rank's prompts "
+            f"(E[max of {layout.ep} Poisson]) and stalls the group; the first token waits "
+            f"p{q * 100:.0f} of the iterations between releases (expert_parallel.server_point)"
+        )
+
+        def server_at(b: int):
+            return epm.server_point(
+                spec,
+                gpu,
+                batch_per_gpu=b,
+                input_tokens=inp,
+                output_tokens=out,
+                weights=weights,
+                kv_dtype=kv,
+                layout=layout,
+                timeout_iters=int(timeout),
+                batching_wait_iters=wait,
+                ttft_quantile=q,
+                activations=w.get("activations"),
+                engine=_engine(w),
+            )
+
+        at = server_at
 
     def pt(b: int):
         p = at(b)
@@ -1067,8 +1103,9 @@ def _predict_ep_latency_bound(e, cat, notes, spec, gpu) -> float:
         f"MLPerf {'Interactive' if interactive else 'Server'} limits p{q * 100:.0f} TTFT "
         f"{ttft * 1e3:g} ms, TPOT {tpot * 1e3:g} ms ({src}); EP {layout.ep} with attention DP, "
         f"each of the {ranks} GPUs a queue of {m} slots (the engine's stated max batch, "
-        f"KV-cache limit {cap}); Poisson arrivals, p99 TTFT from the M/M/m slot wait (no prefill "
-        f"queue); expert load imbalance {layout.load_factor} (advisor.perf.expert_parallel's "
+        f"KV-cache limit {cap}); Poisson arrivals, p99 TTFT from the M/M/m slot wait"
+        + (" and the balancer's release (no prefill queue)" if timeout else " (no prefill queue)")
+        + f"; expert load imbalance {layout.load_factor} (advisor.perf.expert_parallel's "
         f"assumption)"
     )
     notes.append(

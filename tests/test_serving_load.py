@@ -753,6 +753,56 @@ def test_two_batch_overlap_hides_the_all_to_all_behind_the_other_micro_batch():
     assert e.value.field == "two_batch_overlap"
 
 
+def test_server_load_stalls_the_attention_dp_group_on_the_busiest_ranks_prefill():
+    """Under random arrivals with TensorRT-LLM's attention-DP balancer (py_executor
+    _balance_adp_requests: held context requests released when every rank has one or after
+    timeout_iters), a release iteration lasts the busiest rank's prompts and stalls the whole
+    group (ADP scheduler blog, commit b107017): per token E[max of ep Poisson(a R)] x prefill / R
+    replaces the rank's own b x prefill / output; one rank alone is `point` again."""
+    import math
+
+    from advisor.perf import expert_parallel as ep
+
+    # E[max of n Poisson(mu)] against a direct sum over the joint distribution's tail
+    assert ep._poisson_max_mean(0.7, 1) == pytest.approx(0.7)
+    mu, n = 0.4, 8
+    cdf = [sum(math.exp(-mu) * mu**i / math.factorial(i) for i in range(j + 1)) for j in range(30)]
+    assert ep._poisson_max_mean(mu, n) == pytest.approx(sum(1 - c**n for c in cdf))
+    assert ep._poisson_max_mean(mu, 8) > ep._poisson_max_mean(mu, 2) > mu
+    # sparse arrivals wait for the timeout; dense ones release as soon as all ranks hold one
+    assert ep.balancer_release_iters(0.01, ep=8, timeout_iters=6) == pytest.approx(6, rel=1e-3)
+    assert ep.balancer_release_iters(20.0, ep=8, timeout_iters=6, batching_wait_iters=2) == (
+        pytest.approx(3.0, rel=1e-3)
+    )
+    ds = CAT.model("deepseek-v3").spec
+    gpu = CAT.gpu("gb300")
+    kw = dict(input_tokens=804, output_tokens=3886, weights="nvfp4", kv_dtype="fp8")
+    lay = ep.EPLayout(ep=8, domain=72)
+    base = ep.point(ds, gpu, batch_per_gpu=256, layout=lay, **kw)
+    srv = ep.server_point(ds, gpu, batch_per_gpu=256, layout=lay, timeout_iters=6, **kw)
+    pf = ep.prefill_s(ds, gpu, prompt=804, weights="nvfp4", layout=lay)
+    step = base.tpot_s - 256 * pf / 3886
+    a = 256 / 3886
+    r = ep.balancer_release_iters(a, ep=8, timeout_iters=6)
+    assert srv.tpot_s == pytest.approx(step + ep._poisson_max_mean(a * r, 8) * pf / r)
+    assert srv.tpot_s > base.tpot_s  # the group waits on more prompts than the rank's own
+    assert srv.tokens_per_s_per_gpu == pytest.approx(256 / srv.tpot_s)
+    p99 = ep.server_point(
+        ds, gpu, batch_per_gpu=256, layout=lay, timeout_iters=6, ttft_quantile=0.99, **kw
+    )
+    assert p99.ttft_s - srv.ttft_s == pytest.approx(0.49 * r * srv.tpot_s)
+    # one rank: its own prompts only, the rank's prefill share of `point`
+    small = CAT.model("qwen3-30b-a3b").spec
+    one = ep.EPLayout(ep=1, domain=72)
+    alone = ep.server_point(small, gpu, batch_per_gpu=64, layout=one, timeout_iters=6, **kw)
+    assert alone.tpot_s == pytest.approx(
+        ep.point(small, gpu, batch_per_gpu=64, layout=one, **kw).tpot_s
+    )
+    with pytest.raises(AdvisorError) as e:
+        ep.server_point(ds, gpu, batch_per_gpu=8, layout=lay, timeout_iters=0, **kw)
+    assert e.value.field == "timeout_iters"
+
+
 def test_two_batch_overlap_in_the_faces():
     from advisor import webapi
 

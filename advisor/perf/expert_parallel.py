@@ -95,6 +95,26 @@ what overlap buys in prefill: "a 27% to 35% throughput increase compared to the 
 even when processing the same token count per device" (LMSYS 2025-05-05, "Ablation Study:
 Two-batch Overlap"); max(compute, comm) alone gave 1.8x on its EP32 H100 prefill.
 
+Server load with a context balancer (`server_point`): under random arrivals, in-flight
+batching with attention DP puts a new request's prefill into a decode iteration of its own rank,
+and "the time taken by the Attention part in any given iteration is determined by the rank with
+the longest execution time" ("some ranks might be processing context (prefill) while others are
+doing generation (decoding)"; TensorRT-LLM's ADP scheduler blog, docs/source/blogs/tech_blog/
+bloc_x_adp-scheduler-opt.md, stored commit b107017): one rank's prefill stalls every rank of the
+group. TensorRT-LLM's balancer holds context requests until every rank has one, or until it has
+waited `timeout_iters` iterations (`_balance_adp_requests` in tensorrt_llm/_torch/pyexecutor/
+py_executor.py: "adp_ctx_waiting_iters_count >= attention_dp_time_out_iters" releases
+"balanced_context_requests = context_requests"; the counter rises in every iteration in which
+not all ranks hold a context request), then "batching_wait_iters" more once all have one. At
+a rate of `a` new requests per rank per iteration (Little's law: batch / output tokens at the
+steady state) the held requests are released every R iterations, R = the expected first
+iteration at which all `ep` ranks hold one ((1 - e^(-a j))^ep) plus the batching wait, capped
+at the timeout; each rank then holds Poisson(a R) prompts and the release iteration lasts the
+busiest rank's prefills: E[max of ep Poisson(a R)] x one prompt's prefill (`adp_context_stall_s`).
+Spread over the R iterations this replaces the rank's own prefill share of `point` (b x prefill
+/ output per token). A request waits for the release (uniform over the R iterations: `ttft_
+quantile` x R iterations) and the release iteration before its first token.
+
 Offline job (`offline_run`): a finite set of `requests_per_gpu` fixed-length requests queued
 at once, run under an in-flight batching scheduler's `max_batch` and `max_num_tokens`
 (advisor.perf.offline): each iteration lasts `decode_step` at the sequences then generating
@@ -104,6 +124,7 @@ than `max_batch`.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -515,6 +536,133 @@ def point(
         tokens_per_s_per_user=1 / tpot,
         tokens_per_s_per_gpu=b * output_tokens / cycle,
         all_to_all_share=step["all_to_all_exposed_s"] / step["seconds"],
+    )
+
+
+def _poisson_max_mean(mu: float, n: int) -> float:
+    """E[max of n independent Poisson(mu) counts]: the sum over j >= 1 of 1 - P(N < j)^n."""
+    if mu <= 0 or n < 1:
+        return 0.0
+    total, cdf, pmf, j = 0.0, 0.0, math.exp(-mu), 0
+    while True:
+        cdf += pmf  # P(N <= j)
+        tail = 1.0 - cdf**n  # P(max > j)
+        if tail < 1e-12 or j > 10_000:
+            return total
+        total += tail
+        j += 1
+        pmf *= mu / j
+
+
+def balancer_release_iters(
+    arrivals_per_iter: float, *, ep: int, timeout_iters: int, batching_wait_iters: int = 0
+) -> float:
+    """Expected iterations between two releases of held context requests (module docstring,
+    "Server load"): the first iteration at which each of the `ep` ranks holds a new request
+    (each rank's arrivals Poisson at `arrivals_per_iter` per iteration) plus the batching wait,
+    at most `timeout_iters`."""
+    check_int("timeout_iters", timeout_iters, maximum=100_000)
+    if arrivals_per_iter <= 0:
+        return float(timeout_iters)
+    expected = 0.0
+    for j in range(timeout_iters):
+        all_hold = (1.0 - math.exp(-arrivals_per_iter * j)) ** ep if j else 0.0
+        expected += 1.0 - all_hold
+    held = (1.0 - math.exp(-arrivals_per_iter * timeout_iters)) ** ep
+    return min(float(timeout_iters), expected + held * batching_wait_iters)
+
+
+def adp_context_stall_s(
+    prefill_per_prompt_s: float,
+    arrivals_per_iter: float,
+    *,
+    ep: int,
+    timeout_iters: int,
+    batching_wait_iters: int = 0,
+) -> tuple[float, float]:
+    """(seconds per iteration the group waits on prefills, iterations between releases) under
+    TensorRT-LLM's attention-DP balancer (module docstring, "Server load"): every R iterations
+    the release iteration lasts the busiest of `ep` ranks' prompts, E[max of ep Poisson(a R)] x
+    one prompt's prefill, spread over R."""
+    r = balancer_release_iters(
+        arrivals_per_iter,
+        ep=ep,
+        timeout_iters=timeout_iters,
+        batching_wait_iters=batching_wait_iters,
+    )
+    busiest = _poisson_max_mean(arrivals_per_iter * r, ep)
+    return busiest * prefill_per_prompt_s / r, r
+
+
+def server_point(
+    spec: ModelSpec,
+    gpu,
+    *,
+    batch_per_gpu: int,
+    input_tokens: int,
+    output_tokens: int,
+    weights: str = "fp8",
+    kv_dtype: str = "fp8",
+    layout: EPLayout,
+    timeout_iters: int,
+    batching_wait_iters: int = 0,
+    ttft_quantile: float = 0.5,
+    stack: eff.Stack | None = None,
+    activations: str | None = None,
+    engine: str | None = None,
+) -> EPPoint:
+    """`point` under random arrivals with in-flight batching and TensorRT-LLM's attention-DP
+    balancer (module docstring, "Server load"): the rank's own prefill share of a token is
+    replaced by the group's stall on the busiest rank's prefills (`adp_context_stall_s`, the
+    arrivals per rank per iteration batch / output by Little's law), and the first token waits
+    `ttft_quantile` of the R iterations between releases, then the release iteration."""
+    check_positive("ttft_quantile", ttft_quantile, maximum=1.0)
+    base = point(
+        spec,
+        gpu,
+        batch_per_gpu=batch_per_gpu,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        weights=weights,
+        kv_dtype=kv_dtype,
+        layout=layout,
+        stack=stack,
+        activations=activations,
+        engine=engine,
+    )
+    stack = stack or eff.DEFAULT_STACK
+    pf = prefill_s(
+        spec,
+        gpu,
+        prompt=input_tokens,
+        weights=weights,
+        layout=layout,
+        stack=stack,
+        activations=activations,
+        engine=engine,
+    )
+    b = base.batch_per_gpu
+    own = b * pf / output_tokens
+    step = base.tpot_s - own  # the decode step alone
+    arrivals = b / output_tokens
+    stall, r = adp_context_stall_s(
+        pf,
+        arrivals,
+        ep=layout.ep,
+        timeout_iters=timeout_iters,
+        batching_wait_iters=batching_wait_iters,
+    )
+    tpot = step + stall
+    release = step + _poisson_max_mean(arrivals * r, layout.ep) * pf
+    ttft = ttft_quantile * r * tpot + release + stack.request_ms * 1e-3
+    return EPPoint(
+        batch_per_gpu=b,
+        ep=layout.ep,
+        tpot_s=tpot,
+        ttft_s=ttft,
+        tokens_per_s_per_user=1 / tpot,
+        tokens_per_s_per_gpu=b / tpot,
+        all_to_all_share=base.all_to_all_share,
     )
 
 
