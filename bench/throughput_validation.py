@@ -1045,7 +1045,9 @@ def _predict_ep_latency_bound(e, cat, notes, spec, gpu) -> float:
         notes.append(
             f"attention-DP balancer timeout {int(timeout)} and batching wait {wait} iterations "
             f"(the submission config): a release iteration lasts the busiest rank's prompts "
-            f"(E[max of {layout.ep} Poisson]) and stalls the group; the first token waits "
+            f"(E[max over {layout.ep} ranks of Poisson prompts' tokens], prompt lengths E[L^2]/"
+            f"E[L]^2 {float(w.get('input_tokens_moment2') or 1.0):g}) and stalls the group; the "
+            f"first token waits "
             f"p{q * 100:.0f} of the iterations between releases (expert_parallel.server_point)"
         )
 
@@ -1061,6 +1063,7 @@ def _predict_ep_latency_bound(e, cat, notes, spec, gpu) -> float:
                 layout=layout,
                 timeout_iters=int(timeout),
                 batching_wait_iters=wait,
+                prompt_moment2=float(w.get("input_tokens_moment2") or 1.0),
                 ttft_quantile=q,
                 activations=w.get("activations"),
                 engine=_engine(w),

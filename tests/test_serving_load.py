@@ -786,6 +786,19 @@ def test_server_load_stalls_the_attention_dp_group_on_the_busiest_ranks_prefill(
     r = ep.balancer_release_iters(a, ep=8, timeout_iters=6)
     assert srv.tpot_s == pytest.approx(step + ep._poisson_max_mean(a * r, 8) * pf / r)
     assert srv.tpot_s > base.tpot_s  # the group waits on more prompts than the rank's own
+    # prompts of spread lengths: the busiest rank holds more tokens (a gamma law of that spread,
+    # checked against a direct simulation: 1.654 mean prompts at mu 0.4 over 8 ranks, E[L^2] /
+    # E[L]^2 1.2547, the MLPerf DeepSeek-R1 prompts; 1.659 by 20,000 draws)
+    assert ep.busiest_prompt_tokens(0.4, 8, 1.2547) == pytest.approx(1.6537, abs=2e-3)
+    spread = ep.server_point(
+        ds, gpu, batch_per_gpu=256, layout=lay, timeout_iters=6, prompt_moment2=1.2547, **kw
+    )
+    assert spread.tpot_s > srv.tpot_s
+    with pytest.raises(AdvisorError) as e:
+        ep.server_point(
+            ds, gpu, batch_per_gpu=8, layout=lay, timeout_iters=6, prompt_moment2=0.9, **kw
+        )
+    assert e.value.field == "prompt_moment2"
     assert srv.tokens_per_s_per_gpu == pytest.approx(256 / srv.tpot_s)
     p99 = ep.server_point(
         ds, gpu, batch_per_gpu=256, layout=lay, timeout_iters=6, ttft_quantile=0.99, **kw

@@ -110,7 +110,9 @@ a rate of `a` new requests per rank per iteration (Little's law: batch / output 
 steady state) the held requests are released every R iterations, R = the expected first
 iteration at which all `ep` ranks hold one ((1 - e^(-a j))^ep) plus the batching wait, capped
 at the timeout; each rank then holds Poisson(a R) prompts and the release iteration lasts the
-busiest rank's prefills: E[max of ep Poisson(a R)] x one prompt's prefill (`adp_context_stall_s`).
+busiest rank's prefills: E[max over ep ranks of Poisson(a R) prompts' tokens] x one mean
+prompt's prefill per mean prompt (`adp_context_stall_s`; the prompt lengths' spread E[L^2] /
+E[L]^2 from the dataset where stated, as a gamma law: `busiest_prompt_tokens`).
 Spread over the R iterations this replaces the rank's own prefill share of `point` (b x prefill
 / output per token). A request waits for the release (uniform over the R iterations: `ttft_
 quantile` x R iterations) and the release iteration before its first token.
@@ -126,6 +128,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from types import MappingProxyType
 
 from ..arch.flops import expected_experts_touched
@@ -554,6 +557,67 @@ def _poisson_max_mean(mu: float, n: int) -> float:
         pmf *= mu / j
 
 
+def _gamma_p(a: float, x: float) -> float:
+    """Regularised lower incomplete gamma P(a, x): its series below a + 1, Lentz's continued
+    fraction for the upper part above (Press et al., Numerical Recipes, 3rd ed., §6.2)."""
+    if x <= 0:
+        return 0.0
+    lead = math.exp(-x + a * math.log(x) - math.lgamma(a))
+    if x < a + 1:
+        term = total = 1.0 / a
+        ap = a
+        for _ in range(1000):
+            ap += 1
+            term *= x / ap
+            total += term
+            if abs(term) < abs(total) * 1e-14:
+                break
+        return min(1.0, total * lead)
+    tiny = 1e-300
+    b = x + 1 - a
+    c, d = 1 / tiny, 1 / b
+    h = d
+    for i in range(1, 1000):
+        an = -i * (i - a)
+        b += 2
+        d = an * d + b
+        d = tiny if abs(d) < tiny else d
+        c = b + an / c
+        c = tiny if abs(c) < tiny else c
+        d = 1 / d
+        h *= d * c
+        if abs(d * c - 1) < 1e-14:
+            break
+    return max(0.0, 1.0 - lead * h)
+
+
+@lru_cache(maxsize=4096)
+def busiest_prompt_tokens(mu: float, n: int, length_moment2: float = 1.0) -> float:
+    """E[max over n ranks of the prompt tokens each holds], in mean prompt lengths: each rank
+    holds Poisson(mu) prompts whose lengths have E[L^2] / E[L]^2 = `length_moment2` (a gamma
+    law of that spread, unit mean; 1: all of one length, E[max of n Poisson(mu)]). The sum of j
+    gamma lengths is gamma of j times the shape, so P(max <= x) = F(x)^n with F the compound
+    Poisson law; E[max] = the integral of 1 - F(x)^n over x >= 0 (Simpson's rule)."""
+    if mu <= 0 or n < 1:
+        return 0.0
+    spread = length_moment2 - 1.0
+    if spread <= 1e-9:
+        return _poisson_max_mean(mu, n)
+    shape = 1.0 / spread  # unit mean, variance `spread`
+    pmf = [math.exp(-mu)]
+    while pmf[-1] > 1e-12 or len(pmf) <= mu:
+        pmf.append(pmf[-1] * mu / len(pmf))
+
+    def cdf(x: float) -> float:
+        return pmf[0] + sum(p * _gamma_p(j * shape, x * shape) for j, p in enumerate(pmf) if j)
+
+    top = (len(pmf) + 1) * (1 + 8 * math.sqrt(spread))
+    steps = 400
+    h = top / steps
+    ys = [1.0 - cdf(i * h) ** n for i in range(steps + 1)]
+    return h / 3 * (ys[0] + ys[-1] + 4 * sum(ys[1:-1:2]) + 2 * sum(ys[2:-1:2]))
+
+
 def balancer_release_iters(
     arrivals_per_iter: float, *, ep: int, timeout_iters: int, batching_wait_iters: int = 0
 ) -> float:
@@ -579,18 +643,21 @@ def adp_context_stall_s(
     ep: int,
     timeout_iters: int,
     batching_wait_iters: int = 0,
+    prompt_moment2: float = 1.0,
 ) -> tuple[float, float]:
     """(seconds per iteration the group waits on prefills, iterations between releases) under
     TensorRT-LLM's attention-DP balancer (module docstring, "Server load"): every R iterations
-    the release iteration lasts the busiest of `ep` ranks' prompts, E[max of ep Poisson(a R)] x
-    one prompt's prefill, spread over R."""
+    the release iteration lasts the busiest of `ep` ranks' prompt tokens
+    (`busiest_prompt_tokens`: Poisson(a R) prompts per rank, lengths of E[L^2]/E[L]^2
+    `prompt_moment2`), in mean prompts times one mean prompt's prefill (a prefill's time taken
+    as proportional to its tokens), spread over R."""
     r = balancer_release_iters(
         arrivals_per_iter,
         ep=ep,
         timeout_iters=timeout_iters,
         batching_wait_iters=batching_wait_iters,
     )
-    busiest = _poisson_max_mean(arrivals_per_iter * r, ep)
+    busiest = busiest_prompt_tokens(arrivals_per_iter * r, ep, prompt_moment2)
     return busiest * prefill_per_prompt_s / r, r
 
 
@@ -606,6 +673,7 @@ def server_point(
     layout: EPLayout,
     timeout_iters: int,
     batching_wait_iters: int = 0,
+    prompt_moment2: float = 1.0,
     ttft_quantile: float = 0.5,
     stack: eff.Stack | None = None,
     activations: str | None = None,
@@ -615,8 +683,16 @@ def server_point(
     balancer (module docstring, "Server load"): the rank's own prefill share of a token is
     replaced by the group's stall on the busiest rank's prefills (`adp_context_stall_s`, the
     arrivals per rank per iteration batch / output by Little's law), and the first token waits
-    `ttft_quantile` of the R iterations between releases, then the release iteration."""
+    `ttft_quantile` of the R iterations between releases, then the release iteration.
+    `prompt_moment2`: E[L^2] / E[L]^2 of the prompt lengths (1: all `input_tokens` long)."""
     check_positive("ttft_quantile", ttft_quantile, maximum=1.0)
+    check_positive("prompt_moment2", prompt_moment2, maximum=100.0)
+    if prompt_moment2 < 1.0:
+        raise AdvisorError(
+            "ep.prompt_moment2",
+            f"prompt_moment2: {prompt_moment2} is below 1 (E[L^2] >= E[L]^2 for any lengths)",
+            field="prompt_moment2",
+        )
     base = point(
         spec,
         gpu,
@@ -651,9 +727,10 @@ def server_point(
         ep=layout.ep,
         timeout_iters=timeout_iters,
         batching_wait_iters=batching_wait_iters,
+        prompt_moment2=prompt_moment2,
     )
     tpot = step + stall
-    release = step + _poisson_max_mean(arrivals * r, layout.ep) * pf
+    release = step + busiest_prompt_tokens(arrivals * r, layout.ep, prompt_moment2) * pf
     ttft = ttft_quantile * r * tpot + release + stack.request_ms * 1e-3
     return EPPoint(
         batch_per_gpu=b,
