@@ -159,7 +159,30 @@ def test_mlperf_server_with_expert_parallelism_is_predicted_and_counted():
     assert 1 <= b <= 512
     from advisor.perf import expert_parallel as epm
 
-    p = epm.point(
+    # the config's attention-DP balancer (timeout 6, batching wait 2 iterations) under random
+    # arrivals: the group stalls on the busiest rank's prompts (expert_parallel.server_point),
+    # the prompts of the dataset's spread, the first token at the p99 of the release wait
+    w = e["workload"]
+    assert (w["adp_balancing_timeout_iters"], w["adp_balancing_batching_wait_iters"]) == (6, 2)
+    assert '"adp_balancing_timeout_iters: 6"' in w["adp_balancing_source"]
+    assert w["input_tokens_moment2"] == 1.2547
+    assert any("attention-DP balancer timeout 6 and batching wait 2" in n for n in notes)
+    p = epm.server_point(
+        CAT.model("deepseek-v3").spec,
+        CAT.gpu("gb300"),
+        batch_per_gpu=b,
+        input_tokens=804,
+        output_tokens=3886,
+        weights="nvfp4",
+        kv_dtype="fp8",
+        layout=epm.EPLayout(ep=8, domain=8),
+        timeout_iters=6,
+        batching_wait_iters=2,
+        prompt_moment2=1.2547,
+        ttft_quantile=0.99,
+        engine="trtllm",
+    )
+    plain = epm.point(
         CAT.model("deepseek-v3").spec,
         CAT.gpu("gb300"),
         batch_per_gpu=b,
@@ -170,6 +193,7 @@ def test_mlperf_server_with_expert_parallelism_is_predicted_and_counted():
         layout=epm.EPLayout(ep=8, domain=8),
         engine="trtllm",
     )
+    assert p.tpot_s > plain.tpot_s and p.ttft_s > plain.ttft_s
     # with the attention-DP balance TensorRT-LLM's ADP scheduler blog measured on NVIDIA's
     # MLPerf DeepSeek-R1 config (34,140 of 39,552 tok/s: tv.ADP_BALANCE_EFFICIENCY)
     eff = tv.ADP_BALANCE_EFFICIENCY
