@@ -1757,6 +1757,17 @@ def _layer_list_moe(cat, e: dict) -> bool:
 # the balance only); MLPerf Offline +65 / +90 / +78 % -> +19 / +18 / +12 % (GB300 / GB200 /
 # B200); refitted without the tensorrt-llm family the factor is 2.25 (was 4.0), so the two
 # sources now want 1.75-2.25, not 1.25 and 4.
+#
+# The GB300 Server run under load (w80b): a rank's prefill stalls the whole DEP8 group, and the
+# config's attention-DP balancer (timeout 6, batching wait 2) releases held prompts together, the
+# release iteration lasting the busiest rank's prompt tokens at the dataset's length spread
+# (advisor.perf.expert_parallel.server_point): +105 % -> +58 %, the model's TPOT at the log's
+# ~195 in flight per GPU ~58 ms against 63.7. The rest is the first-token wait: the log's mean
+# TTFT is 0.78 s and its p99 1.94 s (the binding limit), the model's 0.28 s and 0.43 s there, so
+# the model's rate stops at the mean-TPOT limit instead. The factor is unchanged (its fit half
+# holds none of the entries this touches). SGLang's EP32 H100 prefill (+42 % -> +25 %) and
+# decode (+6 % -> +3 %) take two-batch overlap phase by phase with DeepEP's SMs held in prefill
+# (expert_parallel.overlapped_s).
 
 
 def _trtllm_moe(cat, e: dict) -> bool:
