@@ -611,7 +611,9 @@ def test_dense_and_moe_serving_figures_carry_their_own_bands():
     assert accuracy.serving_kind(cat.model("qwen3-30b-a3b").spec) == "moe_serving"
     assert accuracy.serving_kind(cat.model("llama-3.1-8b").spec) == "serving"
     committed = accuracy.bands()
-    assert committed["serving"].worst_abs_error < committed["moe_serving"].worst_abs_error
+    # the committed bands are the two halves of the set, not one band twice
+    assert committed["serving"].n != committed["moe_serving"].n
+    assert committed["serving"].median_abs_error < committed["moe_serving"].median_abs_error
     moe = serve_api({"model": "qwen3-30b-a3b", "gpu": "h100-sxm", "weights": "bf16"})
     dense = serve_api({"model": "llama-3.1-8b", "gpu": "h100-sxm", "weights": "bf16"})
     assert moe["accuracy"]["serving"]["kind"] == "moe_serving"

@@ -13,7 +13,17 @@ from ..core.errors import AdvisorError, parse_number, shown
 from ..core.units import GIB
 from ..data.catalog import load_catalog
 from ..money import interactivity
-from ..perf import accuracy, cluster, parallel, queueing, serving, speculative, timing, training
+from ..perf import (
+    accuracy,
+    cluster,
+    efficiency,
+    parallel,
+    queueing,
+    serving,
+    speculative,
+    timing,
+    training,
+)
 from ..perf.parallel import Layout
 from ._common import (
     _bare,
@@ -836,6 +846,7 @@ def run_serve(args) -> int:
                 "accuracy": accuracy.band_dict(accuracy.serving_kind(spec)),
                 "compute_peak": timing.weight_peak_key(gpu, args.weights),
                 "fp4_dequantised": timing.fp4_dequantised(gpu, args.weights),
+                "fp4_weight_stream": efficiency.fp4_stream_note(gpu, args.weights),
                 "engine_moe": serving.engine_moe_note(spec, gpu, args.engine),
             }
         )
@@ -851,6 +862,12 @@ def run_serve(args) -> int:
         print(
             f"{gpu.id} has no tensor cores for {args.weights}: weights dequantised, matmuls at {peak}"
         )
+        stream = efficiency.fp4_stream_note(gpu, args.weights)
+        if stream:
+            print(
+                f"{args.weights} weights stream at {stream['fraction']:.3f} of the copy bandwidth "
+                f"(the weight-only kernel that upcasts them: {stream['source']})"
+            )
     engine_moe = serving.engine_moe_note(spec, gpu, args.engine)
     if engine_moe:
         print(_engine_moe_text(engine_moe))

@@ -247,6 +247,52 @@ def trtllm_moe_extra_s(stack: Stack, gpu, engine: str | None, *, expert_s: float
     return (f - 1.0) * expert_s
 
 
+# Hopper's weight-only MXFP4 path: the MoE's MXFP4 weights are upcast to bf16 inside Triton's
+# grouped matmul (triton_kernels `matmul_ogs`, bf16 x mxfp4, bf16 MMA): the kernel TensorRT-LLM's
+# TRITON MoE backend runs on Hopper (examples/models/core/gpt_oss/README.md support matrix
+# "Hopper | bf16 | mxfp4 | TRITON"), as vLLM and SGLang do for gpt-oss there. Measured on H200
+# by Triton's maintainers, triton-lang/triton PR 9248 (2026-01-19, "[Kernels] Enable high
+# occupancy persistent matmul"): "This brings persistent bf16 x mxfp4 MoE from 2290 GBps -> 2640
+# GBps on h200, or a 15% improvement"; PR 9279 (2026-01-22) then 2650 -> 2800 GBps. The rate
+# taken is 2290 GB/s, the kernel before those two changes: every Hopper gpt-oss measurement in
+# the validation set (TensorRT-LLM's perf overview, 2025) ran an earlier Triton. As a fraction
+# of H200's measured device copy (4010 GB/s, catalog/efficiency/h200.yaml): 2290 / 4010 = 0.571
+# (the later 2800 GB/s would be 0.698). The fraction carries to the other Hopper parts (same
+# SMs and kernel; H100's copy is 2900 GB/s, so about 1650 GB/s). It is a streaming rate: it
+# slows the memory-bound side of a GEMM (`timing.gemm_time`'s `dequant`), not its compute side.
+MXFP4_HOPPER_GB_PER_S = 2290.0
+MXFP4_HOPPER_REFERENCE_COPY_GB_PER_S = 4010.0
+MXFP4_HOPPER_DEQUANT = round(MXFP4_HOPPER_GB_PER_S / MXFP4_HOPPER_REFERENCE_COPY_GB_PER_S, 3)
+MXFP4_HOPPER_SOURCE = (
+    "triton-lang/triton PR 9248 (2026-01-19): Triton's bf16 x mxfp4 MoE kernel at 2290 GB/s "
+    "on H200 (0.571 of its 4010 GB/s device copy)"
+)
+
+
+def fp4_weight_stream(gpu, weights: str) -> float:
+    """The fraction of the achievable bandwidth at which `gpu` streams FP4 `weights` through
+    its GEMMs (`timing.gemm_time`'s `dequant`): 1.0 where its FP4 tensor cores take the format
+    (`GPU.runs_fp4`) or for a non-FP4 format; MXFP4_HOPPER_DEQUANT for MXFP4 on Hopper, which
+    is upcast inside a weight-only kernel (the constant's comment: measured, sourced). Other
+    cards that dequantise FP4 (Ampere, Ada, CDNA 3) have no published rate for their path
+    (vLLM's Marlin FP4, AMD Quark's emulation): 1.0, the stated assumption."""
+    runs = getattr(gpu, "runs_fp4", None)
+    if weights not in ("nvfp4", "mxfp4") or (runs is not None and runs(weights)):
+        return 1.0
+    if weights == "mxfp4" and generation(gpu) == "hopper":
+        return MXFP4_HOPPER_DEQUANT
+    return 1.0
+
+
+def fp4_stream_note(gpu, weights: str) -> dict | None:
+    """What `time serve` and the serving web API say where `fp4_weight_stream` is below 1:
+    the fraction and its source; None elsewhere."""
+    f = fp4_weight_stream(gpu, weights)
+    if f >= 1.0:
+        return None
+    return {"fraction": f, "source": MXFP4_HOPPER_SOURCE}
+
+
 def achievable_of(gpu) -> Achievable:
     """The `Achievable` the catalog attached to `gpu`, else the fallbacks (a GPU built outside
     the catalog, e.g. in a test)."""

@@ -345,7 +345,7 @@ def decode_step(
     b = check_int("batch", batch, maximum=1 << 16)
     dev = timing.Device.of(gpu, timing.matmul_peak_key(gpu, weights, activations), stack)
     wb = timing._weight_bytes(weights)
-    dq = stack.dequant_factor(weights)
+    dq = timing.weight_dequant(stack, weights, dev)
     kw = dict(context=context, weights=weights, kv_dtype=kv_dtype, layout=layout, wb=wb, dq=dq)
     if layout.two_batch_overlap and b > 1:
         halves = [_decode_parts(spec, gpu, dev, stack, b=h, **kw) for h in ((b + 1) // 2, b // 2)]
@@ -398,7 +398,7 @@ def prefill_s(
         spec, dev, stack, batch=1, prompt=prompt, weights=weights, tp=1, tp_fabric=None
     )["seconds"]
     wb = timing._weight_bytes(weights)
-    dq = stack.dequant_factor(weights)
+    dq = timing.weight_dequant(stack, weights, dev)
     t = float(prompt)
     own = experts = a2a = 0.0
     for mlp, count in moe_layers(spec):

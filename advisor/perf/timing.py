@@ -197,6 +197,9 @@ class Device:
     elementwise_factor: float = 1.0
     allreduce_s: float = 0.0  # software cost of one inference TP all-reduce (Stack.allreduce_us)
     fused_attention: bool = True  # Stack.fused_attention
+    # (FP4 format, fraction of the bandwidth its weights stream at) on this card
+    # (efficiency.fp4_weight_stream: below 1 where a weight-only kernel upcasts them)
+    fp4_stream: tuple[tuple[str, float], ...] = ()
 
     @classmethod
     def of(cls, gpu, peak_key: str, stack: eff.Stack | None = None, achievable=None):
@@ -234,7 +237,19 @@ class Device:
             elementwise_factor=stack.elementwise_factor,
             allreduce_s=stack.allreduce_us * 1e-6,
             fused_attention=stack.fused_attention,
+            fp4_stream=tuple((f, eff.fp4_weight_stream(gpu, f)) for f in ("nvfp4", "mxfp4")),
         )
+
+
+def weight_dequant(stack: eff.Stack, weights: str, dev: Device) -> float:
+    """The multiplier on the streaming bandwidth of `weights` in a GEMM on `dev`
+    (`gemm_time`'s `dequant`): for an FP4 format the card's own rate (`Device.fp4_stream`,
+    efficiency.fp4_weight_stream: MXFP4 upcast on Hopper streams at a measured 0.571, a format
+    its FP4 tensor cores take at 1.0), else `Stack.dequant_factor` (the weight-only formats)."""
+    stream = dict(dev.fp4_stream)
+    if weights in stream:
+        return stream[weights]
+    return stack.dequant_factor(weights)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -380,7 +395,7 @@ def routed_expert_s(
     """Seconds of the routed experts' grouped GEMMs over every MoE layer at M = `rows` tokens on
     one TP rank, as `_layer_gemm` counts them (0 for a dense model)."""
     wb = _weight_bytes(weights)
-    dq = stack.dequant_factor(weights)
+    dq = weight_dequant(stack, weights, dev)
     total = 0.0
     for layer, count in layer_groups(spec):
         m = layer.mlp
@@ -576,7 +591,7 @@ def decode_step_time(
     query head of the group: kv_reads = num_heads / num_kv_heads (serving.kv_reads)."""
     batch = check_int("batch", batch)
     wb = _weight_bytes(weights)
-    dq = stack.dequant_factor(weights)
+    dq = weight_dequant(stack, weights, dev)
     gem = sum(
         count * _layer_gemm(spec, layer, dev, batch, tp, wb, dq)
         for layer, count in layer_groups(spec)
@@ -641,7 +656,7 @@ def prefill_time(
     (vLLM computes logits for the sampled positions)."""
     T = float(batch) * prompt
     wb = _weight_bytes(weights)
-    dq = stack.dequant_factor(weights)
+    dq = weight_dequant(stack, weights, dev)
     # mean GEMM time per layer over the stack (its distinct layers, `layer_groups`)
     groups = layer_groups(spec)
     gem = _layer_gemm(spec, groups[0][0], dev, T, tp, wb, dq)
