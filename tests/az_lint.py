@@ -363,10 +363,21 @@ NAME_KEYS = ("name", "vendor", "family", "provider", "id", "display_name", "inst
              "architecture", "interconnect")  # fmt: skip
 
 
+@lru_cache(maxsize=1)
+def _catalog_documents() -> tuple:
+    """Every catalog/ YAML document, parsed once for the name lists below (libyaml's safe loader
+    where PyYAML has it: the same documents, a tenth of the time of the pure-Python one)."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return tuple(
+        yaml.load(path.read_text(encoding="utf-8"), Loader=loader)  # noqa: S506 - a safe loader
+        for path in sorted((ROOT / "catalog").rglob("*.yaml"))
+    )
+
+
 def _catalog_name_values():
     """Every string under a NAME_KEYS key anywhere in catalog/ (names, vendors, families, ...)."""
-    for path in (ROOT / "catalog").rglob("*.yaml"):
-        stack = [yaml.safe_load(path.read_text(encoding="utf-8"))]
+    for document in _catalog_documents():
+        stack = [document]
         while stack:
             node = stack.pop()
             if isinstance(node, dict):
@@ -434,8 +445,7 @@ def none_count(text: str) -> int:
 def catalog_full_names() -> tuple[str, ...]:
     """Catalog names with a dotted version in them ("Llama 3.1 8B", "RDNA 3.5"), longest first."""
     names: set[str] = set()
-    for path in (ROOT / "catalog").rglob("*.yaml"):
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    for data in _catalog_documents():
         stack = [data]
         while stack:
             node = stack.pop()

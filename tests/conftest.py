@@ -47,6 +47,22 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")
 
+
+def _torch_threads_per_worker() -> None:
+    """Under xdist (`-n N`), each worker's PyTorch gets its share of the cores (cores // N, at
+    least 1) instead of every core: with 2 workers on 2 cores, two OpenMP pools of 2 threads
+    (and the background build beside them) spin-wait for a core, and the torch tests cost 2.6x
+    the CPU (tests/test_memory_validation.py, three cases: 33.6 s of user CPU with 2 threads,
+    12.9 s with 1; same allocations, same results). Set before torch is imported (OpenMP reads
+    it once); an OMP_NUM_THREADS given by the caller is kept; a plain `pytest` is unchanged."""
+    workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
+    if workers and workers.isdigit() and int(workers) > 0:
+        threads = max(1, (os.cpu_count() or 1) // int(workers))
+        os.environ.setdefault("OMP_NUM_THREADS", str(threads))
+
+
+_torch_threads_per_worker()
+
 # ------------------------------------------------------------------ catalog documents parsed once
 
 
