@@ -109,8 +109,10 @@ def test_mlperf_server_entries_are_the_largest_rate_within_loadgens_limits():
         engine="trtllm",
         max_num_batched_tokens=2048,
         prompt_moment2=w["input_tokens_moment2"],
+        cuda_graphs=False,
+        kv_on_demand=True,
     )
-    assert w["max_num_tokens"] == 2048
+    assert w["max_num_tokens"] == 2048 and w["cuda_graphs"] is False
     spec, gpu = CAT.model("llama-3.1-405b").spec, CAT.gpu("b200")
     best = queueing.max_rate(
         spec, gpu, ttft_s=6.0, tpot_s=0.175, ttft_quantile=0.99, max_num_seqs=256, **kw

@@ -156,7 +156,8 @@ class Stack:
     moe_host_sync_ms: float = 6.0
     # FITTED (not a measured rate) on the `fit` half of the published runs whose configuration
     # states that the engine runs without CUDA graphs (NVIDIA's MLPerf v5.0/v5.1 TensorRT-LLM
-    # harness, `harness_fields.use_graphs: False`, the entries' `cuda_graphs: false`; issue 35).
+    # harness, `harness_fields.use_graphs: False`, the entries' `cuda_graphs: false`: Llama 2
+    # 70B, Llama 3.1 405B and Mixtral on B200, GB200 and GB300; issue 35).
     # Cause: each iteration the host schedules the batch, prepares its inputs, launches every
     # kernel of the step one by one and checks the sampled tokens' stop criteria; the GPU idles
     # through the part that is not hidden. TensorRT-LLM's overlap scheduler exists to hide it
@@ -168,9 +169,11 @@ class Stack:
     # same log (rate x mean latency), with the runs' own mean answer of 272-273 tokens, is
     # 12.1 / 10.6 / 8.8 / 11.2 ms at 256 / 270 / 1,531 / 1,868 sequences in flight per GPU (v5.1
     # Interactive, v5.0 Interactive, v5.1 Server, v5.0 Server): flat across a 7x range of batch,
-    # so neither a per-sequence nor a per-FLOP cost. The fit half's three runs that depend on it
-    # (v5.0 Server tokens/s and mean TTFT, v5.1 Interactive) give a mean |log error| of 0.212 /
-    # 0.113 / 0.130 / 0.246 at 9 / 9.5 / 10 / 10.5 ms; the held-out half's five check it.
+    # so neither a per-sequence nor a per-FLOP cost. The fit half's six runs that depend on it
+    # (Llama 2 70B v5.0 Server tokens/s and mean TTFT, v5.1 Interactive; Llama 3.1 405B v5.0
+    # B200 Offline, v5.1 GB300 Server, GB200 Interactive) give a mean |log error| of 0.268 /
+    # 0.187 / 0.140 / 0.151 / 0.211 at 8 / 9 / 9.5 / 10 / 10.5 ms; the held-out half's eight
+    # check it (worst 25 % at 9.5 ms).
     eager_iteration_ms: float = 9.5
     # FITTED (not a measured rate): TensorRT-LLM's MoE layer time over the model's, on Hopper
     # and Blackwell (`trtllm_moe_extra_s`: what it is fitted on, its band, what is not itemised)
