@@ -385,6 +385,33 @@ def _trtllm_before_xqa(software: str | None) -> bool:
     return bool(m) and int(m.group(1)) < 8
 
 
+def _graphs_kw(w: dict, notes: list[str]) -> dict:
+    """serving.point's `cuda_graphs=False` where the workload states that the engine ran without
+    CUDA graphs (`cuda_graphs: false`, read in the run's configuration: NVIDIA's MLPerf harness
+    `harness_fields.use_graphs: False`): each iteration waits the host's fitted
+    efficiency.Stack.eager_iteration_ms (its record there)."""
+    if w.get("cuda_graphs") is False:
+        notes.append(
+            f"no CUDA graphs (the run's config): {eff.DEFAULT_STACK.eager_iteration_ms:g} ms of "
+            "host time per engine iteration (efficiency.Stack.eager_iteration_ms, fitted)"
+        )
+        return {"cuda_graphs": False}
+    return {}
+
+
+def _kv_on_demand(w: dict, notes: list[str]) -> bool:
+    """True where the workload states TensorRT-LLM's MAX_UTILIZATION capacity scheduler
+    (`batch_scheduler_policy: max_util`, read in the run's configuration): the KV-cache limit
+    counts each running request at input + output / 2 tokens (serving.max_concurrency)."""
+    if w.get("batch_scheduler_policy") == "max_util":
+        notes.append(
+            "capacity scheduler max_util (the run's config): requests admitted while KV blocks "
+            "remain, the KV-cache limit at input + output / 2 tokens per request"
+        )
+        return True
+    return False
+
+
 def predict_serving(e, cat, notes):
     w = e["workload"]
     if "ambiguous" in (e.get("notes") or "") and e["metric"] == "tokens_per_s":
@@ -448,6 +475,7 @@ def predict_serving(e, cat, notes):
         tensor_parallel=tp,
         engine=engine,
         pipeline_parallel=pp,
+        kv_on_demand=_kv_on_demand(w, notes),
     )
     if kv_max < 1:
         raise NotExpressible("advisor: the weights leave no room for the KV cache")
@@ -525,6 +553,7 @@ def predict_serving(e, cat, notes):
         grouped_kv_kernel=grouped,
         activations=w.get("activations"),
         pipeline_parallel=pp,
+        **_graphs_kw(w, notes),
     )
     m = e["metric"]
     if m == "tokens_per_s":
@@ -980,6 +1009,8 @@ def _predict_mlperf_latency_bound(e, cat, notes) -> float:
         gpus=int(w.get("count") or tp * pp),
         engine=engine,
         **_prefill_queue_kw(w, notes),
+        **_graphs_kw(w, notes),
+        kv_on_demand=_kv_on_demand(w, notes),
     )
     if best is None:
         raise NotExpressible(
@@ -1153,6 +1184,8 @@ def _predict_at_rate(e, cat, notes, rate: float) -> float:
         gpus=int(w.get("count") or tp * pp),
         engine=engine,
         **_prefill_queue_kw(w, notes),
+        **_graphs_kw(w, notes),
+        kv_on_demand=_kv_on_demand(w, notes),
     )
     m = e["metric"]
     if m == "ttft_ms":
@@ -1451,6 +1484,9 @@ FIT_GRID = {
     # TensorRT-LLM's MoE layers over the model's routed-expert time on Hopper and Blackwell
     # (efficiency.trtllm_moe_extra_s); only the TensorRT-LLM layer-list MoE entries depend on it
     "trtllm_moe_factor": [1.0, 1.25, 1.5, 1.75, 1.9, 2.0, 2.1, 2.25, 2.5, 3.0, 3.5, 4.0],
+    # host time per engine iteration without CUDA graphs (efficiency.Stack.eager_iteration_ms);
+    # only the runs whose config states no CUDA graphs (`cuda_graphs: false`) depend on it
+    "eager_iteration_ms": [0.0, 4.0, 8.0, 9.0, 9.5, 10.0, 10.5, 11.0, 12.0, 14.0, 16.0],
 }
 
 

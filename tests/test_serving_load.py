@@ -109,8 +109,10 @@ def test_mlperf_server_entries_are_the_largest_rate_within_loadgens_limits():
         engine="trtllm",
         max_num_batched_tokens=2048,
         prompt_moment2=w["input_tokens_moment2"],
+        cuda_graphs=False,
+        kv_on_demand=True,
     )
-    assert w["max_num_tokens"] == 2048
+    assert w["max_num_tokens"] == 2048 and w["cuda_graphs"] is False
     spec, gpu = CAT.model("llama-3.1-405b").spec, CAT.gpu("b200")
     best = queueing.max_rate(
         spec, gpu, ttft_s=6.0, tpot_s=0.175, ttft_quantile=0.99, max_num_seqs=256, **kw
@@ -1216,3 +1218,43 @@ def test_mlperf_deepseek_runs_carry_the_adp_blogs_measured_batch_and_balance():
     snotes: list[str] = []
     assert tv.PREDICT[srv["kind"]](srv, CAT, snotes) > 0
     assert any("bloc_x_adp-scheduler-opt.md" in n for n in snotes)
+
+
+def test_without_cuda_graphs_every_iteration_waits_the_host():
+    """serving.point(cuda_graphs=False): each decode step (the iteration the prompt chunks ride
+    in) waits efficiency.Stack.eager_iteration_ms more, so TPOT and TTFT grow by exactly that and
+    the throughput falls; the default (CUDA graphs) is unchanged."""
+    from advisor.perf import efficiency as eff
+
+    spec, gpu = CAT.model("llama-2-70b").spec, CAT.gpu("b200")
+    kw = dict(input_tokens=222, output_tokens=273, weights="nvfp4", kv_dtype="fp8")
+    extra = eff.DEFAULT_STACK.eager_iteration_ms * 1e-3
+    assert extra > 0
+    for c in (1, 256, 1536):
+        graphs = serving.point(spec, gpu, concurrency=c, engine="trtllm", **kw)
+        eager = serving.point(spec, gpu, concurrency=c, engine="trtllm", cuda_graphs=False, **kw)
+        assert eager.decode_step_s == pytest.approx(graphs.decode_step_s + extra)
+        assert eager.tpot_s == pytest.approx(graphs.tpot_s + extra)
+        assert eager.ttft_s == pytest.approx(graphs.ttft_s + extra)
+        assert eager.tokens_per_s < graphs.tokens_per_s
+    assert serving.point(spec, gpu, concurrency=8, **kw) == serving.point(
+        spec, gpu, concurrency=8, cuda_graphs=True, **kw
+    )
+
+
+def test_a_scheduler_that_admits_while_blocks_remain_counts_the_mean_context():
+    """serving.max_concurrency(kv_on_demand=True) (TensorRT-LLM's MAX_UTILIZATION): the KV-cache
+    limit counts each running request at input + output / 2 tokens, the same as reserving that
+    context up front, and more requests than reserving the whole context; queueing takes it for
+    its slots."""
+    spec, gpu = CAT.model("llama-2-70b").spec, CAT.gpu("b200")
+    kw = dict(weights="nvfp4", kv_dtype="fp8", engine="trtllm")
+    whole = serving.max_concurrency(spec, gpu, input_tokens=222, output_tokens=273, **kw)
+    mean = serving.max_concurrency(
+        spec, gpu, input_tokens=222, output_tokens=273, kv_on_demand=True, **kw
+    )
+    same = serving.max_concurrency(spec, gpu, input_tokens=222 + 137, output_tokens=0, **kw)
+    assert mean == same > whole
+    qkw = dict(input_tokens=222, output_tokens=273, **kw)
+    assert queueing._setup(spec, gpu, dict(qkw, kv_on_demand=True), 1 << 15).top == mean
+    assert queueing._setup(spec, gpu, dict(qkw), 1 << 15).top == whole

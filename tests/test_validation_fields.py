@@ -26,7 +26,8 @@ def _entries():
 def test_mlperf_server_latencies_are_predicted_at_the_logged_arrival_rate():
     """A mean TTFT/TPOT logged by an MLPerf Server run is predicted at the run's scheduled rate
     (LoadGen's Poisson schedule, stated as `request_rate`) with the engine's stated max batch
-    as the slots per replica: exactly queueing.at_rate with those arguments."""
+    as the slots per replica, the stated token budget, no CUDA graphs and the MAX_UTILIZATION
+    scheduler's KV-cache limit: exactly queueing.at_rate with those arguments."""
     from bench import throughput_validation as tv
 
     e = _entries()["mlperf50-llama-2-70b-b200x8-server-tpot-mean"]
@@ -47,9 +48,15 @@ def test_mlperf_server_latencies_are_predicted_at_the_logged_arrival_rate():
         tensor_parallel=1,
         gpus=8,
         engine="trtllm",
+        max_num_batched_tokens=3584,
+        prompt_moment2=w["input_tokens_moment2"],
+        cuda_graphs=False,
+        kv_on_demand=True,
     )
     assert got == pytest.approx(p.tpot_s * 1e3)
     assert any("the stated schedule" in n for n in notes)
+    assert any("no CUDA graphs" in n for n in notes)
+    assert any("capacity scheduler max_util" in n for n in notes)
     assert any("2048 slots per replica" in n for n in notes)
 
 
@@ -86,7 +93,7 @@ def test_pipeline_parallel_serving_is_predicted_with_its_stages(eid, tp, pp):
 
 def test_the_engine_max_batch_caps_an_offline_replica():
     """The 405B TP2 x PP2 engine's gpu_batch_size 128 (the harness config) caps the sequences
-    in flight per replica below the KV-cache limit."""
+    in flight per replica below the KV-cache limit; the harness runs without CUDA graphs."""
     from bench import throughput_validation as tv
 
     e = _entries()["mlperf50-llama-3.1-405b-b200x8-offline"]
@@ -106,6 +113,7 @@ def test_the_engine_max_batch_caps_an_offline_replica():
         pipeline_parallel=2,
         gpus=8,
         engine="trtllm",
+        cuda_graphs=False,
     )
     assert got == pytest.approx(p.tokens_per_s)
 
@@ -207,3 +215,63 @@ def test_mlperf_server_with_expert_parallelism_is_predicted_and_counted():
     )
     # without the term the same queue is faster: the term lengthens the step
     assert row["without_term_predicted"] > row["predicted"]
+
+
+NVIDIA_B200_LLAMA2 = (
+    "mlperf50-llama-2-70b-b200x8-offline",
+    "mlperf50-llama-2-70b-b200x8-server",
+    "mlperf50-llama-2-70b-b200x8-server-ttft-mean",
+    "mlperf50-llama-2-70b-b200x8-server-tpot-mean",
+    "mlperf50-llama-2-70b-interactive-b200x8-server",
+    "mlperf50-llama-2-70b-interactive-b200x8-tpot-mean",
+    "mlperf51-llama-2-70b-b200x8-offline",
+    "mlperf51-llama-2-70b-b200x8-interactive",
+)
+
+
+NVIDIA_TRTLLM_EAGER = NVIDIA_B200_LLAMA2 + (
+    "mlperf50-mixtral-8x7b-b200x8-offline",
+    "mlperf50-llama-3.1-405b-b200x8-offline",
+    "mlperf51-llama-3.1-405b-gb300x72-offline",
+    "mlperf51-llama-3.1-405b-gb300x72-server",
+    "mlperf51-llama-3.1-405b-gb200x72-interactive",
+    "mlperf51-llama-3.1-405b-b200x8-server",
+)
+
+
+def test_no_cuda_graphs_and_max_util_are_read_in_nvidias_config_and_only_there():
+    """NVIDIA's MLPerf TensorRT-LLM configs state `harness_fields.use_graphs: False` and
+    `'batch_scheduler_policy': 'max_util'` (mlcommons/inference_results_v5.1 965182b, read
+    2026-12-06; assumed for v5.0, whose base class is not stored): those entries carry both,
+    with the config as their source, and no other entry takes the fitted per-iteration term."""
+    entries = _entries()
+    for eid in NVIDIA_TRTLLM_EAGER:
+        w = entries[eid]["workload"]
+        assert w["cuda_graphs"] is False and "use_graphs: False" in w["cuda_graphs_source"], eid
+        assert w["batch_scheduler_policy"] == "max_util", eid
+        assert "965182b" in w["cuda_graphs_source"], eid
+        assert "'max_util'" in w["batch_scheduler_policy_source"], eid
+    others = [
+        eid
+        for eid, e in entries.items()
+        if e["workload"].get("cuda_graphs") is False and eid not in NVIDIA_TRTLLM_EAGER
+    ]
+    assert others == []
+
+
+def test_nvidias_fp4_runs_take_their_own_mean_answer_length():
+    """The NVIDIA FP4 runs return shorter answers than MLPerf's reference (TOKENS_PER_SAMPLE
+    294.45): each entry's output length is its own log's tokens per second over samples per
+    second (v5.0 Offline 98858 / 363.895 = 271.7, Server 98443.30 / 361.04 = 272.7)."""
+    entries = _entries()
+    assert entries["mlperf50-llama-2-70b-b200x8-offline"]["workload"]["output_tokens"] == round(
+        98858 / 363.895
+    )
+    for eid in NVIDIA_B200_LLAMA2:
+        w = entries[eid]["workload"]
+        assert 270 <= w["output_tokens"] <= 275, eid
+        assert "own mean output length" in w["output_tokens_source"], eid
+    srv = entries["mlperf50-llama-2-70b-b200x8-server"]
+    quote = srv["source"]["quote"]
+    assert "Completed samples per second    : 361.04" in quote
+    assert srv["workload"]["output_tokens"] == round(98443.30 / 361.04)

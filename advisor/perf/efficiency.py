@@ -100,6 +100,10 @@ class Stack:
       attention writes and reads the full score matrix;
     - `dp_overlap`: fraction of the backward pass data-parallel gradient traffic can hide
       behind (bucketed all-reduce, Li et al. 2020, arXiv:2006.15704 §3.2.3);
+    - `eager_iteration_ms`: host time the GPU waits for in each engine iteration (one decode
+      step with the prompt chunks riding in it) when the engine runs without CUDA graphs and
+      without an overlapping scheduler (serving.point's `cuda_graphs=False`; its cause and fit
+      in the comment at the field);
     - `moe_host_sync_ms`: host time the GPU waits for per MoE layer and micro-batch (forward,
       backward and recompute together) when Megatron-Core's dropless alltoall token
       dispatcher runs the layer (advisor.perf.training.MOE_DISPATCHERS, its source there).
@@ -150,6 +154,27 @@ class Stack:
     # Megatron-Core's alltoall dispatcher (bench/throughput_validation.py FIT_GRID, issue 35);
     # its cause and the evidence beside it are in advisor.perf.training.MOE_DISPATCHERS
     moe_host_sync_ms: float = 6.0
+    # FITTED (not a measured rate) on the `fit` half of the published runs whose configuration
+    # states that the engine runs without CUDA graphs (NVIDIA's MLPerf v5.0/v5.1 TensorRT-LLM
+    # harness, `harness_fields.use_graphs: False`, the entries' `cuda_graphs: false`: Llama 2
+    # 70B, Llama 3.1 405B and Mixtral on B200, GB200 and GB300; issue 35).
+    # Cause: each iteration the host schedules the batch, prepares its inputs, launches every
+    # kernel of the step one by one and checks the sampled tokens' stop criteria; the GPU idles
+    # through the part that is not hidden. TensorRT-LLM's overlap scheduler exists to hide it
+    # ("the scheduler overlaps CPU tasks (e.g., checking sampling stop criteria, updating
+    # responses, scheduling the next batch) with GPU computation", nvidia.github.io/TensorRT-LLM
+    # features/overlap-scheduler), CUDA graphs to remove the launches; no source states its
+    # size. Evidence it is a per-iteration constant: the logged mean TPOT of NVIDIA's B200
+    # Llama 2 70B runs less the model's TPOT at the concurrency Little's law gives from the
+    # same log (rate x mean latency), with the runs' own mean answer of 272-273 tokens, is
+    # 12.1 / 10.6 / 8.8 / 11.2 ms at 256 / 270 / 1,531 / 1,868 sequences in flight per GPU (v5.1
+    # Interactive, v5.0 Interactive, v5.1 Server, v5.0 Server): flat across a 7x range of batch,
+    # so neither a per-sequence nor a per-FLOP cost. The fit half's six runs that depend on it
+    # (Llama 2 70B v5.0 Server tokens/s and mean TTFT, v5.1 Interactive; Llama 3.1 405B v5.0
+    # B200 Offline, v5.1 GB300 Server, GB200 Interactive) give a mean |log error| of 0.268 /
+    # 0.187 / 0.140 / 0.151 / 0.211 at 8 / 9 / 9.5 / 10 / 10.5 ms; the held-out half's eight
+    # check it (worst 25 % at 9.5 ms).
+    eager_iteration_ms: float = 9.5
     # FITTED (not a measured rate): TensorRT-LLM's MoE layer time over the model's, on Hopper
     # and Blackwell (`trtllm_moe_extra_s`: what it is fitted on, its band, what is not itemised)
     trtllm_moe_factor: float = 2.0
@@ -177,6 +202,7 @@ class Stack:
             "dp_overlap": self.dp_overlap,
             "moe_host_sync_ms": self.moe_host_sync_ms,
             "trtllm_moe_factor": self.trtllm_moe_factor,
+            "eager_iteration_ms": self.eager_iteration_ms,
             "source": self.source,
         }
 

@@ -130,6 +130,7 @@ def _setup(spec, gpu, kw: dict, max_num_seqs: int):
     budget = kw.pop("max_num_batched_tokens", None)
     budget = serving.MAX_NUM_BATCHED_TOKENS if budget is None else budget
     budget = check_int("max_num_batched_tokens", budget, maximum=1 << 20)
+    on_demand = bool(kw.pop("kv_on_demand", False))
     moment2 = kw.pop("prompt_moment2", None)
     moment2 = 1.0 if moment2 is None else check_positive("prompt_moment2", moment2, maximum=100.0)
     if moment2 < 1.0:
@@ -157,7 +158,7 @@ def _setup(spec, gpu, kw: dict, max_num_seqs: int):
         )
         if k in kw
     }
-    kv_max = serving.max_concurrency(spec, gpu, **mkw)
+    kv_max = serving.max_concurrency(spec, gpu, **mkw, kv_on_demand=on_demand)
     top = min(kv_max, max_num_seqs)
     if top < 1:
         raise AdvisorError(
@@ -290,8 +291,10 @@ def at_rate(
 ) -> LoadPoint:
     """TTFT, TPOT and throughput at `request_rate` requests per second arriving at random (all
     replicas); `kw` as serving.point's (input_tokens, output_tokens, weights, kv_dtype,
-    tensor_parallel, pipeline_parallel, gpus, engine, speculative, prefix_hit_rate). A rate at or above the
-    capacity is refused naming `request_rate`."""
+    tensor_parallel, pipeline_parallel, gpus, engine, speculative, prefix_hit_rate,
+    cuda_graphs), and `kv_on_demand` (serving.max_concurrency: the slots of a scheduler that
+    admits requests while KV blocks remain). A rate at or above the capacity is refused naming
+    `request_rate`."""
     rate = check_positive("request_rate", request_rate, maximum=1e7)
     return _at(_setup(spec, gpu, kw, max_num_seqs), rate)
 

@@ -272,6 +272,7 @@ def point(
     activations: str | None = None,
     pipeline_parallel: int = 1,
     pp_fabric: net.Fabric | None = None,
+    cuda_graphs: bool = True,
 ) -> ServingPoint:
     """One steady-state operating point (module docstring). `activations`: the precision the
     engine keeps activations in where it differs from the weights' (timing.matmul_peak_key). `engine` ("vllm" | "trtllm")
@@ -284,7 +285,11 @@ def point(
     (advisor.perf.prefix_cache): prefills compute only the rest.
     `pipeline_parallel`: stages per replica (module docstring, pipeline parallelism), a replica
     is tensor_parallel x pipeline_parallel GPUs; `pp_fabric`: the fabric between stages where
-    they span nodes (default: the accelerator's scale-up fabric)."""
+    they span nodes (default: the accelerator's scale-up fabric).
+    `cuda_graphs=False`: the engine launches each iteration's kernels from the host and
+    schedules between iterations without overlap (NVIDIA's MLPerf TensorRT-LLM harness,
+    `use_graphs: False`): every decode step, and so every prompt chunk riding in it, waits
+    efficiency.Stack.eager_iteration_ms more (fitted; its record there)."""
     _check(spec, input_tokens, output_tokens)
     stack = stack or eff.DEFAULT_STACK
     c = check_int("concurrency", concurrency, maximum=1 << 16)
@@ -370,6 +375,8 @@ def point(
     check_choice("engine", engine, ENGINES)
     per_step = 1.0 / (speculative.tokens_per_step if speculative else 1.0)
     t_d += c * stack.seq_step_us.get(engine, 0.0) * 1e-6 * per_step
+    if not cuda_graphs:
+        t_d += stack.eager_iteration_ms * 1e-3 * per_step
     if spec.is_moe and eff.trtllm_moe_factor(stack, gpu, engine) is not None:
         # TensorRT-LLM's MoE layers beyond the model's kernels (fitted, efficiency.trtllm_moe_extra_s)
 
@@ -415,9 +422,20 @@ def max_concurrency(
     gpu_memory_utilization: float = 0.9,
     engine: str = "vllm",
     pipeline_parallel: int = 1,
+    kv_on_demand: bool = False,
 ) -> int:
     """Requests per replica whose whole context (input + output) fits in the KV-cache blocks
     (advisor.memory.estimate.serving_capacity); 0 if the weights do not fit.
+
+    `kv_on_demand=True`: the scheduler admits requests while KV blocks remain rather than
+    reserving each request's whole context up front (TensorRT-LLM's capacity scheduler policy
+    MAX_UTILIZATION, "pack as many requests as possible at each iteration ... at the risk of
+    having to pause requests if the KV cache size limit is reached", against the default
+    GUARANTEED_NO_EVICT: nvidia.github.io/TensorRT-LLM performance-tuning-guide
+    useful-runtime-flags, "Capacity Scheduler Policy"). The paged cache then holds each running
+    request's context so far, input + output / 2 tokens on average over the requests of a
+    steady-state batch (each is at a uniformly spread point of its answer), and the count is
+    that of requests of that mean context.
 
     `engine`: "vllm" reserves `gpu_memory_utilization` of the whole memory (docs.vllm.ai
     "Engine arguments"); "trtllm" gives the KV cache that fraction of the memory left after
@@ -430,11 +448,12 @@ def max_concurrency(
     check_choice("engine", engine, ENGINES)
     pp = check_int("pipeline_parallel", pipeline_parallel, maximum=1024)
     tensor_parallel = tensor_parallel * pp
+    context = input_tokens + (-(-output_tokens // 2) if kv_on_demand else output_tokens)
     if engine == "trtllm":
         probe = mem.serving_capacity(
             spec,
             gpu.memory_bytes,
-            context=input_tokens + output_tokens,
+            context=context,
             weights=weights,
             kv_dtype=kv_dtype,
             gpu_memory_utilization=1.0,
@@ -446,7 +465,7 @@ def max_concurrency(
     cap = mem.serving_capacity(
         spec,
         gpu.memory_bytes,
-        context=input_tokens + output_tokens,
+        context=context,
         weights=weights,
         kv_dtype=kv_dtype,
         gpu_memory_utilization=gpu_memory_utilization,
