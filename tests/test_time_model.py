@@ -770,7 +770,10 @@ def test_mxfp4_upcast_on_hopper_streams_at_the_measured_triton_rate(capsys):
     assert main(["time", "serve", "--model", "gpt-oss-20b", "--gpu", "h100-sxm",
                  "--weights", "mxfp4"]) == 0  # fmt: skip
     text = capsys.readouterr().out
-    assert "mxfp4 weights stream at 0.571 of the copy bandwidth" in text and "PR 9248" in text
+    assert (
+        "routed experts' mxfp4 weights stream at 0.571 of the copy bandwidth" in text
+        and "PR 9248" in text
+    )
     assert main(["time", "serve", "--model", "gpt-oss-20b", "--gpu", "b200",
                  "--weights", "mxfp4", "--json"]) == 0  # fmt: skip
     assert json.loads(capsys.readouterr().out)["fp4_weight_stream"] is None
@@ -785,3 +788,7 @@ def test_mxfp4_upcast_on_hopper_streams_at_the_measured_triton_rate(capsys):
     )
     params["gpu"] = "b200"
     assert json.loads(webapi.call("serving", json.dumps(params)))["fp4_weight_stream"] is None
+    # a dense model: the measured rate is the MoE kernel's, nothing streams slower, nothing said
+    params.update(gpu="h100-sxm", model="llama-3.1-8b")
+    assert json.loads(webapi.call("serving", json.dumps(params)))["fp4_weight_stream"] is None
+    assert eff.fp4_stream_note(H100, "mxfp4", L8B) is None

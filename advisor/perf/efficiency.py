@@ -286,11 +286,12 @@ def fp4_weight_stream(gpu, weights: str) -> float:
     return 1.0
 
 
-def fp4_stream_note(gpu, weights: str) -> dict | None:
-    """What `time serve` and the serving web API say where `fp4_weight_stream` is below 1:
-    the fraction and its source; None elsewhere."""
+def fp4_stream_note(gpu, weights: str, spec=None) -> dict | None:
+    """What `time serve` and the serving web API say where `fp4_weight_stream` is below 1 and
+    the model (`spec`, when given) has routed experts, the only GEMMs the rate slows: the
+    fraction and its source; None elsewhere."""
     f = fp4_weight_stream(gpu, weights)
-    if f >= 1.0:
+    if f >= 1.0 or (spec is not None and not getattr(spec, "is_moe", False)):
         return None
     return {
         "fraction": f,
