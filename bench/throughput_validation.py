@@ -1804,6 +1804,19 @@ def _layer_list_moe(cat, e: dict) -> bool:
 # holds none of the entries this touches). SGLang's EP32 H100 prefill (+42 % -> +25 %) and
 # decode (+6 % -> +3 %) take two-batch overlap phase by phase with DeepEP's SMs held in prefill
 # (expert_parallel.overlapped_s).
+#
+# Part of the Hopper gpt-oss remainder is now itemised (w80c, issue 35): MXFP4 upcast on Hopper
+# streams the routed experts' weights at 0.571 of the copy bandwidth, Triton's bf16 x mxfp4 MoE
+# kernel measured at 2290 GB/s on H200 (triton-lang/triton PR 9248; efficiency.
+# fp4_weight_stream). gpt-oss-20b H100 +58 -> +39 %, gpt-oss-120b H100 DEP4 +78 -> +61 %
+# (held out), gpt-oss-120b H200 +24 -> -12 %, gpt-oss-20b H200 8192/1024 +5 -> -1 % (fit); no
+# other entry moves. On the fit half the 11 TensorRT-LLM MoE entries' sum of |log error| at
+# 2.0 goes 1.869 -> 1.741 (1.723 at 1.9, within the factor's +-0.1): the factor is kept. The
+# H100 DEP4 run stays +61 %: the page's other Hopper gpt-oss cells (not entries here) show the
+# short-context, large-batch runs fast (20b 1024/1024 H100 +39 %, H200 +41 %) and the
+# long-output ones slow (120b H200 1024/8192 -49 %), a pattern no stored source itemises
+# (TensorRT-LLM's TritonFusedMoE gathers all ranks' tokens under attention DP and
+# reduce-scatters the result, the same volume as the all-to-all counted).
 
 
 def _trtllm_moe(cat, e: dict) -> bool:

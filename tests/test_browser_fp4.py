@@ -101,3 +101,29 @@ def test_a_link_with_a_card_and_its_format_opens_with_both(page, site_server):
     assert root.locator('select[name="gpu"]').input_value() == "mi355x"
     assert root.locator('select[name="weights"]').input_value() == "mxfp4"
     assert "nvfp4" not in _options(page, "serving", "weights")
+
+
+@pytest.mark.parametrize("lang", ["en", "az"])
+def test_serving_says_the_hopper_mxfp4_streaming_rate(page, site_server, lang):
+    """Issue 35: MXFP4 on H100 is upcast inside Triton's MoE kernel, whose weights stream at a
+    measured 0.571 of the copy bandwidth (efficiency.fp4_weight_stream): the serving calculator
+    says so next to the dequantised note, in the page's language; on B200 it does not."""
+    _open(page, site_server, lang, "serving")
+    _set(page, "serving", "gpu", "h100-sxm")
+    _set(page, "serving", "weights", "mxfp4")
+    root = page.locator('.calc[data-calc="serving"]')
+    # a dense model: the rate is the MoE kernel's, so nothing is said
+    _set(page, "serving", "model", "llama-3.1-8b")
+    assert root.locator('[data-out="fp4_dequantised"]').count() == 1
+    assert root.locator('[data-out="fp4_weight_stream"]').count() == 0
+    _set(page, "serving", "model", "gpt-oss-20b")
+    assert root.get_attribute("data-state") == "ok"
+    note = root.locator('[data-out="fp4_weight_stream"]')
+    text = note.text_content()
+    head = STRINGS[lang]["calc.sv.fp4_stream"].split("{fraction}")[0].replace("{fmt}", "MXFP4")
+    assert text.startswith(head), (text, head)
+    assert text.startswith(head) and "PR 9248" in text and "H200" in text
+    assert ("0.57" if lang == "en" else "0,57") in text
+    _set(page, "serving", "gpu", "b200")
+    assert root.locator('[data-out="fp4_weight_stream"]').count() == 0
+    assert page.errors == []

@@ -741,19 +741,24 @@ def test_mxfp4_upcast_on_hopper_streams_at_the_measured_triton_rate(capsys):
     for gid in ("b200", "mi355x", "a100-80gb-sxm", "mi300x"):
         assert eff.fp4_weight_stream(CAT.gpu(gid), "mxfp4") == 1.0, gid
         assert eff.fp4_stream_note(CAT.gpu(gid), "mxfp4") is None
-    # the decode step: the weights' memory time grows by 1 / 0.571 where it bounds a GEMM
+    # the routed experts' weights stream 1 / 0.571 times slower where memory bounds their GEMMs
+    # (one token: every GEMM memory-bound); the dense layers keep the full bandwidth
     spec = CAT.model("gpt-oss-20b").spec
     stack = eff.DEFAULT_STACK
     dev = timing.Device.of(H100, timing.matmul_peak_key(H100, "mxfp4", "bf16"), stack)
     assert timing.weight_dequant(stack, "mxfp4", dev) == pytest.approx(0.571)
+    assert timing.weight_dequant(stack, "mxfp4", dev, experts=False) == 1.0
     assert timing.weight_dequant(stack, "int4", dev) == stack.dequant_factor("int4")
-    slow = dict(context=1536, weights="mxfp4", kv_bytes=2, tp=1, tp_fabric=None)
-    one = timing.decode_step_time(spec, dev, stack, batch=1, **slow)["gemm_s"]
     native = replace(dev, fp4_stream=(("nvfp4", 1.0), ("mxfp4", 1.0)))
-    base = timing.decode_step_time(spec, native, stack, batch=1, **slow)["gemm_s"]
-    kernels = sum(len(timing.layer_linears(lay, spec.hidden_size, 1)) + 2 * lay.mlp.is_moe
-                  for lay in spec.stack) * dev.kernel_s  # fmt: skip
-    assert (one - kernels) / (base - kernels) == pytest.approx(1 / 0.571, rel=0.03)
+    kw = dict(rows=1, tp=1, weights="mxfp4")
+    slow, fast = (timing.routed_expert_s(spec, d, stack, **kw) for d in (dev, native))
+    kernels = 2 * sum(c for lay, c in timing.layer_groups(spec) if lay.mlp.is_moe) * dev.kernel_s
+    assert (slow - kernels) / (fast - kernels) == pytest.approx(1 / 0.571, rel=0.03)
+    step = dict(batch=1, context=1536, weights="mxfp4", kv_bytes=2, tp=1, tp_fabric=None)
+    whole = timing.decode_step_time(spec, dev, stack, **step)["gemm_s"]
+    assert whole - timing.decode_step_time(spec, native, stack, **step)["gemm_s"] == (
+        pytest.approx(slow - fast)
+    )
     # said with the figure: time serve and the serving web API
     from advisor.cli import main
 
@@ -765,7 +770,10 @@ def test_mxfp4_upcast_on_hopper_streams_at_the_measured_triton_rate(capsys):
     assert main(["time", "serve", "--model", "gpt-oss-20b", "--gpu", "h100-sxm",
                  "--weights", "mxfp4"]) == 0  # fmt: skip
     text = capsys.readouterr().out
-    assert "mxfp4 weights stream at 0.571 of the copy bandwidth" in text and "PR 9248" in text
+    assert (
+        "routed experts' mxfp4 weights stream at 0.571 of the copy bandwidth" in text
+        and "PR 9248" in text
+    )
     assert main(["time", "serve", "--model", "gpt-oss-20b", "--gpu", "b200",
                  "--weights", "mxfp4", "--json"]) == 0  # fmt: skip
     assert json.loads(capsys.readouterr().out)["fp4_weight_stream"] is None
@@ -774,5 +782,13 @@ def test_mxfp4_upcast_on_hopper_streams_at_the_measured_triton_rate(capsys):
     params = {"model": "gpt-oss-20b", "gpu": "h100-sxm", "weights": "mxfp4"}
     got = json.loads(webapi.call("serving", json.dumps(params)))
     assert got["fp4_weight_stream"]["fraction"] == pytest.approx(0.571)
+    assert (got["fp4_weight_stream"]["gb_per_s"], got["fp4_weight_stream"]["reference_gpu"]) == (
+        2290.0,
+        "H200",
+    )
     params["gpu"] = "b200"
     assert json.loads(webapi.call("serving", json.dumps(params)))["fp4_weight_stream"] is None
+    # a dense model: the measured rate is the MoE kernel's, nothing streams slower, nothing said
+    params.update(gpu="h100-sxm", model="llama-3.1-8b")
+    assert json.loads(webapi.call("serving", json.dumps(params)))["fp4_weight_stream"] is None
+    assert eff.fp4_stream_note(H100, "mxfp4", L8B) is None

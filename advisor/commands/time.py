@@ -846,7 +846,7 @@ def run_serve(args) -> int:
                 "accuracy": accuracy.band_dict(accuracy.serving_kind(spec)),
                 "compute_peak": timing.weight_peak_key(gpu, args.weights),
                 "fp4_dequantised": timing.fp4_dequantised(gpu, args.weights),
-                "fp4_weight_stream": efficiency.fp4_stream_note(gpu, args.weights),
+                "fp4_weight_stream": efficiency.fp4_stream_note(gpu, args.weights, spec),
                 "engine_moe": serving.engine_moe_note(spec, gpu, args.engine),
             }
         )
@@ -862,10 +862,11 @@ def run_serve(args) -> int:
         print(
             f"{gpu.id} has no tensor cores for {args.weights}: weights dequantised, matmuls at {peak}"
         )
-        stream = efficiency.fp4_stream_note(gpu, args.weights)
+        stream = efficiency.fp4_stream_note(gpu, args.weights, spec)
         if stream:
             print(
-                f"{args.weights} weights stream at {stream['fraction']:.3f} of the copy bandwidth "
+                f"routed experts' {args.weights} weights stream at {stream['fraction']:.3f} of the "
+                "copy bandwidth "
                 f"(the weight-only kernel that upcasts them: {stream['source']})"
             )
     engine_moe = serving.engine_moe_note(spec, gpu, args.engine)

@@ -285,7 +285,9 @@ def trtllm_moe_extra_s(stack: Stack, gpu, engine: str | None, *, expert_s: float
 # of H200's measured device copy (4010 GB/s, catalog/efficiency/h200.yaml): 2290 / 4010 = 0.571
 # (the later 2800 GB/s would be 0.698). The fraction carries to the other Hopper parts (same
 # SMs and kernel; H100's copy is 2900 GB/s, so about 1650 GB/s). It is a streaming rate: it
-# slows the memory-bound side of a GEMM (`timing.gemm_time`'s `dequant`), not its compute side.
+# slows the memory-bound side of the routed experts' grouped GEMMs (`timing.gemm_time`'s
+# `dequant`, `timing.weight_dequant`), not their compute side, and not the dense layers (gpt-oss
+# keeps those in bf16; no rate is published for a dense MXFP4 path on Hopper).
 MXFP4_HOPPER_GB_PER_S = 2290.0
 MXFP4_HOPPER_REFERENCE_COPY_GB_PER_S = 4010.0
 MXFP4_HOPPER_DEQUANT = round(MXFP4_HOPPER_GB_PER_S / MXFP4_HOPPER_REFERENCE_COPY_GB_PER_S, 3)
@@ -310,13 +312,20 @@ def fp4_weight_stream(gpu, weights: str) -> float:
     return 1.0
 
 
-def fp4_stream_note(gpu, weights: str) -> dict | None:
-    """What `time serve` and the serving web API say where `fp4_weight_stream` is below 1:
-    the fraction and its source; None elsewhere."""
+def fp4_stream_note(gpu, weights: str, spec=None) -> dict | None:
+    """What `time serve` and the serving web API say where `fp4_weight_stream` is below 1 and
+    the model (`spec`, when given) has routed experts, the only GEMMs the rate slows: the
+    fraction and its source; None elsewhere."""
     f = fp4_weight_stream(gpu, weights)
-    if f >= 1.0:
+    if f >= 1.0 or (spec is not None and not getattr(spec, "is_moe", False)):
         return None
-    return {"fraction": f, "source": MXFP4_HOPPER_SOURCE}
+    return {
+        "fraction": f,
+        "gb_per_s": MXFP4_HOPPER_GB_PER_S,
+        "reference_gpu": "H200",
+        "reference": "triton-lang/triton PR 9248",
+        "source": MXFP4_HOPPER_SOURCE,
+    }
 
 
 def achievable_of(gpu) -> Achievable:

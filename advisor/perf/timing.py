@@ -241,14 +241,16 @@ class Device:
         )
 
 
-def weight_dequant(stack: eff.Stack, weights: str, dev: Device) -> float:
+def weight_dequant(stack: eff.Stack, weights: str, dev: Device, *, experts: bool = True) -> float:
     """The multiplier on the streaming bandwidth of `weights` in a GEMM on `dev`
-    (`gemm_time`'s `dequant`): for an FP4 format the card's own rate (`Device.fp4_stream`,
-    efficiency.fp4_weight_stream: MXFP4 upcast on Hopper streams at a measured 0.571, a format
-    its FP4 tensor cores take at 1.0), else `Stack.dequant_factor` (the weight-only formats)."""
+    (`gemm_time`'s `dequant`): for an FP4 format the card's own rate for the routed experts'
+    grouped GEMMs (`Device.fp4_stream`, efficiency.fp4_weight_stream: MXFP4 upcast on Hopper
+    streams at a measured 0.571, a format its FP4 tensor cores take at 1.0) and 1.0 for the
+    dense layers (`experts` False: the measured kernel is the MoE's; no rate is published for a
+    dense FP4 path there), else `Stack.dequant_factor` (the weight-only formats)."""
     stream = dict(dev.fp4_stream)
     if weights in stream:
-        return stream[weights]
+        return stream[weights] if experts else 1.0
     return stack.dequant_factor(weights)
 
 
@@ -372,12 +374,16 @@ def layer_groups(spec: ModelSpec) -> tuple[tuple[L.Layer, int], ...]:
     return tuple(counts.items())
 
 
-def _layer_gemm(spec, layer, dev, rows: float, tp: int, wb: float, dq: float) -> float:
+def _layer_gemm(
+    spec, layer, dev, rows: float, tp: int, wb: float, dq: float, dq_dense: float | None = None
+) -> float:
     """GEMM time of one layer at M = `rows` tokens: its dense weights, then the routed experts
     the rows touch (each at rows * k / touched tokens)."""
     gem = 0.0
     for k, n in layer_linears(layer, spec.hidden_size, tp):
-        gem += gemm_time(rows, k, n, dev, weight_bytes=wb, dequant=dq)
+        gem += gemm_time(
+            rows, k, n, dev, weight_bytes=wb, dequant=dq if dq_dense is None else dq_dense
+        )
     m = layer.mlp
     if m.is_moe:
         touched = expected_experts_touched(m.experts, m.experts_per_token, int(rows))
@@ -592,8 +598,9 @@ def decode_step_time(
     batch = check_int("batch", batch)
     wb = _weight_bytes(weights)
     dq = weight_dequant(stack, weights, dev)
+    dqd = weight_dequant(stack, weights, dev, experts=False)
     gem = sum(
-        count * _layer_gemm(spec, layer, dev, batch, tp, wb, dq)
+        count * _layer_gemm(spec, layer, dev, batch, tp, wb, dq, dqd)
         for layer, count in layer_groups(spec)
     )
     bw = dev.bandwidth * dev.decode_bandwidth
@@ -657,11 +664,12 @@ def prefill_time(
     T = float(batch) * prompt
     wb = _weight_bytes(weights)
     dq = weight_dequant(stack, weights, dev)
+    dqd = weight_dequant(stack, weights, dev, experts=False)
     # mean GEMM time per layer over the stack (its distinct layers, `layer_groups`)
     groups = layer_groups(spec)
-    gem = _layer_gemm(spec, groups[0][0], dev, T, tp, wb, dq)
+    gem = _layer_gemm(spec, groups[0][0], dev, T, tp, wb, dq, dqd)
     if len(groups) > 1:
-        gem = sum(c * _layer_gemm(spec, lay, dev, T, tp, wb, dq) for lay, c in groups)
+        gem = sum(c * _layer_gemm(spec, lay, dev, T, tp, wb, dq, dqd) for lay, c in groups)
         gem /= spec.num_layers
     attn_flops = 4.0 * batch * causal_pairs(spec, prompt) * spec.q_dim / tp
     attn = attn_flops / (dev.peak16_flops * dev.attention_fwd) + dev.kernel_s

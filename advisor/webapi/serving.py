@@ -231,7 +231,7 @@ def _serving_ep(req: ServingRequest, spec, g) -> dict:
         "compute_peak": timing.weight_peak_key(g, req.weights),
         "fp4_dequantised": timing.fp4_dequantised(g, req.weights),
         # the fraction of the bandwidth dequantised FP4 weights stream at, with its source
-        "fp4_weight_stream": efficiency.fp4_stream_note(g, req.weights),
+        "fp4_weight_stream": efficiency.fp4_stream_note(g, req.weights, spec),
         # TensorRT-LLM's MoE layers: the fitted term and its band (efficiency.trtllm_moe_extra_s)
         "engine_moe": srv.engine_moe_note(spec, g, req.engine),
     }
@@ -389,7 +389,7 @@ def serving(params: dict) -> dict:
         # FP4 weights on a card without FP4 tensor cores for that format are dequantised
         compute_peak=timing.weight_peak_key(g, req.weights),
         fp4_dequantised=timing.fp4_dequantised(g, req.weights),
-        fp4_weight_stream=efficiency.fp4_stream_note(g, req.weights),
+        fp4_weight_stream=efficiency.fp4_stream_note(g, req.weights, spec),
         # TensorRT-LLM's MoE layers: the fitted term and its band (efficiency.trtllm_moe_extra_s)
         engine_moe=srv.engine_moe_note(spec, g, req.engine),
     )

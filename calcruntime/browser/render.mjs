@@ -454,7 +454,11 @@ function renderServing(r, S) {
   const best = b ? b.concurrency : null;
   const tbl = `<table class="calc-table calc-main"><thead><tr>${head2.map((h) => `<th>${esc(h)}</th>`).join("")}</tr></thead><tbody>${rows.map((row, i) => `<tr${r.points[i].concurrency === best ? ' class="calc-best"' : ""}>${row.map((c) => `<td>${esc(c)}</td>`).join("")}</tr>`).join("")}</tbody></table>`;
   const fp4 = r.fp4_dequantised ? ` <span data-out="fp4_dequantised">${esc(fillText(tr(S, "calc.sv.fp4_dequant", "This card has no tensor cores for {fmt}: the weights are dequantised and multiplied at {peak}."), { fmt: String(r.weights || "").toUpperCase(), peak: String(r.compute_peak || "").toUpperCase() }))}</span>` : "";
-  return `<p class="calc-headline">${where}<br>${head}</p>${servingExtras(r, S)}<p class="calc-note">${kv}${fp4}</p>${servingChart(r, S)}${tbl}${interactivityTable(r, S)}${bandLine(r, S)}`;
+  // issue 35: dequantised FP4 weights also stream slower where a measured rate says so
+  // (advisor.perf.efficiency.fp4_stream_note: MXFP4 upcast on Hopper)
+  const st = r.fp4_weight_stream;
+  const stream = r.fp4_dequantised && st ? ` <span data-out="fp4_weight_stream">${esc(fillText(tr(S, "calc.sv.fp4_stream", "The routed experts' {fmt} weights also stream slower: at {fraction} of the achievable memory bandwidth, the rate of the kernel that converts them to BF16 inside the matrix multiply ({gbps} GB/s measured on {gpu}; {ref})."), { fmt: String(r.weights || "").toUpperCase(), fraction: fmt(st.fraction, S, 2), gbps: fmt(st.gb_per_s, S, 0), gpu: st.reference_gpu, ref: st.reference }))}</span>` : "";
+  return `<p class="calc-headline">${where}<br>${head}</p>${servingExtras(r, S)}<p class="calc-note">${kv}${fp4}${stream}</p>${servingChart(r, S)}${tbl}${interactivityTable(r, S)}${bandLine(r, S)}`;
 }
 
 // Issue 35: the load at a request rate and the largest rate within the limits
