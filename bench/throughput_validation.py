@@ -1817,6 +1817,19 @@ def _layer_list_moe(cat, e: dict) -> bool:
 # long-output ones slow (120b H200 1024/8192 -49 %), a pattern no stored source itemises
 # (TensorRT-LLM's TritonFusedMoE gathers all ranks' tokens under attention DP and
 # reduce-scatters the result, the same volume as the all-to-all counted).
+#
+# The first-token wait of that run (w81b), read in NVIDIA's v5.1 harness (closed/NVIDIA/code/
+# llmlib/, copy ykamiset/inference_results_v5.1 e9ccad4): queries go over HTTP to one
+# trtllm-serve per DEP8 instance, each to the instance with the fewest pending samples (no
+# harness queue); max_concurrency 5120 per instance (a 2560 semaphore in each of 2 client
+# processes) is above the ~1,560 in flight; no prompt exceeds max_num_tokens 3456 beside ~195
+# decodes. Every token is streamed (stream_interval 1, 2 postprocess workers): ~23,000 chunks
+# per second per instance, the host cost TensorRT-LLM's blog 8 and PR 6332 name for attention
+# DP at high concurrency; the first chunk queues behind it. No source times a response, so
+# server_point leaves it out (stated there) and the entry stays +58 %. The log detail's TTFT
+# (min 0.139 s, p50 0.746, p99 1.940) says nearly every request pays it. The dense NVIDIA runs
+# (Llama 2 70B) default to CoreType.TRTLLM_EXECUTOR (in-process executor, no HTTP or
+# detokenisation); only the dispatch (fewest pending) and the 5 ms response poll are shared.
 
 
 def _trtllm_moe(cat, e: dict) -> bool:

@@ -116,6 +116,18 @@ E[L]^2 from the dataset where stated, as a gamma law: `busiest_prompt_tokens`).
 Spread over the R iterations this replaces the rank's own prefill share of `point` (b x prefill
 / output per token). A request waits for the release (uniform over the R iterations: `ttft_
 quantile` x R iterations) and the release iteration before its first token.
+Stated assumption: the first token's trip through the serving front end is not timed (0 s).
+NVIDIA's MLPerf v5.1 DeepSeek-R1 harness (closed/NVIDIA/code/llmlib/ of inference_results_v5.1,
+read at the copy ykamiset/inference_results_v5.1 e9ccad4) sends each query over HTTP to one
+trtllm-serve per DEP instance, the Server scenario picking the instance with the fewest pending
+samples (config.py "load_balancing", factory.py), and streams every generated token back
+(stream_interval 1, num_postprocess_workers 2); the first token reaches LoadGen when the client
+parses the first streamed chunk with text (cores/http_async_client.py). TensorRT-LLM names the
+per-token response work (detokenisation, OpenAI objects) as the cost of large attention-DP
+runs (tech blog 8, "Support Stream Interval"; PR 6332: "only revealed when the concurrency gets
+high enough (especially the case if attention DP is enabled"), and a new request's first chunk
+waits behind it; no source gives a time per response, so it is left out, and `ttft_s` is a
+lower bound where a run streams every token at full attention-DP concurrency.
 
 Offline job (`offline_run`): a finite set of `requests_per_gpu` fixed-length requests queued
 at once, run under an in-flight batching scheduler's `max_batch` and `max_num_tokens`
