@@ -1022,6 +1022,12 @@ def test_multi_step_scheduling_gathers_the_prompts_into_one_batch_per_cycle():
     assert p.ttft_s == pytest.approx(slot_wait + cycle / 2 + batch + request, rel=1e-6)
     # gathering waits half a cycle: longer than the plain queue's prefill wait here
     assert p.ttft_s > plain.ttft_s
+    # the wait for the next batch is uniform on [0, C]: its p99 is 0.99 C
+    assert p.prefill_cycle_s == pytest.approx(cycle, rel=1e-12)
+    assert queueing.prefill_wait_quantile_s(p, 0.99) == pytest.approx(
+        0.99 * cycle + p.prefill_wait_s - cycle / 2, rel=1e-9
+    )
+    assert plain.prefill_cycle_s == 0.0
     for bad, field in (
         ({"scheduler_steps": 0}, "scheduler_steps"),
         ({"prefill_min_queue": -1}, "prefill_min_queue"),

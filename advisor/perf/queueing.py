@@ -66,9 +66,11 @@ The queueing model, stated:
    prefill share), P = C - S t_d. A prompt arrives at a uniform point of the cycle, waits C / 2
    on average for the next batch, and gets its first token when that batch ends (vLLM's
    prefill step samples it): TTFT = the slot wait + C / 2 + P + the engine's per-request cost;
-   this replaces (3)'s prefill wait and one-prompt prefill. Where lambda P >= q the prompts
-   that arrive during a prefill are prefilled at once and the cycle is shorter: the formula
-   then errs long.
+   this replaces (3)'s prefill wait and one-prompt prefill. Where lambda P >= q (q = 0: no
+   gate, vLLM's own prefill-first order) the prompts that arrive during a prefill are
+   prefilled at once, not a group later: the formula then errs long. A TTFT percentile
+   (`max_rate(ttft_quantile=q)`, 4) takes the wait for the next batch as uniform on [0, C]:
+   its q-quantile is q C.
 
 The largest rate within limits is found by bisection on lambda (TTFT and TPOT grow with it);
 the rate where a = m is the capacity, at which the queue grows without bound.
@@ -100,6 +102,7 @@ class LoadPoint:
     tokens_per_s_per_gpu: float
     prefill_utilisation: float = 0.0  # the prefill server's rho (module docstring, 3)
     prefill_wait_s: float = 0.0  # its mean wait (Pollaczek-Khinchine), part of queue_wait_s
+    prefill_cycle_s: float = 0.0  # gathered prefills: the cycle C (module docstring 5), else 0
 
     def to_dict(self) -> dict:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -260,6 +263,7 @@ def _at(cv: _Curve, lam_total: float) -> LoadPoint:
             maximum=lam_total / rho,
         )
     pf_wait = lam * cv.moment2 * service * service / (2.0 * (1.0 - rho))
+    cycle = 0.0
     if cv.steps > 1:
         # 5. gathered prefills: a batch every cycle C = S TPOT, the wait C / 2 + the batch P
         step = a_pt.decode_step_s + f * (b_pt.decode_step_s - a_pt.decode_step_s)
@@ -283,6 +287,7 @@ def _at(cv: _Curve, lam_total: float) -> LoadPoint:
         tokens_per_s_per_gpu=tokens / gpus,
         prefill_utilisation=rho,
         prefill_wait_s=pf_wait,
+        prefill_cycle_s=cycle,
     )
 
 
@@ -305,7 +310,12 @@ def _prefill_service_s(cv: _Curve, a_pt, b_pt, f: float, c_real: float) -> float
 
 def prefill_wait_quantile_s(point: LoadPoint, quantile: float) -> float:
     """The `quantile` of the prefill wait at `point` (module docstring, 4): 0 while rho is at
-    most 1 - quantile (P[W = 0] = 1 - rho), else (W / rho) ln(rho / (1 - quantile))."""
+    most 1 - quantile (P[W = 0] = 1 - rho), else (W / rho) ln(rho / (1 - quantile)). Gathered
+    prefills (module docstring 5): the wait for the next batch is uniform on [0, C], so the
+    quantile is quantile C + the rest of the mean wait (the batch less one prompt's prefill)."""
+    if point.prefill_cycle_s > 0.0:
+        cycle = point.prefill_cycle_s
+        return quantile * cycle + point.prefill_wait_s - cycle / 2.0
     tail = 1.0 - quantile
     rho = point.prefill_utilisation
     if rho <= tail or point.prefill_wait_s <= 0.0:
