@@ -412,6 +412,28 @@ def _kv_on_demand(w: dict, notes: list[str]) -> bool:
     return False
 
 
+def _multistep_kw(w: dict, notes: list[str]) -> dict:
+    """advisor.perf.queueing's gathered prefills (its module docstring 5) where the workload
+    states vLLM's multi-step scheduling with chunked prefill off (`num_scheduler_steps` > 1,
+    `enable_chunked_prefill: false`) and, where it has one, AMD's MLPerf prefill gate
+    (`prefill_min_queue`: VLLM_LLAMA2_MLPERF_MIN_REQUIRE_PREFILL_QUERY), read in the run's
+    configuration."""
+    steps = w.get("num_scheduler_steps")
+    if not steps or int(steps) <= 1 or w.get("enable_chunked_prefill") is not False:
+        return {}
+    kw = {"scheduler_steps": int(steps)}
+    gate = ""
+    if w.get("prefill_min_queue"):
+        kw["prefill_min_queue"] = int(w["prefill_min_queue"])
+        gate = f", a prefill after a prefill only with {kw['prefill_min_queue']} prompts queued"
+    notes.append(
+        f"multi-step scheduling, {kw['scheduler_steps']} decode steps per group, chunked prefill "
+        f"off{gate} (the run's config): prompts prefilled in one batch per cycle, TTFT = half a "
+        "cycle + the batch (advisor.perf.queueing, module docstring 5)"
+    )
+    return kw
+
+
 def predict_serving(e, cat, notes):
     w = e["workload"]
     if "ambiguous" in (e.get("notes") or "") and e["metric"] == "tokens_per_s":
@@ -1186,6 +1208,7 @@ def _predict_at_rate(e, cat, notes, rate: float) -> float:
         **_prefill_queue_kw(w, notes),
         **_graphs_kw(w, notes),
         kv_on_demand=_kv_on_demand(w, notes),
+        **_multistep_kw(w, notes),
     )
     m = e["metric"]
     if m == "ttft_ms":

@@ -992,6 +992,52 @@ def test_the_prefill_queue_is_pollaczek_khinchine_over_the_engines_token_budget(
     assert q == pytest.approx(want, rel=1e-9)
 
 
+def test_multi_step_scheduling_gathers_the_prompts_into_one_batch_per_cycle():
+    """vLLM's multi-step scheduling with chunked prefill off (queueing module docstring, 5; AMD's
+    MLPerf v5.1 Llama 2 70B Server config: num_scheduler_steps 9, enable_chunked_prefill False):
+    the cycle is S TPOT, the batch P = C - S t_d, and TTFT = the slot wait + C / 2 + P + the
+    engine's per-request cost; TPOT and throughput are those of the plain queue."""
+    spec, gpu = CAT.model("llama-2-70b").spec, CAT.gpu("h100-sxm")
+    kw = dict(input_tokens=222, output_tokens=294, weights="fp8", kv_dtype="fp8", gpus=1)
+    rate = 0.6 * queueing.capacity(spec, gpu, max_num_seqs=1024, **kw)
+    plain = queueing.at_rate(spec, gpu, request_rate=rate, max_num_seqs=1024, **kw)
+    p = queueing.at_rate(
+        spec,
+        gpu,
+        request_rate=rate,
+        max_num_seqs=1024,
+        scheduler_steps=9,
+        prefill_min_queue=10,
+        **kw,
+    )
+    assert p.tpot_s == plain.tpot_s and p.concurrency == plain.concurrency
+    lo = int(p.concurrency)
+    a, b = (serving.point(spec, gpu, concurrency=c, **kw) for c in (lo, lo + 1))
+    f = p.concurrency - lo
+    step = a.decode_step_s + f * (b.decode_step_s - a.decode_step_s)
+    cycle = 9 * p.tpot_s
+    batch = cycle - 9 * step
+    slot_wait = plain.queue_wait_s - plain.prefill_wait_s
+    request = a.ttft_s - a.prefill_s - a.decode_step_s  # the engine's per-request cost
+    assert p.ttft_s == pytest.approx(slot_wait + cycle / 2 + batch + request, rel=1e-6)
+    # gathering waits half a cycle: longer than the plain queue's prefill wait here
+    assert p.ttft_s > plain.ttft_s
+    # the wait for the next batch is uniform on [0, C]: its p99 is 0.99 C
+    assert p.prefill_cycle_s == pytest.approx(cycle, rel=1e-12)
+    assert queueing.prefill_wait_quantile_s(p, 0.99) == pytest.approx(
+        0.99 * cycle + p.prefill_wait_s - cycle / 2, rel=1e-9
+    )
+    assert plain.prefill_cycle_s == 0.0
+    for bad, field in (
+        ({"scheduler_steps": 0}, "scheduler_steps"),
+        ({"prefill_min_queue": -1}, "prefill_min_queue"),
+        ({"scheduler_steps": 2.5}, "scheduler_steps"),
+    ):
+        with pytest.raises(AdvisorError) as exc:
+            queueing.at_rate(spec, gpu, request_rate=rate, **bad, **kw)
+        assert exc.value.field == field
+
+
 def test_a_rate_the_prefill_cannot_keep_up_with_is_refused_by_name():
     """Long prompts saturate the prefill before the slots: at_rate refuses such a rate naming
     request_rate with the prefill's rate as the maximum; max_rate stays below it."""

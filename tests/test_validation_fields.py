@@ -254,7 +254,67 @@ def test_no_cuda_graphs_and_max_util_are_read_in_nvidias_config_and_only_there()
     others = [
         eid
         for eid, e in entries.items()
-        if e["workload"].get("cuda_graphs") is False and eid not in NVIDIA_TRTLLM_EAGER
+        if e["workload"].get("cuda_graphs") is False
+        and eid not in NVIDIA_TRTLLM_EAGER
+        and eid not in AMD_VLLM_MULTISTEP
+    ]
+    assert others == []
+
+
+# AMD's MLPerf Llama 2 70B Server: vLLM in eager mode with multi-step scheduling and the prefill
+# gate (harness_llm/models/llama2-70b/server_mi325x.yaml and setup/vllm_patches of
+# mlcommons/inference_results_v5.1 965182b, read 2026-12-07; v5.1's stands in for v5.0's)
+AMD_VLLM_MULTISTEP = ("mlperf50-llama-2-70b-mi325x8-server-ttft-mean",)
+
+
+def test_amds_multi_step_scheduler_is_read_in_its_config():
+    """The entry states the config's settings with the config and the patch as their source, and
+    is predicted through queueing's gathered prefills (module docstring 5)."""
+    entries = _entries()
+    for eid in AMD_VLLM_MULTISTEP:
+        w = entries[eid]["workload"]
+        src = w["scheduler_source"]
+        assert "965182b" in src and "server_mi325x.yaml" in src, eid
+        assert w["cuda_graphs"] is False and "'enforce_eager: True'" in src, eid
+        assert w["num_scheduler_steps"] == 9 and "'num_scheduler_steps: 9'" in src, eid
+        assert w["enable_chunked_prefill"] is False, eid
+        assert "'enable_chunked_prefill: False'" in src, eid
+        assert w["max_batch_size"] == 1024 and "'max_num_seqs: 1024'" in src, eid
+        assert w["max_num_tokens"] == 40960, eid
+        assert w["prefill_min_queue"] == 10, eid
+        assert "MIN_REQUIRE_PREFILL_QUERY: 10" in src, eid
+        assert "add-MIN_REQUIRE_PREFILL_QUERY-condition.patch" in src, eid
+        from bench import throughput_validation as tv
+
+        notes: list[str] = []
+        assert tv._multistep_kw(w, notes) == {"scheduler_steps": 9, "prefill_min_queue": 10}
+        assert "multi-step scheduling" in notes[0]
+        notes = []
+        got = tv.predict_latency(entries[eid], CAT, notes)
+        p = queueing.at_rate(
+            CAT.model("llama-2-70b").spec,
+            CAT.gpu("mi325x"),
+            request_rate=w["request_rate"],
+            max_num_seqs=1024,
+            input_tokens=w["input_tokens"],
+            output_tokens=w["output_tokens"],
+            weights="fp8",
+            kv_dtype="fp8",
+            tensor_parallel=1,
+            gpus=8,
+            engine="vllm",
+            max_num_batched_tokens=40960,
+            prompt_moment2=w["input_tokens_moment2"],
+            cuda_graphs=False,
+            scheduler_steps=9,
+            prefill_min_queue=10,
+        )
+        assert got == pytest.approx(p.ttft_s * 1e3)
+        assert p.prefill_cycle_s == pytest.approx(9 * p.tpot_s)
+    others = [
+        eid
+        for eid, e in entries.items()
+        if e["workload"].get("num_scheduler_steps") and eid not in AMD_VLLM_MULTISTEP
     ]
     assert others == []
 

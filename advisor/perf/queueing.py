@@ -50,6 +50,27 @@ The queueing model, stated:
    they are (prompts of the mean length). TPOT stays the steady-state mean: a request's TPOT
    averages its own hundreds of decode steps, each shared with the same mix of prefills
    (MLPerf's logs: p99 TPOT 1.09-1.36x the mean).
+5. Gathered prefills (`scheduler_steps` S > 1, chunked prefill off: vLLM's multi-step scheduling,
+   `num_scheduler_steps`, with `enable_chunked_prefill: False`, as AMD's MLPerf Llama 2 70B
+   Server config, harness_llm/models/llama2-70b/server_mi325x.yaml of mlcommons/
+   inference_results_v5.1 closed/AMD). The scheduler runs only between groups of S decode
+   steps, and a step is either prefill or decode, so prompts do not ride along the decodes
+   (3): every prompt that arrived during a cycle is prefilled in one batch at the cycle's end.
+   AMD's patch add-MIN_REQUIRE_PREFILL_QUERY-condition.patch (same repository, closed/AMD/setup/
+   vllm_patches) adds `do_prefill = do_prefill and (len(waiting) >= MIN_REQUIRE_PREFILL_QUERY
+   or self._do_prefill); self._do_prefill = not do_prefill`: right after a prefill the next
+   one waits for `prefill_min_queue` prompts, else a group of S decode steps runs first. While
+   the prompts that arrive during one prefill batch are fewer than that (lambda P < q, the
+   regime of the run: about 5 against 10), the cycle is one prefill batch and S decode steps,
+   C = P + S t_d(c), the same cycle as serving.point's (C = S TPOT, its TPOT = t_d + the
+   prefill share), P = C - S t_d. A prompt arrives at a uniform point of the cycle, waits C / 2
+   on average for the next batch, and gets its first token when that batch ends (vLLM's
+   prefill step samples it): TTFT = the slot wait + C / 2 + P + the engine's per-request cost;
+   this replaces (3)'s prefill wait and one-prompt prefill. Where lambda P >= q (q = 0: no
+   gate, vLLM's own prefill-first order) the prompts that arrive during a prefill are
+   prefilled at once, not a group later: the formula then errs long. A TTFT percentile
+   (`max_rate(ttft_quantile=q)`, 4) takes the wait for the next batch as uniform on [0, C]:
+   its q-quantile is q C.
 
 The largest rate within limits is found by bisection on lambda (TTFT and TPOT grow with it);
 the rate where a = m is the capacity, at which the queue grows without bound.
@@ -81,6 +102,7 @@ class LoadPoint:
     tokens_per_s_per_gpu: float
     prefill_utilisation: float = 0.0  # the prefill server's rho (module docstring, 3)
     prefill_wait_s: float = 0.0  # its mean wait (Pollaczek-Khinchine), part of queue_wait_s
+    prefill_cycle_s: float = 0.0  # gathered prefills: the cycle C (module docstring 5), else 0
 
     def to_dict(self) -> dict:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -110,9 +132,12 @@ class _Curve:
         replicas: int,
         budget: int = serving.MAX_NUM_BATCHED_TOKENS,
         moment2: float = 1.0,
+        steps: int = 1,
+        min_queue: int = 0,
     ):
         self.spec, self.gpu, self.kw, self.top, self.replicas = spec, gpu, kw, top, replicas
         self.budget, self.moment2 = budget, moment2
+        self.steps, self.min_queue = steps, min_queue
         self._pts: dict[int, serving.ServingPoint] = {}
 
     def at(self, c: int) -> serving.ServingPoint:
@@ -131,6 +156,14 @@ def _setup(spec, gpu, kw: dict, max_num_seqs: int):
     budget = serving.MAX_NUM_BATCHED_TOKENS if budget is None else budget
     budget = check_int("max_num_batched_tokens", budget, maximum=1 << 20)
     on_demand = bool(kw.pop("kv_on_demand", False))
+    steps = kw.pop("scheduler_steps", None)
+    steps = 1 if steps is None else check_int("scheduler_steps", steps, maximum=1024)
+    min_queue = kw.pop("prefill_min_queue", None)
+    min_queue = (
+        0
+        if min_queue is None
+        else check_int("prefill_min_queue", min_queue, minimum=0, maximum=1 << 20)
+    )
     moment2 = kw.pop("prompt_moment2", None)
     moment2 = 1.0 if moment2 is None else check_positive("prompt_moment2", moment2, maximum=100.0)
     if moment2 < 1.0:
@@ -167,7 +200,7 @@ def _setup(spec, gpu, kw: dict, max_num_seqs: int):
             field="gpu",
             gpu=gpu.id,
         )
-    return _Curve(spec, gpu, kw, top, replicas, budget, moment2)
+    return _Curve(spec, gpu, kw, top, replicas, budget, moment2, steps, min_queue)
 
 
 def capacity(spec, gpu, *, max_num_seqs: int = serving.MAX_NUM_SEQS, **kw) -> float:
@@ -230,6 +263,15 @@ def _at(cv: _Curve, lam_total: float) -> LoadPoint:
             maximum=lam_total / rho,
         )
     pf_wait = lam * cv.moment2 * service * service / (2.0 * (1.0 - rho))
+    cycle = 0.0
+    if cv.steps > 1:
+        # 5. gathered prefills: a batch every cycle C = S TPOT, the wait C / 2 + the batch P
+        step = a_pt.decode_step_s + f * (b_pt.decode_step_s - a_pt.decode_step_s)
+        one = a_pt.prefill_s + f * (b_pt.prefill_s - a_pt.prefill_s)
+        cycle = cv.steps * tpot
+        batch = max(0.0, cycle - cv.steps * step)
+        pf_wait = cycle / 2.0 + batch - one
+        ttft0 = ttft0 - step
     tokens = lam_total * out
     return LoadPoint(
         request_rate_per_s=lam_total,
@@ -245,6 +287,7 @@ def _at(cv: _Curve, lam_total: float) -> LoadPoint:
         tokens_per_s_per_gpu=tokens / gpus,
         prefill_utilisation=rho,
         prefill_wait_s=pf_wait,
+        prefill_cycle_s=cycle,
     )
 
 
@@ -267,7 +310,12 @@ def _prefill_service_s(cv: _Curve, a_pt, b_pt, f: float, c_real: float) -> float
 
 def prefill_wait_quantile_s(point: LoadPoint, quantile: float) -> float:
     """The `quantile` of the prefill wait at `point` (module docstring, 4): 0 while rho is at
-    most 1 - quantile (P[W = 0] = 1 - rho), else (W / rho) ln(rho / (1 - quantile))."""
+    most 1 - quantile (P[W = 0] = 1 - rho), else (W / rho) ln(rho / (1 - quantile)). Gathered
+    prefills (module docstring 5): the wait for the next batch is uniform on [0, C], so the
+    quantile is quantile C + the rest of the mean wait (the batch less one prompt's prefill)."""
+    if point.prefill_cycle_s > 0.0:
+        cycle = point.prefill_cycle_s
+        return quantile * cycle + point.prefill_wait_s - cycle / 2.0
     tail = 1.0 - quantile
     rho = point.prefill_utilisation
     if rho <= tail or point.prefill_wait_s <= 0.0:
@@ -293,7 +341,9 @@ def at_rate(
     replicas); `kw` as serving.point's (input_tokens, output_tokens, weights, kv_dtype,
     tensor_parallel, pipeline_parallel, gpus, engine, speculative, prefix_hit_rate,
     cuda_graphs), and `kv_on_demand` (serving.max_concurrency: the slots of a scheduler that
-    admits requests while KV blocks remain). A rate at or above the capacity is refused naming
+    admits requests while KV blocks remain), `scheduler_steps` and `prefill_min_queue` (vLLM's
+    multi-step scheduling with chunked prefill off, AMD's MLPerf prefill gate: module
+    docstring 5). A rate at or above the capacity is refused naming
     `request_rate`."""
     rate = check_positive("request_rate", request_rate, maximum=1e7)
     return _at(_setup(spec, gpu, kw, max_num_seqs), rate)
