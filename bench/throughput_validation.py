@@ -1822,7 +1822,7 @@ def _layer_list_moe(cat, e: dict) -> bool:
 # release iteration lasting the busiest rank's prompt tokens at the dataset's length spread
 # (advisor.perf.expert_parallel.server_point): +105 % -> +58 %, the model's TPOT at the log's
 # ~195 in flight per GPU ~58 ms against 63.7. The rest is the first-token wait: the log's mean
-# TTFT is 0.78 s and its p99 1.94 s (the binding limit), the model's 0.28 s and 0.43 s there, so
+# TTFT is 0.78 s and its p99 1.94 s (the binding limit), the model's 0.30 s and 0.45 s there, so
 # the model's rate stops at the mean-TPOT limit instead. The factor is unchanged (its fit half
 # holds none of the entries this touches). SGLang's EP32 H100 prefill (+42 % -> +25 %) and
 # decode (+6 % -> +3 %) take two-batch overlap phase by phase with DeepEP's SMs held in prefill

@@ -424,6 +424,46 @@ def test_cli_serve_expert_parallel_and_disaggregated():
     assert bad.returncode == 2 and "--ep" in bad.stderr
 
 
+def test_cli_serve_expert_parallel_under_the_attention_dp_balancer():
+    """`time serve --ep --adp-timeout-iters N`: a Server load under TensorRT-LLM's attention-DP
+    balancer, every point expert_parallel.server_point (median wait for the release); refused
+    without --ep."""
+    from advisor.perf import expert_parallel as ep
+
+    r = _cli(
+        "--model", "mixtral-8x7b", "--gpu", "h100-sxm", "--ep", "8", "--weights", "fp8",
+        "--kv-dtype", "fp8", "--batch-per-gpu", "64", "--adp-timeout-iters", "6",
+        "--adp-batching-wait-iters", "2", "--json",
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["adp_balancer"] == {"timeout_iters": 6, "batching_wait_iters": 2}
+    want = ep.server_point(
+        CAT.model("mixtral-8x7b").spec,
+        CAT.gpu("h100-sxm"),
+        batch_per_gpu=64,
+        input_tokens=1024,  # the CLI's defaults
+        output_tokens=256,
+        weights="fp8",
+        kv_dtype="fp8",
+        layout=ep.EPLayout(**d["layout"]),
+        timeout_iters=6,
+        batching_wait_iters=2,
+        engine="vllm",
+    )
+    assert d["point"]["tpot_s"] == pytest.approx(want.tpot_s)
+    assert d["point"]["ttft_s"] == pytest.approx(want.ttft_s)
+    plain = json.loads(
+        _cli(
+            "--model", "mixtral-8x7b", "--gpu", "h100-sxm", "--ep", "8", "--weights", "fp8",
+            "--kv-dtype", "fp8", "--batch-per-gpu", "64", "--json",
+        ).stdout
+    )  # fmt: skip
+    assert plain["adp_balancer"] is None and plain["point"]["tpot_s"] < d["point"]["tpot_s"]
+    bad = _cli("--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--adp-timeout-iters", "6")
+    assert bad.returncode == 2 and "--adp-timeout-iters applies with --ep only" in bad.stderr
+
+
 def test_grouped_expert_gemm_pays_one_kernel_cost():
     """The routed experts of a layer run as one grouped GEMM per weight (fused_moe, CUTLASS
     MoE): n experts cost n rooflines plus ONE fixed kernel cost, not n."""
@@ -794,6 +834,11 @@ def test_server_load_stalls_the_attention_dp_group_on_the_busiest_ranks_prefill(
     # checked against a direct simulation: 1.654 mean prompts at mu 0.4 over 8 ranks, E[L^2] /
     # E[L]^2 1.2547, the MLPerf DeepSeek-R1 prompts; 1.659 by 20,000 draws)
     assert ep.busiest_prompt_tokens(0.4, 8, 1.2547) == pytest.approx(1.6537, abs=2e-3)
+    # as a request sees its own release: its rank holds its prompt besides the others (1.9587
+    # by 20,000 draws); alone it is its own prompt
+    assert ep.busiest_prompt_tokens(0.4, 8, 1.2547, True) == pytest.approx(1.9635, abs=2e-3)
+    assert ep.busiest_prompt_tokens(0.0, 8, 1.2547, True) == pytest.approx(1.0, abs=1e-6)
+    assert ep.busiest_prompt_tokens(0.4, 8, 1.0, True) == pytest.approx(1.6973, abs=1e-3)
     spread = ep.server_point(
         ds, gpu, batch_per_gpu=256, layout=lay, timeout_iters=6, prompt_moment2=1.2547, **kw
     )

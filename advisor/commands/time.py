@@ -299,6 +299,20 @@ def register(sub) -> None:
         "(DeepSeek-V3 §3.4, SGLang's TBO)",
     )
     s.add_argument(
+        "--adp-timeout-iters",
+        type=count("adp_timeout_iters", maximum=100_000),
+        help="with --ep: a Server load (random arrivals) under TensorRT-LLM's attention-DP "
+        "balancer holding new prompts up to this many iterations: the group stalls on the "
+        "busiest GPU's released prompts, the first token waits for the release",
+    )
+    s.add_argument(
+        "--adp-batching-wait-iters",
+        type=count("adp_batching_wait_iters", minimum=0, maximum=100_000),
+        default=0,
+        help="with --adp-timeout-iters: iterations the balancer still waits once every GPU "
+        "holds a prompt (default 0)",
+    )
+    s.add_argument(
         "--disaggregate",
         action="store_true",
         help="split --gpus into prefill and decode pools of --tp GPUs each meeting "
@@ -610,6 +624,8 @@ def _run_ep(args, cat, spec, gpu) -> int:
     kv = args.kv_dtype
     price, price_from = _gpu_hour_price(cat, gpu, args.price)
     owned = _owned_hour(cat, gpu, gpus, args)
+    timeout = getattr(args, "adp_timeout_iters", None)
+    wait = getattr(args, "adp_batching_wait_iters", 0) or 0
     ec = interactivity.ep_curve(
         spec,
         gpu,
@@ -622,6 +638,8 @@ def _run_ep(args, cat, spec, gpu) -> int:
         usd_per_gpu_hour=price,
         own_usd_per_gpu_hour=owned.usd_per_gpu_hour if owned else None,
         engine=args.engine,
+        balancer_timeout_iters=timeout,
+        balancer_batching_wait_iters=wait,
     )
     cap = ec.kv_limited_batch_per_gpu
     if cap < 1:
@@ -633,9 +651,7 @@ def _run_ep(args, cat, spec, gpu) -> int:
             gpu=gpu.id,
         )
     b = args.batch_per_gpu or min(cap, interactivity.EP_MAX_BATCH_PER_GPU)
-    p = epm.point(
-        spec,
-        gpu,
+    pkw = dict(
         batch_per_gpu=b,
         input_tokens=args.input,
         output_tokens=args.output,
@@ -644,12 +660,19 @@ def _run_ep(args, cat, spec, gpu) -> int:
         layout=layout,
         engine=args.engine,
     )
+    if timeout:
+        p = epm.server_point(spec, gpu, timeout_iters=timeout, batching_wait_iters=wait, **pkw)
+    else:
+        p = epm.point(spec, gpu, **pkw)
     engine_moe = serving.engine_moe_note(spec, gpu, args.engine)
     if args.json:
         return print_json(
             {
                 "engine_moe": engine_moe,
                 "layout": layout.__dict__,
+                "adp_balancer": (
+                    {"timeout_iters": timeout, "batching_wait_iters": wait} if timeout else None
+                ),
                 "kv_limited_batch_per_gpu": cap,
                 "point": p.to_dict(),
                 "points": [x.to_dict() for x in ec.points],
@@ -667,6 +690,12 @@ def _run_ep(args, cat, spec, gpu) -> int:
     )
     if engine_moe:
         print(_engine_moe_text(engine_moe))
+    if timeout:
+        print(
+            f"Server load: TensorRT-LLM's attention-DP balancer holds new prompts up to {timeout} "
+            f"iterations (then {wait} more once every GPU holds one); a release stalls the "
+            "group on the busiest GPU's prompts; TTFT is the median wait for the release"
+        )
     usd = {c.concurrency: c for c in ec.curve}
 
     def cell(v):
@@ -775,6 +804,12 @@ def run_serve(args) -> int:
             "ep.needs_ep",
             "--two-batch-overlap applies with --ep only",
             field="two_batch_overlap",
+        )
+    if getattr(args, "adp_timeout_iters", None):
+        raise AdvisorError(
+            "ep.needs_ep",
+            "--adp-timeout-iters applies with --ep only",
+            field="adp_timeout_iters",
         )
     if args.disaggregate:
         return _run_disagg(args, spec, gpu)

@@ -153,11 +153,16 @@ def ep_curve(
     usd_per_gpu_hour: float | None = None,
     own_usd_per_gpu_hour: float | None = None,
     engine: str | None = None,
+    balancer_timeout_iters: int | None = None,
+    balancer_batching_wait_iters: int = 0,
 ) -> EPCurve:
     """The interactivity curve of MoE serving with expert parallelism (`layout`) on `gpus` GPUs:
     every GPU a data-parallel attention rank holding `batch_per_gpu` sequences, so the total
     is tokens/s per GPU x `gpus`; the web API's and `advisor time serve --ep`'s one curve.
-    `engine` "trtllm" adds TensorRT-LLM's fitted MoE term (efficiency.trtllm_moe_extra_s)."""
+    `engine` "trtllm" adds TensorRT-LLM's fitted MoE term (efficiency.trtllm_moe_extra_s).
+    With `balancer_timeout_iters` the points are a Server load under TensorRT-LLM's attention-
+    DP balancer (expert_parallel.server_point: the group stalls on the busiest rank's released
+    prompts, the first token waits for the release, its median)."""
     from ..perf import expert_parallel as epm
 
     cap = epm.max_batch_per_gpu(
@@ -175,20 +180,28 @@ def ep_curve(
         b *= 2
     if top >= 1:
         levels.append(top)
-    pts = tuple(
-        epm.point(
-            spec,
-            gpu,
-            batch_per_gpu=b,
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
-            weights=weights,
-            kv_dtype=kv_dtype,
-            layout=layout,
-            engine=engine,
-        )
-        for b in levels
+    kw = dict(
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        weights=weights,
+        kv_dtype=kv_dtype,
+        layout=layout,
+        engine=engine,
     )
+    if balancer_timeout_iters:
+        pts = tuple(
+            epm.server_point(
+                spec,
+                gpu,
+                batch_per_gpu=b,
+                timeout_iters=balancer_timeout_iters,
+                batching_wait_iters=balancer_batching_wait_iters,
+                **kw,
+            )
+            for b in levels
+        )
+    else:
+        pts = tuple(epm.point(spec, gpu, batch_per_gpu=b, **kw) for b in levels)
 
     def per_m(p, usd_h):
         if usd_h is None:

@@ -604,29 +604,42 @@ def _gamma_p(a: float, x: float) -> float:
 
 
 @lru_cache(maxsize=4096)
-def busiest_prompt_tokens(mu: float, n: int, length_moment2: float = 1.0) -> float:
+def busiest_prompt_tokens(
+    mu: float, n: int, length_moment2: float = 1.0, tagged: bool = False
+) -> float:
     """E[max over n ranks of the prompt tokens each holds], in mean prompt lengths: each rank
     holds Poisson(mu) prompts whose lengths have E[L^2] / E[L]^2 = `length_moment2` (a gamma
-    law of that spread, unit mean; 1: all of one length, E[max of n Poisson(mu)]). The sum of j
-    gamma lengths is gamma of j times the shape, so P(max <= x) = F(x)^n with F the compound
-    Poisson law; E[max] = the integral of 1 - F(x)^n over x >= 0 (Simpson's rule)."""
-    if mu <= 0 or n < 1:
+    law of that spread, unit mean; 1: all of one length, E[max of n Poisson(mu)]). `tagged`:
+    as a given request sees it, its own rank holding its prompt besides Poisson(mu) others
+    (Poisson arrivals see the time averages). The sum of j gamma lengths is gamma of j times
+    the shape, so P(max <= x) = F_own(x) F(x)^(n-1) with F the compound Poisson law; E[max] =
+    the integral of 1 - P(max <= x) over x >= 0 (Simpson's rule; a sum for one length)."""
+    if n < 1 or mu < 0 or (mu == 0 and not tagged):
         return 0.0
-    spread = length_moment2 - 1.0
-    if spread <= 1e-9:
-        return _poisson_max_mean(mu, n)
-    shape = 1.0 / spread  # unit mean, variance `spread`
     pmf = [math.exp(-mu)]
     while pmf[-1] > 1e-12 or len(pmf) <= mu:
         pmf.append(pmf[-1] * mu / len(pmf))
+    shift = 1 if tagged else 0
+    spread = length_moment2 - 1.0
+    if spread <= 1e-9:
+        cum = [sum(pmf[: k + 1]) for k in range(len(pmf) + 1)]
 
-    def cdf(x: float) -> float:
-        return pmf[0] + sum(p * _gamma_p(j * shape, x * shape) for j, p in enumerate(pmf) if j)
+        def at_most(k: int) -> float:
+            return 0.0 if k < 0 else cum[min(k, len(cum) - 1)]
 
-    top = (len(pmf) + 1) * (1 + 8 * math.sqrt(spread))
+        return sum(1.0 - at_most(k - shift) * at_most(k) ** (n - 1) for k in range(len(pmf) + 1))
+    shape = 1.0 / spread  # unit mean, variance `spread`
+
+    def law(x: float, extra: int) -> float:
+        return sum(
+            p * (1.0 if j + extra == 0 else _gamma_p((j + extra) * shape, x * shape))
+            for j, p in enumerate(pmf)
+        )
+
+    top = (len(pmf) + 2) * (1 + 8 * math.sqrt(spread))
     steps = 400
     h = top / steps
-    ys = [1.0 - cdf(i * h) ** n for i in range(steps + 1)]
+    ys = [1.0 - law(i * h, shift) * law(i * h, 0) ** (n - 1) for i in range(steps + 1)]
     return h / 3 * (ys[0] + ys[-1] + 4 * sum(ys[1:-1:2]) + 2 * sum(ys[2:-1:2]))
 
 
@@ -742,7 +755,8 @@ def server_point(
         prompt_moment2=prompt_moment2,
     )
     tpot = step + stall
-    release = step + busiest_prompt_tokens(arrivals * r, layout.ep, prompt_moment2) * pf
+    # the request's own release iteration: its rank holds its prompt besides the others'
+    release = step + busiest_prompt_tokens(arrivals * r, layout.ep, prompt_moment2, True) * pf
     ttft = ttft_quantile * r * tpot + release + stack.request_ms * 1e-3
     return EPPoint(
         batch_per_gpu=b,
