@@ -263,6 +263,49 @@ def test_cli_disaggregated_and_expert_parallel_match_the_web_api():
     assert [p["tpot_s"] for p in c["points"]] == [p["tpot_s"] for p in w["points"]]
 
 
+def test_cli_engine_flags_reach_the_serving_and_load_models():
+    """`--no-cuda-graphs`, `--kv-on-demand`, `--scheduler-steps`, `--prefill-min-queue`: the
+    same figures as serving.point / queueing with those settings, and each refused, naming its
+    field, where it would be ignored."""
+    from advisor.perf import efficiency, serving
+
+    base = ["--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--concurrency", "32"]
+    load = ["--request-rate", "6"]
+    c = _cli_json(*base, *load, "--no-cuda-graphs", "--kv-on-demand")
+    kw = dict(input_tokens=1024, output_tokens=256, weights="bf16", kv_dtype="bf16")
+    eager = serving.point(SPEC, GPU, concurrency=32, cuda_graphs=False, **kw)
+    graphs = serving.point(SPEC, GPU, concurrency=32, **kw)
+    assert c["point"] == pytest.approx(eager.to_dict())
+    # the host's launches cost one eager_iteration_ms per decode step
+    assert eager.decode_step_s - graphs.decode_step_s == pytest.approx(
+        efficiency.DEFAULT_STACK.eager_iteration_ms * 1e-3
+    )
+    assert c["plan"]["points"][-1]["tpot_s"] > _cli_json(*base)["plan"]["points"][-1]["tpot_s"]
+    want = queueing.at_rate(SPEC, GPU, request_rate=6.0, cuda_graphs=False, kv_on_demand=True, **kw)
+    assert c["load"] == pytest.approx(want.to_dict())
+    assert c["engine_settings"]["eager_iteration_ms"] == efficiency.DEFAULT_STACK.eager_iteration_ms
+    steps = _cli_json(*base, *load, "--scheduler-steps", "9", "--prefill-min-queue", "4")
+    want = queueing.at_rate(
+        SPEC, GPU, request_rate=6.0, scheduler_steps=9, prefill_min_queue=4, **kw
+    )
+    assert steps["load"] == pytest.approx(want.to_dict())
+    assert steps["load"] != _cli_json(*base, *load)["load"]
+    for argv, flag in (
+        (["--scheduler-steps", "9"], "--scheduler-steps"),
+        (["--kv-on-demand"], "--kv-on-demand"),
+        ([*load, "--prefill-min-queue", "3"], "--prefill-min-queue"),
+        (["--ep", "8", "--no-cuda-graphs"], "--no-cuda-graphs"),
+        (
+            ["--disaggregate", "--gpus", "8", "--ttft-ms", "500", "--no-cuda-graphs"],
+            "--no-cuda-graphs",
+        ),
+    ):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            rc = cli.main(["time", "serve", "--model", "mixtral-8x7b", "--gpu", "h100-sxm", *argv])
+        assert rc == 2 and f"{flag} applies" in err.getvalue(), (argv, err.getvalue())
+
+
 def test_report_interactivity_curve_with_cost_per_million():
     """The report's curve (section 4) carries tokens/s per GPU and the cost per million tokens,
     rented and owned, from the recommendation's own costs: at the users' point they are the

@@ -313,6 +313,30 @@ def register(sub) -> None:
         "holds a prompt (default 0)",
     )
     s.add_argument(
+        "--no-cuda-graphs",
+        action="store_true",
+        help="the engine launches each iteration's kernels from the host (no CUDA graphs, as "
+        "NVIDIA's MLPerf TensorRT-LLM runs): a host cost per iteration (fitted)",
+    )
+    s.add_argument(
+        "--scheduler-steps",
+        type=count("scheduler_steps", maximum=1024),
+        help="with --request-rate or limits: vLLM multi-step scheduling, decode steps per "
+        "cycle with chunked prefill off (AMD's MLPerf runs: 9)",
+    )
+    s.add_argument(
+        "--prefill-min-queue",
+        type=count("prefill_min_queue", minimum=0, maximum=1 << 20),
+        help="with --scheduler-steps: waiting prompts that start a prefill at once "
+        "(AMD's MLPerf vLLM: 10)",
+    )
+    s.add_argument(
+        "--kv-on-demand",
+        action="store_true",
+        help="with --request-rate or limits: the scheduler admits requests while KV blocks "
+        "remain (TensorRT-LLM max_utilization) instead of reserving whole contexts",
+    )
+    s.add_argument(
         "--disaggregate",
         action="store_true",
         help="split --gpus into prefill and decode pools of --tp GPUs each meeting "
@@ -785,6 +809,63 @@ def _run_disagg(args, spec, gpu) -> int:
     return 0
 
 
+def _engine_lines(args) -> list[str]:
+    """What the engine flags change, in the text output."""
+    lines = []
+    if args.no_cuda_graphs:
+        lines.append(
+            f"no CUDA graphs: {efficiency.DEFAULT_STACK.eager_iteration_ms:g} ms of host time "
+            "per engine iteration (efficiency.Stack.eager_iteration_ms, fitted on NVIDIA's MLPerf "
+            "runs)"
+        )
+    if args.scheduler_steps is not None:
+        gate = args.prefill_min_queue or 0
+        lines.append(
+            f"multi-step scheduling: {args.scheduler_steps} decode steps per cycle, chunked "
+            "prefill off" + (f", a prefill starts once {gate} prompts wait" if gate else "")
+        )
+    if args.kv_on_demand:
+        lines.append("KV blocks on demand: a running request holds its prompt + half its answer")
+    return lines
+
+
+def _check_engine_flags(args) -> None:
+    """The engine flags apply to plain tensor-parallel replicas (serving.point, queueing); each
+    is refused where it would be ignored (with --ep or --disaggregate, or a scheduler flag
+    without a load)."""
+    given = [
+        (flag, field)
+        for flag, field, on in (
+            ("--no-cuda-graphs", "cuda_graphs", args.no_cuda_graphs),
+            ("--scheduler-steps", "scheduler_steps", args.scheduler_steps is not None),
+            ("--prefill-min-queue", "prefill_min_queue", args.prefill_min_queue is not None),
+            ("--kv-on-demand", "kv_on_demand", args.kv_on_demand),
+        )
+        if on
+    ]
+    if given and (args.ep or args.disaggregate):
+        flag, field = given[0]
+        raise AdvisorError(
+            "serving.flag_needs_plain",
+            f"{flag} applies to tensor-parallel replicas, not with --ep or --disaggregate",
+            field=field,
+        )
+    load = args.request_rate is not None or args.ttft_ms is not None or args.tpot_ms is not None
+    for flag, field in given:
+        if field != "cuda_graphs" and not load:
+            raise AdvisorError(
+                "serving.flag_needs_load",
+                f"{flag} applies with --request-rate, --ttft-ms or --tpot-ms",
+                field=field,
+            )
+    if args.prefill_min_queue is not None and args.scheduler_steps is None:
+        raise AdvisorError(
+            "serving.flag_needs_steps",
+            "--prefill-min-queue applies with --scheduler-steps",
+            field="prefill_min_queue",
+        )
+
+
 def run_serve(args) -> int:
     from ..data import support
 
@@ -797,6 +878,7 @@ def run_serve(args) -> int:
             "--pp applies to tensor-parallel replicas only (not with --ep or --disaggregate)",
             field="pipeline_parallel",
         )
+    _check_engine_flags(args)
     if args.ep:
         return _run_ep(args, cat, spec, gpu)
     if args.two_batch_overlap:
@@ -824,6 +906,14 @@ def run_serve(args) -> int:
         engine=args.engine,
         speculative=_speculation(args),
         prefix_hit_rate=args.prefix_hit,
+        cuda_graphs=not args.no_cuda_graphs,
+    )
+    # the scheduler's settings reach the load model only (queueing: module docstring 5)
+    qkw = dict(
+        kw,
+        scheduler_steps=args.scheduler_steps,
+        prefill_min_queue=args.prefill_min_queue,
+        kv_on_demand=args.kv_on_demand,
     )
     plan = serving.plan(spec, gpu, **kw)
     if not plan.points:
@@ -841,7 +931,7 @@ def run_serve(args) -> int:
     curve = interactivity.curve(plan, price, own_h) if plan.points else ()
     load = None
     if args.request_rate is not None:
-        load = queueing.at_rate(spec, gpu, request_rate=args.request_rate, **kw)
+        load = queueing.at_rate(spec, gpu, request_rate=args.request_rate, **qkw)
     best_rate = None
     limited = args.ttft_ms is not None or args.tpot_ms is not None
     if limited and plan.points:
@@ -850,7 +940,7 @@ def run_serve(args) -> int:
             gpu,
             ttft_s=args.ttft_ms / 1e3 if args.ttft_ms else None,
             tpot_s=args.tpot_ms / 1e3 if args.tpot_ms else None,
-            **kw,
+            **qkw,
         )
     point = None
     if args.concurrency:
@@ -883,6 +973,15 @@ def run_serve(args) -> int:
                 "fp4_dequantised": timing.fp4_dequantised(gpu, args.weights),
                 "fp4_weight_stream": efficiency.fp4_stream_note(gpu, args.weights, spec),
                 "engine_moe": serving.engine_moe_note(spec, gpu, args.engine),
+                "engine_settings": {
+                    "cuda_graphs": not args.no_cuda_graphs,
+                    "eager_iteration_ms": None
+                    if not args.no_cuda_graphs
+                    else efficiency.DEFAULT_STACK.eager_iteration_ms,
+                    "scheduler_steps": args.scheduler_steps,
+                    "prefill_min_queue": args.prefill_min_queue,
+                    "kv_on_demand": args.kv_on_demand,
+                },
             }
         )
     print(
@@ -907,6 +1006,8 @@ def run_serve(args) -> int:
     engine_moe = serving.engine_moe_note(spec, gpu, args.engine)
     if engine_moe:
         print(_engine_moe_text(engine_moe))
+    for line in _engine_lines(args):
+        print(line)
     limit = "; ".join(plan.notes) or f"max_num_seqs {serving.MAX_NUM_SEQS}"
     print(f"largest concurrency per replica: {plan.max_concurrency} ({limit})")
     if kw["speculative"]:

@@ -493,10 +493,11 @@ def plan(
     tp_fabric: net.Fabric | None = None,
     pipeline_parallel: int = 1,
     pp_fabric: net.Fabric | None = None,
+    cuda_graphs: bool = True,
 ) -> ServingPlan:
     """The throughput-latency curve at concurrency 1, 2, 4, ... up to the largest the KV cache
     and `max_num_seqs` allow (and that value itself). `speculative`, `prefix_hit_rate`,
-    `pipeline_parallel` and `pp_fabric` as in `point`."""
+    `pipeline_parallel`, `pp_fabric` and `cuda_graphs` as in `point`."""
     _check(spec, input_tokens, output_tokens)
     tp = check_tensor_parallel(spec, gpu, tensor_parallel, across_nodes=tp_fabric is not None)
     pp = check_pipeline_parallel(spec, gpu, tp, pipeline_parallel, pp_fabric)
@@ -542,6 +543,7 @@ def plan(
             tp_fabric=tp_fabric,
             pipeline_parallel=pp,
             pp_fabric=pp_fabric,
+            cuda_graphs=cuda_graphs,
         )
         for c in levels
     )
