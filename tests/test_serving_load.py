@@ -114,8 +114,16 @@ def test_mlperf_server_entries_are_the_largest_rate_within_loadgens_limits():
     )
     assert w["max_num_tokens"] == 2048 and w["cuda_graphs"] is False
     spec, gpu = CAT.model("llama-3.1-405b").spec, CAT.gpu("b200")
+    tail = tv._mlperf_tpot_tail([])
     best = queueing.max_rate(
-        spec, gpu, ttft_s=6.0, tpot_s=0.175, ttft_quantile=0.99, max_num_seqs=256, **kw
+        spec,
+        gpu,
+        ttft_s=6.0,
+        tpot_s=0.175,
+        ttft_quantile=0.99,
+        tpot_tail_ratio=tail,
+        max_num_seqs=256,
+        **kw,
     )
     assert got == pytest.approx(best.request_rate_per_s * w["output_tokens"])
     hold = best.max_concurrency / (queueing.capacity(spec, gpu, max_num_seqs=256, **kw) / (8 // 4))
@@ -128,13 +136,54 @@ def test_mlperf_server_entries_are_the_largest_rate_within_loadgens_limits():
             + queueing.prefill_wait_quantile_s(p, 0.99)
         )
 
-    assert p99(best) <= 6.0 * (1 + 1e-9) and best.tpot_s <= 0.175
+    assert p99(best) <= 6.0 * (1 + 1e-9) and best.tpot_s * tail <= 0.175
     # the prefill queue is what binds: its wait is most of the p99
     assert queueing.prefill_wait_quantile_s(best, 0.99) > 3.0
     above = queueing.at_rate(
         spec, gpu, request_rate=best.request_rate_per_s * 1.01, **kw, max_num_seqs=256
     )
-    assert p99(above) > 6.0 or above.tpot_s > 0.175
+    assert p99(above) > 6.0 or above.tpot_s * tail > 0.175
+
+
+def test_a_p99_tpot_limit_is_the_mean_times_the_logged_ratio(monkeypatch):
+    """LoadGen limits the p99 TPOT; max_rate(tpot_tail_ratio=r) checks mean TPOT x r against
+    the limit, i.e. the mean against limit / r, so the rate is the mean-limit rate at limit / r
+    and below the mean-limit rate at the limit itself. The validation's ratio is the median
+    p99 / mean of the fit half's NVIDIA logs (bench/data/mlperf_latency_limits.yaml, read in
+    mlcommons/inference_results_v5.1 at 965182b: 1.090, 1.115, 1.322), and it moves the
+    TPOT-bound Llama 2 70B Interactive entry down while the TTFT-bound 405B Server stays."""
+    from bench import throughput_validation as tv
+
+    tail = tv._mlperf_tpot_tail([])
+    assert tail == pytest.approx(1.115)
+    doc = tv.yaml.safe_load(tv.MLPERF_LIMITS.read_text(encoding="utf-8"))["tpot_p99_over_mean"]
+    ratios = sorted(r["p99_ns"] / r["mean_ns"] for r in doc["logs"])
+    assert ratios[len(ratios) // 2] == pytest.approx(tail, abs=5e-4)
+    halves = {e["id"]: tv.fit_half(e) for e in tv._load_entries() if tv.role(e) == "validation"}
+    for r in doc["logs"]:
+        assert halves[r["run"].split("(")[1].rstrip(")")] == "fit"
+
+    tail_best = queueing.max_rate(SPEC, GPU, tpot_s=0.025, tpot_tail_ratio=1.2, **KW)
+    mean_best = queueing.max_rate(SPEC, GPU, tpot_s=0.025, **KW)
+    same = queueing.max_rate(SPEC, GPU, tpot_s=0.025 / 1.2, **KW)
+    assert tail_best.request_rate_per_s == pytest.approx(same.request_rate_per_s, rel=1e-9)
+    assert tail_best.request_rate_per_s < mean_best.request_rate_per_s
+    assert tail_best.tpot_s * 1.2 <= 0.025 < mean_best.tpot_s * 1.2
+    for bad in (0.9, -1.0, float("nan"), 11.0):
+        with pytest.raises(AdvisorError) as e:
+            queueing.max_rate(SPEC, GPU, tpot_s=0.025, tpot_tail_ratio=bad, **KW)
+        assert e.value.field == "tpot_tail_ratio"
+
+    entries = {e["id"]: e for e in tv._load_entries()}
+    inter = entries["mlperf51-llama-2-70b-b200x8-interactive"]
+    server = entries["mlperf51-llama-3.1-405b-b200x8-server"]
+    notes: list[str] = []
+    got = tv._predict_mlperf_latency_bound(inter, CAT, notes)
+    assert any("TPOT limit on the p99 = mean x 1.115" in n for n in notes)
+    got_server = tv._predict_mlperf_latency_bound(server, CAT, [])
+    monkeypatch.setattr(tv, "_mlperf_tpot_tail", lambda notes: 1.0)
+    assert tv._predict_mlperf_latency_bound(inter, CAT, []) > got * 1.03
+    assert tv._predict_mlperf_latency_bound(server, CAT, []) == pytest.approx(got_server)
 
 
 def test_a_rate_past_capacity_is_refused_by_name():
