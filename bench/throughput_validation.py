@@ -1111,6 +1111,13 @@ def _predict_ep_latency_bound(e, cat, notes, spec, gpu) -> float:
         from advisor.perf import expert_parallel as epm
 
         wait = int(w.get("adp_balancing_batching_wait_iters") or 0)
+        graphs = tuple(w.get("cuda_graph_batch_sizes") or ()) or None
+        if graphs:
+            notes.append(
+                f"CUDA graphs of batch {', '.join(str(g) for g in graphs)} with padding (the "
+                "submission config): a generation-only iteration runs the rows of the next size "
+                "up, the KV cache of its real batch (expert_parallel.padding_s)"
+            )
         notes.append(
             f"attention-DP balancer timeout {int(timeout)} and batching wait {wait} iterations "
             f"(the submission config): a release iteration lasts the busiest rank's prompts "
@@ -1136,6 +1143,7 @@ def _predict_ep_latency_bound(e, cat, notes, spec, gpu) -> float:
                 ttft_quantile=q,
                 activations=w.get("activations"),
                 engine=_engine(w),
+                cuda_graph_batch_sizes=graphs,
             )
 
         at = server_at

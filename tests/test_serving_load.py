@@ -486,7 +486,11 @@ def test_cli_serve_expert_parallel_under_the_attention_dp_balancer():
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
-    assert d["adp_balancer"] == {"timeout_iters": 6, "batching_wait_iters": 2}
+    assert d["adp_balancer"] == {
+        "timeout_iters": 6,
+        "batching_wait_iters": 2,
+        "cuda_graph_batch_sizes": None,
+    }
     want = ep.server_point(
         CAT.model("mixtral-8x7b").spec,
         CAT.gpu("h100-sxm"),
@@ -511,6 +515,87 @@ def test_cli_serve_expert_parallel_under_the_attention_dp_balancer():
     assert plain["adp_balancer"] is None and plain["point"]["tpot_s"] < d["point"]["tpot_s"]
     bad = _cli("--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--adp-timeout-iters", "6")
     assert bad.returncode == 2 and "--adp-timeout-iters applies with --ep only" in bad.stderr
+
+
+def test_cuda_graph_padding_runs_the_decode_rows_at_the_next_graph_size():
+    """TensorRT-LLM with `cuda_graph_padding_enabled` replays the graph of the next captured
+    batch size up, padding with dummy requests (CUDAGraphRunner._get_padded_batch): the step's
+    row work runs at that size P while the KV cache read is the real batch's, so a batch just
+    above a graph size pays for the whole next size and one at a size pays nothing; the
+    server point's TPOT gains the padding in every iteration but the release; the CLI and the
+    MLPerf DeepSeek-R1 Server entry (config: 128, 256, 384, 512) carry it."""
+    from advisor.perf import expert_parallel as ep
+    from bench import throughput_validation as tv
+
+    spec, gpu = CAT.model("deepseek-v3").spec, CAT.gpu("gb300")
+    sizes = (128, 256, 384, 512)
+    assert ep.graph_batch_size(195, sizes) == 256 and ep.graph_batch_size(256, sizes) == 256
+    assert ep.graph_batch_size(513, sizes) is None
+    kw = dict(weights="nvfp4", kv_dtype="fp8", layout=ep.EPLayout(ep=8, domain=8), engine="trtllm")
+    ctx = 804 + 3886 // 2
+
+    def pad(b, g=sizes):
+        return ep.padding_s(spec, gpu, batch_per_gpu=b, context=ctx, graph_batch_sizes=g, **kw)
+
+    assert pad(256) == 0 and pad(128) == 0 and pad(600) == 0 and pad(195, None) == 0
+    # the padded step: P rows over the real batch's KV cache
+    real = ep.decode_step(spec, gpu, batch=195, context=ctx, **kw)["seconds"]
+    rows = ep.decode_step(spec, gpu, batch=256, context=round(ctx * 195 / 256), **kw)["seconds"]
+    full = ep.decode_step(spec, gpu, batch=256, context=ctx, **kw)["seconds"]
+    assert pad(195) == pytest.approx(rows - real) and 0 < pad(195) < full - real
+    assert pad(129) > pad(250) > 0  # the further below the size, the more rows wasted
+    skw = dict(input_tokens=804, output_tokens=3886, timeout_iters=6, batching_wait_iters=2, **kw)
+    tpot = {}
+    for b in (195, 256, 257):
+        with_graphs = ep.server_point(
+            spec, gpu, batch_per_gpu=b, cuda_graph_batch_sizes=sizes, **skw
+        )
+        without = ep.server_point(spec, gpu, batch_per_gpu=b, **skw)
+        assert with_graphs.tpot_s >= without.tpot_s
+        tpot[b] = with_graphs.tpot_s
+        if b == 256:
+            assert with_graphs.tpot_s == pytest.approx(without.tpot_s)
+    assert tpot[257] - tpot[256] > 3 * (tpot[256] - tpot[195]) / 61  # the jump at a size
+    for bad in ((), (0, 128), ("x",), "128"):
+        with pytest.raises(AdvisorError) as e:
+            ep.check_graph_batch_sizes(bad)
+        assert e.value.field == "cuda_graph_batch_sizes"
+    assert ep.check_graph_batch_sizes([256, 128, 128]) == (128, 256)
+
+    r = _cli(
+        "--model", "deepseek-v3", "--gpu", "gb300", "--gpus", "8", "--ep", "8", "--weights",
+        "nvfp4", "--kv-dtype", "fp8", "--input", "804", "--output", "3886", "--engine",
+        "trtllm", "--batch-per-gpu", "195", "--adp-timeout-iters", "6",
+        "--adp-batching-wait-iters", "2", "--cuda-graph-batch-sizes", "512,128,384,256",
+        "--json",
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["adp_balancer"]["cuda_graph_batch_sizes"] == [128, 256, 384, 512]
+    want = ep.server_point(
+        spec,
+        gpu,
+        batch_per_gpu=195,
+        cuda_graph_batch_sizes=sizes,
+        **dict(skw, layout=ep.EPLayout(**d["layout"])),
+    )
+    assert d["point"]["tpot_s"] == pytest.approx(want.tpot_s)
+    bad = _cli("--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--cuda-graph-batch-sizes", "128")
+    assert bad.returncode == 2 and "--cuda-graph-batch-sizes applies with --ep" in bad.stderr
+    bad = _cli(
+        "--model", "deepseek-v3", "--gpu", "gb300", "--ep", "8", "--weights", "nvfp4",
+        "--cuda-graph-batch-sizes", "128,,256",
+    )  # fmt: skip
+    assert bad.returncode == 2 and "cuda_graph_batch_sizes" in bad.stderr
+
+    e = {x["id"]: x for x in tv._load_entries()}["mlperf51-deepseek-r1-gb300x72-server"]
+    assert tuple(e["workload"]["cuda_graph_batch_sizes"]) == sizes
+    assert "'cuda_graph_padding_enabled': True" in e["workload"]["cuda_graph_source"]
+    notes: list[str] = []
+    tv.predict_serving(e, CAT, notes)
+    assert any("CUDA graphs of batch 128, 256, 384, 512 with padding" in n for n in notes)
+    b = int(notes[-1].split(" in flight")[0].rsplit(" ", 1)[-1])
+    assert b <= 256  # past 256 the step runs 384 rows and TPOT's p99 passes 80 ms
 
 
 def test_grouped_expert_gemm_pays_one_kernel_cost():
