@@ -189,6 +189,7 @@ def test_mlperf_server_with_expert_parallelism_is_predicted_and_counted():
         prompt_moment2=1.2547,
         ttft_quantile=0.99,
         engine="trtllm",
+        cuda_graph_batch_sizes=tuple(w["cuda_graph_batch_sizes"]),
     )
     plain = epm.point(
         CAT.model("deepseek-v3").spec,
@@ -206,7 +207,7 @@ def test_mlperf_server_with_expert_parallelism_is_predicted_and_counted():
     # MLPerf DeepSeek-R1 config (34,140 of 39,552 tok/s: tv.ADP_BALANCE_EFFICIENCY)
     eff = tv.ADP_BALANCE_EFFICIENCY
     assert any("bloc_x_adp-scheduler-opt.md" in n for n in notes)
-    assert p.tpot_s / eff <= 0.080
+    assert p.tpot_s / eff * tv._mlperf_tpot_tail([]) <= 0.080
     assert got == pytest.approx(72 * eff * p.tokens_per_s_per_gpu)
     (row,) = tv.evaluate([e], CAT)
     assert row["expressible"] and row["error"] == pytest.approx(got / e["value"] - 1)

@@ -36,6 +36,18 @@ from ._common import (
 )
 
 
+def _graph_sizes(text: str) -> tuple[int, ...]:
+    """An argparse type: comma-separated CUDA-graph batch sizes, each a whole number in
+    [1, 65536] (expert_parallel.check_graph_batch_sizes)."""
+    parse = count("cuda_graph_batch_sizes", maximum=1 << 16)
+    parts = [p.strip() for p in text.split(",")]
+    if not all(parts):
+        raise argparse.ArgumentTypeError(
+            f"cuda_graph_batch_sizes: expected whole numbers separated by commas, got {text!r}"
+        )
+    return tuple(sorted({parse(p) for p in parts}))
+
+
 def _inputs(args):
     """(catalog, model spec, accelerator) of the --catalog, --model/--config and --gpu options."""
     cat = load_catalog(args.catalog) if getattr(args, "catalog", None) else load_catalog()
@@ -311,6 +323,13 @@ def register(sub) -> None:
         default=0,
         help="with --adp-timeout-iters: iterations the balancer still waits once every GPU "
         "holds a prompt (default 0)",
+    )
+    s.add_argument(
+        "--cuda-graph-batch-sizes",
+        type=_graph_sizes,
+        help="with --adp-timeout-iters: the engine's CUDA-graph batch sizes with padding, "
+        "comma-separated (e.g. 128,256,384,512): a decode iteration runs the rows of the next "
+        "size up",
     )
     s.add_argument(
         "--no-cuda-graphs",
@@ -650,6 +669,13 @@ def _run_ep(args, cat, spec, gpu) -> int:
     owned = _owned_hour(cat, gpu, gpus, args)
     timeout = getattr(args, "adp_timeout_iters", None)
     wait = getattr(args, "adp_batching_wait_iters", 0) or 0
+    graphs = getattr(args, "cuda_graph_batch_sizes", None)
+    if graphs and not timeout:
+        raise AdvisorError(
+            "ep.needs_ep",
+            "--cuda-graph-batch-sizes applies with --adp-timeout-iters only",
+            field="cuda_graph_batch_sizes",
+        )
     ec = interactivity.ep_curve(
         spec,
         gpu,
@@ -664,6 +690,7 @@ def _run_ep(args, cat, spec, gpu) -> int:
         engine=args.engine,
         balancer_timeout_iters=timeout,
         balancer_batching_wait_iters=wait,
+        cuda_graph_batch_sizes=graphs,
     )
     cap = ec.kv_limited_batch_per_gpu
     if cap < 1:
@@ -685,7 +712,14 @@ def _run_ep(args, cat, spec, gpu) -> int:
         engine=args.engine,
     )
     if timeout:
-        p = epm.server_point(spec, gpu, timeout_iters=timeout, batching_wait_iters=wait, **pkw)
+        p = epm.server_point(
+            spec,
+            gpu,
+            timeout_iters=timeout,
+            batching_wait_iters=wait,
+            cuda_graph_batch_sizes=graphs,
+            **pkw,
+        )
     else:
         p = epm.point(spec, gpu, **pkw)
     engine_moe = serving.engine_moe_note(spec, gpu, args.engine)
@@ -695,7 +729,13 @@ def _run_ep(args, cat, spec, gpu) -> int:
                 "engine_moe": engine_moe,
                 "layout": layout.__dict__,
                 "adp_balancer": (
-                    {"timeout_iters": timeout, "batching_wait_iters": wait} if timeout else None
+                    {
+                        "timeout_iters": timeout,
+                        "batching_wait_iters": wait,
+                        "cuda_graph_batch_sizes": list(graphs) if graphs else None,
+                    }
+                    if timeout
+                    else None
                 ),
                 "kv_limited_batch_per_gpu": cap,
                 "point": p.to_dict(),
@@ -720,6 +760,11 @@ def _run_ep(args, cat, spec, gpu) -> int:
             f"iterations (then {wait} more once every GPU holds one); a release stalls the "
             "group on the busiest GPU's prompts; TTFT is the median wait for the release"
         )
+        if graphs:
+            print(
+                f"CUDA graphs of batch {', '.join(str(g) for g in graphs)} with padding: a decode "
+                "iteration runs the rows of the next size up, the KV cache of its real batch"
+            )
     usd = {c.concurrency: c for c in ec.curve}
 
     def cell(v):
@@ -892,6 +937,12 @@ def run_serve(args) -> int:
             "ep.needs_ep",
             "--adp-timeout-iters applies with --ep only",
             field="adp_timeout_iters",
+        )
+    if getattr(args, "cuda_graph_batch_sizes", None):
+        raise AdvisorError(
+            "ep.needs_ep",
+            "--cuda-graph-batch-sizes applies with --ep and --adp-timeout-iters only",
+            field="cuda_graph_batch_sizes",
         )
     if args.disaggregate:
         return _run_disagg(args, spec, gpu)

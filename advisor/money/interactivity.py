@@ -155,6 +155,7 @@ def ep_curve(
     engine: str | None = None,
     balancer_timeout_iters: int | None = None,
     balancer_batching_wait_iters: int = 0,
+    cuda_graph_batch_sizes: tuple[int, ...] | None = None,
 ) -> EPCurve:
     """The interactivity curve of MoE serving with expert parallelism (`layout`) on `gpus` GPUs:
     every GPU a data-parallel attention rank holding `batch_per_gpu` sequences, so the total
@@ -162,7 +163,9 @@ def ep_curve(
     `engine` "trtllm" adds TensorRT-LLM's fitted MoE term (efficiency.trtllm_moe_extra_s).
     With `balancer_timeout_iters` the points are a Server load under TensorRT-LLM's attention-
     DP balancer (expert_parallel.server_point: the group stalls on the busiest rank's released
-    prompts, the first token waits for the release, its median)."""
+    prompts, the first token waits for the release, its median), and with
+    `cuda_graph_batch_sizes` its decode iterations padded to the next captured graph batch
+    (expert_parallel.padding_s)."""
     from ..perf import expert_parallel as epm
 
     cap = epm.max_batch_per_gpu(
@@ -196,6 +199,7 @@ def ep_curve(
                 batch_per_gpu=b,
                 timeout_iters=balancer_timeout_iters,
                 batching_wait_iters=balancer_batching_wait_iters,
+                cuda_graph_batch_sizes=cuda_graph_batch_sizes,
                 **kw,
             )
             for b in levels
