@@ -534,6 +534,7 @@ def predict_serving(e, cat, notes):
                 engine=engine,
                 grouped_kv_kernel=grouped,
                 activations=w.get("activations"),
+                cuda_graph_batch_sizes=_graph_sizes(e, notes),
             )
             notes.append(_offline_note(run))
             per_gpu = run.tokens_per_s_per_gpu
@@ -631,6 +632,27 @@ TRTLLM_PERF_OVERVIEW_REQUESTS = {
     (32768, 1024): 1000,
     (1024, 32768): 1000,
 }
+
+
+# The perf overview's llm_options for every model it runs (Llama 3.3, GPT-OSS, DeepSeek R1,
+# Qwen3 MoE, Llama 4 Maverick) capture CUDA graphs with padding at these batch sizes
+# ("cuda_graph_config:\n  enable_padding: true\n  batch_sizes: [1, 2, 4, 8, 16, 32, 64, 128, 256,
+# 384, 512, 1024, 2048, 4096, 8192]", docs/source/developer-guide/perf-overview.md, stored commit
+# 03e27c7, "Running the Benchmark"): a decode step runs the graph of the next size up
+# (advisor.perf.timing.padded_batch; TensorRT-LLM tech blog 20 on the compute it wastes).
+TRTLLM_PERF_OVERVIEW_GRAPH_SIZES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 384, 512, 1024, 2048, 4096, 8192)  # fmt: skip
+
+
+def _graph_sizes(e: dict, notes: list[str]) -> tuple[int, ...] | None:
+    """The CUDA graph batch sizes (padding on) an entry's run states: the perf overview's
+    llm_options (TRTLLM_PERF_OVERVIEW_GRAPH_SIZES), None elsewhere."""
+    if TRTLLM_PERF_OVERVIEW not in ((e.get("source") or {}).get("url") or ""):
+        return None
+    notes.append(
+        "CUDA graphs with padding at the perf overview's batch sizes (its llm_options): a decode "
+        "step runs the graph of the next captured size (advisor.perf.timing.padded_batch)"
+    )
+    return TRTLLM_PERF_OVERVIEW_GRAPH_SIZES
 
 
 def trtllm_bench_max_num_tokens(batch: int, input_tokens: int, output_tokens: int) -> int:
@@ -762,10 +784,11 @@ def _engine(w: dict) -> str:
     return "trtllm" if "tensorrt" in (w.get("software") or "").lower() else "vllm"
 
 
-def _ep_setup(w: dict, spec, gpu):
+def _ep_setup(w: dict, spec, gpu, graph_sizes: tuple[int, ...] | None = None):
     """What both expert-parallel predictors read from an entry: weights, KV format, the EP
     layout (attention DP, an 8-GPU domain), the lengths, the KV-cache limit per GPU, and
-    `at(b)`, advisor.perf.expert_parallel.point at b sequences per GPU with all of them."""
+    `at(b)`, advisor.perf.expert_parallel.point at b sequences per GPU with all of them
+    (`graph_sizes`: CUDA graphs with padding, _graph_sizes)."""
     from advisor.perf import expert_parallel as epm
 
     weights = _weights(w)
@@ -788,6 +811,7 @@ def _ep_setup(w: dict, spec, gpu):
             layout=layout,
             activations=w.get("activations"),
             engine=_engine(w),
+            graph_batch_sizes=graph_sizes,
         )
 
     return weights, kv, layout, inp, out, cap, at
@@ -808,7 +832,8 @@ def _predict_expert_parallel(e, cat, notes, spec, gpu) -> float:
             "MoE serving with expert parallelism: only offline tokens/s per GPU is predicted",
             "expert_parallel",
         )
-    weights, kv, layout, inp, out, cap, at = _ep_setup(w, spec, gpu)
+    graph_sizes = _graph_sizes(e, notes)
+    weights, kv, layout, inp, out, cap, at = _ep_setup(w, spec, gpu, graph_sizes)
     if cap < 1:
         raise NotExpressible("advisor: the weights leave no room for the KV cache")
     stated = _config_batch_per_rank(e, layout.ep, notes) or w.get("batch")
@@ -843,6 +868,7 @@ def _predict_expert_parallel(e, cat, notes, spec, gpu) -> float:
             layout=layout,
             activations=w.get("activations"),
             engine=_engine(w),
+            graph_batch_sizes=graph_sizes,
         )
         notes.append(_offline_note(run))
         if per_system:
@@ -1893,6 +1919,50 @@ def _layer_list_moe(cat, e: dict) -> bool:
 # GPU. The first-token wait stays unsized: NVIDIA's B200 x8 and GB200 x72 DeepSeek-R1 Server
 # logs (not entries) show the same gap to the model's TTFT (mean 0.73 / 0.66 s against 0.36),
 # so it is the harness's; a constant of that size would not bind before the TPOT limit.
+#
+# gpt-oss on Hopper (w90a, issue 35): the H100 DEP4 120b (+61 %) and H100 TP1 20b (+39 %) runs.
+# Read, and what each gave:
+# - The perf overview's llm_options capture CUDA graphs with padding at [1, 2, 4, ..., 256, 384,
+#   512, 1024, 2048, 4096, 8192] for every model; TensorRT-LLM pads a generation-only batch up
+#   to the next captured size with copies of one dummy request ("[self.padding_dummy_request] *
+#   padding_size", tensorrt_llm/_torch/pyexecutor/cuda_graph_runner.py) and tech blog 20 (docs/
+#   source/blogs/tech_blog/blog20_Tuning_CUDA_Graph_Batch_Sizes_for_Higher_Output_Throughput.md,
+#   stored commit baf363e) measures what the gaps cost: "up to 50% padding waste", up to 1.3x
+#   output throughput in aggregated serving once +64 steps fill them. Added as a sourced term
+#   (advisor.perf.timing.padded_batch; serving.point and expert_parallel take the sizes; the
+#   perf-overview entries carry the page's list, TRTLLM_PERF_OVERVIEW_GRAPH_SIZES): gpt-oss-120b
+#   H100 DEP4 (750 per rank run in the 1024 graph) +61 -> +47 %, gpt-oss-20b H100 (631 in 1024)
+#   +39 -> +28 %; the dense Llama 3.3 70B runs it pads most (611 -> 1024 on H200 TP2, 135 -> 256,
+#   199 -> 256) move from +4..-13 % to -15..-18 %; whole set median 7.5 -> 7.8 %, worst 61 -> 58 %.
+#   A 1-D scan of trtllm_moe_factor on the fit half with the term prefers 1.9 (mean |log error|
+#   of its 11 MoE entries 0.162 against 0.172 at 2.0), within the +-0.1 the factor is known to;
+#   left at 2.0 here (at 1.9 the H100 DEP4 run is +53 %, the GB300 Server +69 %).
+# - trtllm-bench's settings for gpt-oss: its build path tunes only {NVFP4, FP8, FP8_BLOCK_SCALES,
+#   NO_QUANT, None} (tensorrt_llm/bench/build/build.py TUNED_QUANTS) and gives other formats
+#   BuildConfig's max_batch_size 2048 and max_num_tokens 8192 (tensorrt_llm/builder.py); gpt-oss
+#   loads as W4A16_MXFP4 on Hopper and W4A8_MXFP4_MXFP8 on Blackwell (blog9_Deploying_GPT_OSS_
+#   on_TRTLLM.md, "(Optional) Using the MXFP4 Checkpoints"), and the tuned path would have
+#   refused the 120b on one H200 (2 bytes per parameter: 218 GiB). The later heuristic
+#   (tensorrt_llm/bench/tuning/heuristics.py, 0b42cea) sizes from the checkpoint and gives 2048
+#   tokens at 1K/1K, the rule used here. The page is undated, so both stand; with 8192 the
+#   jobs ramp up faster and the H100 DEP4 run would be +68 % (not applied).
+# - Sliding-window layers: advisor.perf.expert_parallel counts gpt-oss's 128-token layers at
+#   their window, serving.max_concurrency at the whole context. TensorRT-LLM splits the KV
+#   memory into one pool per window size when the attention windows differ (VSWA; PR 4667:
+#   "weight[w] = w x (number of layers that use w)"), but the automatic VSWA setup from the
+#   Hugging Face config (PR 5722) was closed unmerged and the page's llm_options set no
+#   max_attention_window, so which the perf-overview runs used is not settled. Counting the DEP4
+#   run's cache at the whole context (399 per rank instead of 751) gives +38 %; counting the TP1
+#   runs at the window fits the page's long-context Hopper cells (120b H200 1K/8K -50 -> -11 %)
+#   but not its 1K/1K ones. Left as it was.
+# - Not the cause: the DEP4 run's per-GPU work is no larger than the H200 TP1 run's (same expert
+#   FLOPs per token, a quarter of the expert bytes), so the bandwidth ratio of the two pages'
+#   cells (0.69) is not a bandwidth effect in the model's terms; what stays is EP-specific:
+#   every H100 DEP4 cell of the page is over (8K/1K +34 %, 32K/1K +24 %) where the TP1 cells
+#   are not. Under attention DP TensorRT-LLM replays a graph only when every rank is
+#   generation-only with the same batch size (cuda_graph_runner._can_run_graph) and a batch
+#   with a context request never does (ScheduledRequests.can_run_cuda_graph); no source times
+#   the eager iterations of the PyTorch backend, so that is not itemised.
 
 
 def _trtllm_moe(cat, e: dict) -> bool:

@@ -290,7 +290,16 @@ def test_cli_engine_flags_reach_the_serving_and_load_models():
     )
     assert steps["load"] == pytest.approx(want.to_dict())
     assert steps["load"] != _cli_json(*base, *load)["load"]
+    # CUDA graphs with padding on plain replicas: the curve as serving.plan gives it
+    padded = _cli_json(*base, "--cuda-graph-batch-sizes", "16,64")
+    want = serving.plan(SPEC, GPU, cuda_graph_batch_sizes=(16, 64), **kw)
+    assert padded["plan"]["points"] == [p.to_dict() for p in want.points]
+    assert padded["point"] == pytest.approx(
+        serving.point(SPEC, GPU, concurrency=32, cuda_graph_batch_sizes=(16, 64), **kw).to_dict()
+    )
+    assert padded["point"]["tpot_s"] > _cli_json(*base)["point"]["tpot_s"]  # 32 runs as 64
     for argv, flag in (
+        (["--cuda-graph-batch-sizes", "64", "--no-cuda-graphs"], "--cuda-graph-batch-sizes"),
         (["--scheduler-steps", "9"], "--scheduler-steps"),
         (["--kv-on-demand"], "--kv-on-demand"),
         ([*load, "--prefill-min-queue", "3"], "--prefill-min-queue"),

@@ -525,12 +525,13 @@ def test_cuda_graph_padding_runs_the_decode_rows_at_the_next_graph_size():
     server point's TPOT gains the padding in every iteration but the release; the CLI and the
     MLPerf DeepSeek-R1 Server entry (config: 128, 256, 384, 512) carry it."""
     from advisor.perf import expert_parallel as ep
+    from advisor.perf import timing
     from bench import throughput_validation as tv
 
     spec, gpu = CAT.model("deepseek-v3").spec, CAT.gpu("gb300")
     sizes = (128, 256, 384, 512)
-    assert ep.graph_batch_size(195, sizes) == 256 and ep.graph_batch_size(256, sizes) == 256
-    assert ep.graph_batch_size(513, sizes) is None
+    assert timing.padded_batch(195, sizes) == 256 and timing.padded_batch(256, sizes) == 256
+    assert timing.padded_batch(513, sizes) == 513  # above the largest: no graph
     kw = dict(weights="nvfp4", kv_dtype="fp8", layout=ep.EPLayout(ep=8, domain=8), engine="trtllm")
     ctx = 804 + 3886 // 2
 
@@ -540,9 +541,9 @@ def test_cuda_graph_padding_runs_the_decode_rows_at_the_next_graph_size():
     assert pad(256) == 0 and pad(128) == 0 and pad(600) == 0 and pad(195, None) == 0
     # the padded step: P rows over the real batch's KV cache
     real = ep.decode_step(spec, gpu, batch=195, context=ctx, **kw)["seconds"]
-    rows = ep.decode_step(spec, gpu, batch=256, context=round(ctx * 195 / 256), **kw)["seconds"]
+    rows = ep.decode_step(spec, gpu, batch=195, context=ctx, graph_batch_sizes=sizes, **kw)
     full = ep.decode_step(spec, gpu, batch=256, context=ctx, **kw)["seconds"]
-    assert pad(195) == pytest.approx(rows - real) and 0 < pad(195) < full - real
+    assert pad(195) == pytest.approx(rows["seconds"] - real) and 0 < pad(195) < full - real
     assert pad(129) > pad(250) > 0  # the further below the size, the more rows wasted
     skw = dict(input_tokens=804, output_tokens=3886, timeout_iters=6, batching_wait_iters=2, **kw)
     tpot = {}
@@ -556,11 +557,11 @@ def test_cuda_graph_padding_runs_the_decode_rows_at_the_next_graph_size():
         if b == 256:
             assert with_graphs.tpot_s == pytest.approx(without.tpot_s)
     assert tpot[257] - tpot[256] > 3 * (tpot[256] - tpot[195]) / 61  # the jump at a size
-    for bad in ((), (0, 128), ("x",), "128"):
+    for bad in ((0, 128), ("x",), "128"):
         with pytest.raises(AdvisorError) as e:
-            ep.check_graph_batch_sizes(bad)
+            pad(195, bad)
         assert e.value.field == "cuda_graph_batch_sizes"
-    assert ep.check_graph_batch_sizes([256, 128, 128]) == (128, 256)
+    assert pad(195, ()) == 0  # an empty list: no graphs, no padding
 
     r = _cli(
         "--model", "deepseek-v3", "--gpu", "gb300", "--gpus", "8", "--ep", "8", "--weights",
@@ -1483,3 +1484,88 @@ def test_a_scheduler_that_admits_while_blocks_remain_counts_the_mean_context():
     qkw = dict(input_tokens=222, output_tokens=273, **kw)
     assert queueing._setup(spec, gpu, dict(qkw, kv_on_demand=True), 1 << 15).top == mean
     assert queueing._setup(spec, gpu, dict(qkw), 1 << 15).top == whole
+
+
+def test_cuda_graph_padding_rounds_the_batch_up_to_the_next_captured_size():
+    """timing.padded_batch: the smallest captured size at least the batch (TensorRT-LLM's
+    `enable_padding`, tech blog 20), the batch itself without sizes or above the largest."""
+    from advisor.perf import timing
+
+    sizes = (1, 2, 4, 8, 16, 32, 64, 128, 256, 384, 512, 1024, 2048)
+    assert timing.padded_batch(631, sizes) == 1024
+    assert timing.padded_batch(512, sizes) == 512
+    assert timing.padded_batch(257, sizes) == 384
+    assert timing.padded_batch(3000, sizes) == 3000
+    assert timing.padded_batch(631, None) == 631
+    assert timing.check_graph_batch_sizes([512, 1, 512, 64]) == (1, 64, 512)
+    for bad in ("1,2", [0, 4], [2.5], 7):
+        with pytest.raises(AdvisorError) as ei:
+            timing.check_graph_batch_sizes(bad)
+        assert ei.value.field == "cuda_graph_batch_sizes"
+
+
+def test_a_padded_decode_step_runs_its_gemms_over_the_empty_slots_not_its_kv_read():
+    """A step of 631 sequences replayed in the 1024 graph: GEMMs, element-wise kernels and head
+    as at 1024 sequences, the KV-cache read and attention core as at 631 (timing.decode_step_time
+    `graph_batch`); serving.point and expert_parallel.decode_step pass the sizes through, and a
+    batch equal to a captured size is not padded."""
+    from advisor.perf import efficiency as eff
+    from advisor.perf import expert_parallel as ep
+    from advisor.perf import timing
+
+    spec, gpu = CAT.model("gpt-oss-20b").spec, CAT.gpu("h100-sxm")
+    stack = eff.DEFAULT_STACK
+    dev = timing.Device.of(gpu, timing.matmul_peak_key(gpu, "mxfp4", "bf16"), stack)
+    kw = dict(context=1536, weights="mxfp4", kv_bytes=2, tp=1, tp_fabric=None)
+    real = timing.decode_step_time(spec, dev, stack, batch=631, **kw)
+    wide = timing.decode_step_time(spec, dev, stack, batch=1024, **kw)
+    padded = timing.decode_step_time(spec, dev, stack, batch=631, graph_batch=1024, **kw)
+    assert padded["gemm_s"] == pytest.approx(wide["gemm_s"])
+    assert padded["head_s"] == pytest.approx(wide["head_s"])
+    assert padded["attention_s"] == pytest.approx(real["attention_s"])
+    assert padded["kv_read_bytes"] == pytest.approx(real["kv_read_bytes"])
+    assert real["seconds"] < padded["seconds"] < wide["seconds"]
+
+    sizes = (256, 512, 1024)
+    pkw = dict(input_tokens=1024, output_tokens=1024, weights="mxfp4", activations="bf16",
+               engine="trtllm")  # fmt: skip
+    plain = serving.point(spec, gpu, concurrency=631, **pkw)
+    graphs = serving.point(spec, gpu, concurrency=631, cuda_graph_batch_sizes=sizes, **pkw)
+    assert graphs.decode_step_s > plain.decode_step_s
+    assert graphs.tokens_per_s_per_gpu < plain.tokens_per_s_per_gpu
+    on_size = serving.point(spec, gpu, concurrency=512, cuda_graph_batch_sizes=sizes, **pkw)
+    assert on_size == serving.point(spec, gpu, concurrency=512, **pkw)
+    # without CUDA graphs nothing is padded
+    eager = dict(pkw, cuda_graphs=False)
+    assert serving.point(
+        spec, gpu, concurrency=631, cuda_graph_batch_sizes=sizes, **eager
+    ) == serving.point(spec, gpu, concurrency=631, **eager)
+
+    spec120 = CAT.model("gpt-oss-120b").spec
+    lay = ep.EPLayout(ep=4)
+    ekw = dict(context=1536, weights="mxfp4", kv_dtype="bf16", layout=lay, activations="bf16")
+    step = ep.decode_step(spec120, gpu, batch=600, **ekw)
+    pad = ep.decode_step(spec120, gpu, batch=600, graph_batch_sizes=sizes, **ekw)
+    at_1024 = ep.decode_step(spec120, gpu, batch=1024, **ekw)
+    assert pad["experts_s"] == pytest.approx(at_1024["experts_s"])
+    assert pad["all_to_all_s"] == pytest.approx(at_1024["all_to_all_s"])
+    assert step["seconds"] < pad["seconds"] < at_1024["seconds"]
+
+
+def test_perf_overview_runs_replay_the_pages_cuda_graph_sizes():
+    """The perf overview's llm_options capture CUDA graphs with padding: its entries carry the
+    sizes (an assumption line), other sources do not."""
+    from bench import throughput_validation as tv
+
+    entries = {e["id"]: e for e in tv._load_entries()}
+    for eid in (
+        "trtllm-po-gpt-oss-20b-fp8-h100-sxm-tp1-1024-1024",
+        "trtllm-po-gpt-oss-120b-fp8-h100-sxm-dep4-1024-1024",
+    ):
+        row = tv.evaluate([entries[eid]], CAT, before=False)[0]
+        assert row["expressible"]
+        assert any("CUDA graphs with padding" in a for a in row["assumptions"])
+    notes: list[str] = []
+    other = next(e for e in entries.values() if "perf-overview" not in e["source"]["url"])
+    assert tv._graph_sizes(other, notes) is None and not notes
+    assert tv.TRTLLM_PERF_OVERVIEW_GRAPH_SIZES[-4:] == (1024, 2048, 4096, 8192)

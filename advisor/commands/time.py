@@ -38,7 +38,7 @@ from ._common import (
 
 def _graph_sizes(text: str) -> tuple[int, ...]:
     """An argparse type: comma-separated CUDA-graph batch sizes, each a whole number in
-    [1, 65536] (expert_parallel.check_graph_batch_sizes)."""
+    [1, 65536] (timing.check_graph_batch_sizes)."""
     parse = count("cuda_graph_batch_sizes", maximum=1 << 16)
     parts = [p.strip() for p in text.split(",")]
     if not all(parts):
@@ -327,9 +327,9 @@ def register(sub) -> None:
     s.add_argument(
         "--cuda-graph-batch-sizes",
         type=_graph_sizes,
-        help="with --adp-timeout-iters: the engine's CUDA-graph batch sizes with padding, "
-        "comma-separated (e.g. 128,256,384,512): a decode iteration runs the rows of the next "
-        "size up",
+        help="the engine's CUDA-graph batch sizes with padding, comma-separated (e.g. "
+        "128,256,384,512; with --ep, also --adp-timeout-iters): a decode iteration runs the "
+        "rows of the next size up, its KV-cache read the real batch's",
     )
     s.add_argument(
         "--no-cuda-graphs",
@@ -863,6 +863,12 @@ def _engine_lines(args) -> list[str]:
             "per engine iteration (efficiency.Stack.eager_iteration_ms, fitted on NVIDIA's MLPerf "
             "runs)"
         )
+    if args.cuda_graph_batch_sizes and not args.ep:
+        lines.append(
+            "CUDA graphs with padding at batch sizes "
+            + ", ".join(str(g) for g in args.cuda_graph_batch_sizes)
+            + ": a decode step runs the rows of the next size up (timing.padded_batch)"
+        )
     if args.scheduler_steps is not None:
         gate = args.prefill_min_queue or 0
         lines.append(
@@ -909,6 +915,19 @@ def _check_engine_flags(args) -> None:
             "--prefill-min-queue applies with --scheduler-steps",
             field="prefill_min_queue",
         )
+    if args.cuda_graph_batch_sizes and args.disaggregate:
+        raise AdvisorError(
+            "serving.flag_needs_plain",
+            "--cuda-graph-batch-sizes applies to tensor-parallel replicas or --ep, not with "
+            "--disaggregate",
+            field="cuda_graph_batch_sizes",
+        )
+    if args.cuda_graph_batch_sizes and args.no_cuda_graphs:
+        raise AdvisorError(
+            "serving.graph_sizes_without_graphs",
+            "--cuda-graph-batch-sizes applies with CUDA graphs: leave out --no-cuda-graphs",
+            field="cuda_graph_batch_sizes",
+        )
 
 
 def run_serve(args) -> int:
@@ -938,12 +957,6 @@ def run_serve(args) -> int:
             "--adp-timeout-iters applies with --ep only",
             field="adp_timeout_iters",
         )
-    if getattr(args, "cuda_graph_batch_sizes", None):
-        raise AdvisorError(
-            "ep.needs_ep",
-            "--cuda-graph-batch-sizes applies with --ep and --adp-timeout-iters only",
-            field="cuda_graph_batch_sizes",
-        )
     if args.disaggregate:
         return _run_disagg(args, spec, gpu)
     kw = dict(
@@ -958,6 +971,7 @@ def run_serve(args) -> int:
         speculative=_speculation(args),
         prefix_hit_rate=args.prefix_hit,
         cuda_graphs=not args.no_cuda_graphs,
+        cuda_graph_batch_sizes=args.cuda_graph_batch_sizes,
     )
     # the scheduler's settings reach the load model only (queueing: module docstring 5)
     qkw = dict(
@@ -1029,6 +1043,7 @@ def run_serve(args) -> int:
                     "eager_iteration_ms": None
                     if not args.no_cuda_graphs
                     else efficiency.DEFAULT_STACK.eager_iteration_ms,
+                    "cuda_graph_batch_sizes": list(args.cuda_graph_batch_sizes or ()) or None,
                     "scheduler_steps": args.scheduler_steps,
                     "prefill_min_queue": args.prefill_min_queue,
                     "kv_on_demand": args.kv_on_demand,

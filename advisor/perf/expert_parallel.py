@@ -324,9 +324,15 @@ def overlapped_s(spec: ModelSpec, micro: tuple, *, sm_fraction: float) -> tuple[
     return total, total - (r0 + r1 + e0 + e1)
 
 
-def _decode_parts(spec, gpu, dev, stack, *, b, context, weights, kv_dtype, layout, wb, dq):
+def _decode_parts(
+    spec, gpu, dev, stack, *, b, context, weights, kv_dtype, layout, wb, dq, graph_sizes=None
+):
     """(attention and dense, routed experts, all-to-all) seconds of one decode step of `b`
-    sequences on one GPU of the group, without overlap (decode_step)."""
+    sequences on one GPU of the group, without overlap (decode_step). With `graph_sizes` (CUDA
+    graphs with padding, timing.padded_batch) every rank runs the graph of its padded batch:
+    the GEMMs, the routed experts and the dispatch / combine over its padded slots, the
+    KV-cache read over its `b` sequences."""
+    g = timing.padded_batch(b, graph_sizes)
     whole = timing.decode_step_time(
         spec,
         dev,
@@ -337,18 +343,19 @@ def _decode_parts(spec, gpu, dev, stack, *, b, context, weights, kv_dtype, layou
         kv_bytes=KV_BYTES[kv_dtype],
         tp=1,
         tp_fabric=None,
+        graph_batch=g,
     )
     own = experts = a2a = 0.0
     for mlp, count in moe_layers(spec):
         e, k = mlp.experts, mlp.experts_per_token
         # the routed experts as decode_step_time counted them (all on one GPU) ...
         own += count * _expert_time(
-            spec, mlp, dev, b * k, expected_experts_touched(e, k, b), wb, dq
+            spec, mlp, dev, g * k, expected_experts_touched(e, k, g), wb, dq
         )
         # ... and as the busiest GPU of the group runs them
-        touched = expected_experts_touched(e, k, b * layout.ep) / layout.ep
-        experts += count * _expert_time(spec, mlp, dev, b * k * layout.load_factor, touched, wb, dq)
-        a2a += count * all_to_all_s(spec, gpu, b, layout, mlp)
+        touched = expected_experts_touched(e, k, g * layout.ep) / layout.ep
+        experts += count * _expert_time(spec, mlp, dev, g * k * layout.load_factor, touched, wb, dq)
+        a2a += count * all_to_all_s(spec, gpu, g, layout, mlp)
     return whole["seconds"] - own, experts, a2a
 
 
@@ -364,18 +371,28 @@ def decode_step(
     stack: eff.Stack | None = None,
     activations: str | None = None,
     engine: str | None = None,
+    graph_batch_sizes: tuple[int, ...] | None = None,
 ) -> MappingProxyType:
     """One decode step of one GPU of the EP group with `batch` sequences (module docstring):
     seconds by part. With `layout.two_batch_overlap` the batch runs as two micro-batches
     (ceil and floor of half) in the four phases of `overlapped_s`, DeepEP's low-latency
-    kernels holding no SMs."""
+    kernels holding no SMs. `graph_batch_sizes`: CUDA graphs captured at these batch sizes
+    with padding (`_decode_parts`, timing.padded_batch)."""
     _check_moe(spec, layout)
     stack = stack or eff.DEFAULT_STACK
     b = check_int("batch", batch, maximum=1 << 16)
     dev = timing.Device.of(gpu, timing.matmul_peak_key(gpu, weights, activations), stack)
     wb = timing._weight_bytes(weights)
     dq = timing.weight_dequant(stack, weights, dev)
-    kw = dict(context=context, weights=weights, kv_dtype=kv_dtype, layout=layout, wb=wb, dq=dq)
+    kw = dict(
+        context=context,
+        weights=weights,
+        kv_dtype=kv_dtype,
+        layout=layout,
+        wb=wb,
+        dq=dq,
+        graph_sizes=timing.check_graph_batch_sizes(graph_batch_sizes),
+    )
     if layout.two_batch_overlap and b > 1:
         halves = [_decode_parts(spec, gpu, dev, stack, b=h, **kw) for h in ((b + 1) // 2, b // 2)]
         rest, experts, a2a = (sum(x) for x in zip(*halves, strict=True))
@@ -513,9 +530,11 @@ def point(
     stack: eff.Stack | None = None,
     activations: str | None = None,
     engine: str | None = None,
+    graph_batch_sizes: tuple[int, ...] | None = None,
 ) -> EPPoint:
     """The steady state of advisor.perf.serving (prefills between the decode steps, TPOT = cycle /
-    output) on one GPU of the EP group, with `batch_per_gpu` requests in flight on each GPU."""
+    output) on one GPU of the EP group, with `batch_per_gpu` requests in flight on each GPU.
+    `graph_batch_sizes`: CUDA graphs with padding (decode_step)."""
     stack = stack or eff.DEFAULT_STACK
     b = check_int("batch_per_gpu", batch_per_gpu, maximum=1 << 16)
     ctx = input_tokens + output_tokens // 2
@@ -547,6 +566,7 @@ def point(
         stack=stack,
         activations=activations,
         engine=engine,
+        graph_batch_sizes=graph_batch_sizes,
     )
     pf = prefill_s(
         spec,
@@ -703,36 +723,6 @@ def adp_context_stall_s(
     return busiest * prefill_per_prompt_s / r, r
 
 
-def graph_batch_size(batch: int, graph_batch_sizes: tuple[int, ...]) -> int | None:
-    """The captured CUDA-graph batch a generation-only iteration of `batch` sequences replays
-    with padding on: the smallest listed size at or above it (TensorRT-LLM's
-    `_round_up_batch_size`), None above the largest (the iteration runs without a graph)."""
-    fits = [g for g in graph_batch_sizes if g >= batch]
-    return min(fits) if fits else None
-
-
-def check_graph_batch_sizes(sizes) -> tuple[int, ...]:
-    """CUDA-graph batch sizes: a non-empty list of whole numbers >= 1 (sorted, duplicates
-    dropped), each named `cuda_graph_batch_sizes` in its error."""
-    if isinstance(sizes, str | bytes) or not hasattr(sizes, "__iter__"):
-        raise AdvisorError(
-            "field.not_integer",
-            f"cuda_graph_batch_sizes: expected a list of whole numbers, got {sizes!r}",
-            field="cuda_graph_batch_sizes",
-            value=str(sizes),
-        )
-    out = sorted({check_int("cuda_graph_batch_sizes", g, maximum=1 << 16) for g in sizes})
-    if not out:
-        raise AdvisorError(
-            "field.too_small",
-            "cuda_graph_batch_sizes: must list at least one batch size",
-            field="cuda_graph_batch_sizes",
-            value=0,
-            minimum=1,
-        )
-    return tuple(out)
-
-
 def padding_s(
     spec: ModelSpec,
     gpu,
@@ -748,17 +738,16 @@ def padding_s(
     engine: str | None = None,
 ) -> float:
     """Seconds a generation-only decode step gains from CUDA-graph padding (module docstring,
-    "CUDA-graph padding"): `decode_step` at the padded size P with the real batch's KV cache
-    (P sequences of context `context` b / P) less `decode_step` at b. 0 without graph sizes,
-    at a listed size, or above the largest (no graph)."""
-    if not graph_batch_sizes:
-        return 0.0
-    sizes = check_graph_batch_sizes(graph_batch_sizes)
+    "CUDA-graph padding"): `decode_step` with the graph sizes (its rows at the padded size,
+    the KV-cache read of the real batch: `_decode_parts`, timing.padded_batch) less
+    `decode_step` without. 0 without graph sizes, at a listed size, or above the largest (no
+    graph)."""
+    sizes = timing.check_graph_batch_sizes(graph_batch_sizes)
     b = check_int("batch_per_gpu", batch_per_gpu, maximum=1 << 16)
-    padded = graph_batch_size(b, sizes)
-    if padded is None or padded == b:
+    if timing.padded_batch(b, sizes) == b:
         return 0.0
     kw = dict(
+        context=context,
         weights=weights,
         kv_dtype=kv_dtype,
         layout=layout,
@@ -766,9 +755,9 @@ def padding_s(
         activations=activations,
         engine=engine,
     )
-    real = decode_step(spec, gpu, batch=b, context=context, **kw)["seconds"]
-    same_kv = max(1, round(context * b / padded))
-    return max(0.0, decode_step(spec, gpu, batch=padded, context=same_kv, **kw)["seconds"] - real)
+    real = decode_step(spec, gpu, batch=b, **kw)["seconds"]
+    padded = decode_step(spec, gpu, batch=b, graph_batch_sizes=sizes, **kw)["seconds"]
+    return max(0.0, padded - real)
 
 
 def server_point(
@@ -887,12 +876,13 @@ def offline_run(
     stack: eff.Stack | None = None,
     activations: str | None = None,
     engine: str | None = None,
+    graph_batch_sizes: tuple[int, ...] | None = None,
 ) -> offline.OfflineRun:
     """An offline job on one GPU of the EP group (module docstring, "Offline job"): the
     iterations of advisor.perf.offline.schedule, each lasting `decode_step` at its generating
     sequences (context: the prompt plus half the output, as `point`) plus `prefill_s` per
     admitted prompt; every rank of the group runs the same schedule (fixed lengths, requests
-    spread evenly)."""
+    spread evenly). `graph_batch_sizes`: CUDA graphs with padding (decode_step)."""
     stack = stack or eff.DEFAULT_STACK
     steady = point(
         spec,
@@ -906,6 +896,7 @@ def offline_run(
         stack=stack,
         activations=activations,
         engine=engine,
+        graph_batch_sizes=graph_batch_sizes,
     )  # checks the batch against the KV cache
     kw = dict(
         context=input_tokens + output_tokens // 2,
@@ -915,6 +906,7 @@ def offline_run(
         stack=stack,
         activations=activations,
         engine=engine,
+        graph_batch_sizes=graph_batch_sizes,
     )
     pf = prefill_s(
         spec,

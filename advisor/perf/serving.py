@@ -273,6 +273,7 @@ def point(
     pipeline_parallel: int = 1,
     pp_fabric: net.Fabric | None = None,
     cuda_graphs: bool = True,
+    cuda_graph_batch_sizes: tuple[int, ...] | None = None,
 ) -> ServingPoint:
     """One steady-state operating point (module docstring). `activations`: the precision the
     engine keeps activations in where it differs from the weights' (timing.matmul_peak_key). `engine` ("vllm" | "trtllm")
@@ -289,8 +290,15 @@ def point(
     `cuda_graphs=False`: the engine launches each iteration's kernels from the host and
     schedules between iterations without overlap (NVIDIA's MLPerf TensorRT-LLM harness,
     `use_graphs: False`): every decode step, and so every prompt chunk riding in it, waits
-    efficiency.Stack.eager_iteration_ms more (fitted; its record there)."""
+    efficiency.Stack.eager_iteration_ms more (fitted; its record there).
+    `cuda_graph_batch_sizes`: the batch sizes the engine captured CUDA graphs for, with padding
+    on (TensorRT-LLM `cuda_graph_config: enable_padding: true, batch_sizes: [...]`): a decode
+    step of b sequences runs the graph of the next captured size (timing.padded_batch), its
+    GEMMs and TensorRT-LLM's MoE term over the padded slots, its KV-cache read over the b."""
     _check(spec, input_tokens, output_tokens)
+    graph_sizes = timing.check_graph_batch_sizes(cuda_graph_batch_sizes)
+    if not cuda_graphs:
+        graph_sizes = None
     stack = stack or eff.DEFAULT_STACK
     c = check_int("concurrency", concurrency, maximum=1 << 16)
     tp = check_tensor_parallel(spec, gpu, tensor_parallel, across_nodes=tp_fabric is not None)
@@ -343,6 +351,7 @@ def point(
             tp=tp,
             tp_fabric=fabric,
             kv_reads=kv_reads(spec, grouped_kv_kernel),
+            graph_batch=timing.padded_batch(b, graph_sizes),
         )
 
     if pp == 1:
@@ -390,7 +399,7 @@ def point(
                 ),
             )
 
-        t_d += moe_extra(c) * per_step
+        t_d += moe_extra(timing.padded_batch(c, graph_sizes)) * per_step
         t_pf += moe_extra(per_batch * prompt) / per_batch
         t_pf_one += moe_extra(prompt)
     cycle = c * t_pf + output_tokens * t_d
@@ -494,10 +503,12 @@ def plan(
     pipeline_parallel: int = 1,
     pp_fabric: net.Fabric | None = None,
     cuda_graphs: bool = True,
+    cuda_graph_batch_sizes: tuple[int, ...] | None = None,
 ) -> ServingPlan:
     """The throughput-latency curve at concurrency 1, 2, 4, ... up to the largest the KV cache
     and `max_num_seqs` allow (and that value itself). `speculative`, `prefix_hit_rate`,
-    `pipeline_parallel`, `pp_fabric` and `cuda_graphs` as in `point`."""
+    `pipeline_parallel`, `pp_fabric`, `cuda_graphs` and `cuda_graph_batch_sizes` as in
+    `point`."""
     _check(spec, input_tokens, output_tokens)
     tp = check_tensor_parallel(spec, gpu, tensor_parallel, across_nodes=tp_fabric is not None)
     pp = check_pipeline_parallel(spec, gpu, tp, pipeline_parallel, pp_fabric)
@@ -544,6 +555,7 @@ def plan(
             pipeline_parallel=pp,
             pp_fabric=pp_fabric,
             cuda_graphs=cuda_graphs,
+            cuda_graph_batch_sizes=cuda_graph_batch_sizes,
         )
         for c in levels
     )

@@ -571,6 +571,39 @@ def _weight_bytes(fmt_name: str) -> float:
 
 
 @functools.lru_cache(maxsize=8192)
+def padded_batch(batch: int, graph_batch_sizes: tuple[int, ...] | None) -> int:
+    """The batch a decode step runs at when the engine replays CUDA graphs captured for
+    `graph_batch_sizes` with padding: the smallest captured size at least `batch` ("If true,
+    batches are rounded up to the nearest cuda_graph_batch_size", TensorRT-LLM
+    `CudaGraphConfig.enable_padding`; "if the batch size does not match any captured size, the
+    runtime pads it up to the nearest larger captured size, running the model over some empty
+    slots. The wasted computation is proportional to the gap between the actual batch and the
+    next captured size", TensorRT-LLM tech blog 20, "Tuning CUDA Graph Batch Sizes for Higher
+    Output Throughput", docs/source/blogs/tech_blog/blog20_Tuning_CUDA_Graph_Batch_Sizes_for_
+    Higher_Output_Throughput.md, stored commit baf363e: up to 1.3x output throughput lost to the
+    gaps of a doubling size list at high concurrency). `batch` itself with no sizes, or above the
+    largest (no graph fits; the step runs without one)."""
+    if not graph_batch_sizes:
+        return batch
+    fits = [s for s in graph_batch_sizes if s >= batch]
+    return min(fits) if fits else batch
+
+
+def check_graph_batch_sizes(sizes) -> tuple[int, ...] | None:
+    """`sizes` as a sorted tuple of distinct positive batch sizes (None or empty: no padding);
+    one clear error naming the field for anything else."""
+    if sizes is None:
+        return None
+    if isinstance(sizes, (str, bytes)) or not hasattr(sizes, "__iter__"):
+        raise AdvisorError(
+            "serving.graph_batch_sizes",
+            f"cuda_graph_batch_sizes: expected a list of batch sizes, got {sizes!r}",
+            field="cuda_graph_batch_sizes",
+        )
+    out = tuple(sorted({check_int("cuda_graph_batch_sizes", s, maximum=1 << 16) for s in sizes}))
+    return out or None
+
+
 def decode_step_time(
     spec: ModelSpec,
     dev: Device,
@@ -583,11 +616,17 @@ def decode_step_time(
     tp: int,
     tp_fabric: net.Fabric | None,
     kv_reads: int = 1,
+    graph_batch: int | None = None,
 ) -> dict:
     """One decode step (one token for each of `batch` sequences with `context` cached tokens)
     on one TP rank: each layer's GEMMs at M = batch (weights streamed, dequantised for
     weight-only formats), the KV cache read, the element-wise kernels, 2 all-reduces of
     batch*h per layer under TP, the output head; seconds by part.
+
+    `graph_batch`: the batch the step's CUDA graph was captured for when the engine pads a
+    batch up to it (`padded_batch`): the GEMMs, element-wise kernels, all-reduces and head run
+    over all its slots; the KV-cache read and the attention core only over the `batch`
+    sequences that hold a cache (stated assumption: an empty slot attends over no context).
 
     `kv_reads`: how many times a step streams each KV head. 1 for kernels that serve a whole
     query group from one load (flash-decoding, Dao et al. 2023; TensorRT-LLM's XQA kernel;
@@ -596,11 +635,12 @@ def decode_step_time(
     Llama-70B throughput", TensorRT-LLM docs/source/blogs/XQA-kernel.md), streams it once per
     query head of the group: kv_reads = num_heads / num_kv_heads (serving.kv_reads)."""
     batch = check_int("batch", batch)
+    rows = batch if graph_batch is None else max(batch, check_int("graph_batch", graph_batch))
     wb = _weight_bytes(weights)
     dq = weight_dequant(stack, weights, dev)
     dqd = weight_dequant(stack, weights, dev, experts=False)
     gem = sum(
-        count * _layer_gemm(spec, layer, dev, batch, tp, wb, dq, dqd)
+        count * _layer_gemm(spec, layer, dev, rows, tp, wb, dq, dqd)
         for layer, count in layer_groups(spec)
     )
     bw = dev.bandwidth * dev.decode_bandwidth
@@ -610,15 +650,15 @@ def decode_step_time(
     attn_flops = decode_attention_flops(spec, context) * batch / tp
     attn_compute = attn_flops / (dev.peak16_flops * dev.attention_fwd)
     attn = max(kv * kv_reads / bw, attn_compute) + spec.num_layers * dev.kernel_s
-    elem = batch * elementwise_elems(spec) * ACT_BYTES / tp / bw * spec.num_layers
+    elem = rows * elementwise_elems(spec) * ACT_BYTES / tp / bw * spec.num_layers
     launch = spec.num_layers * max(0, stack.kernels_per_layer - 6) * dev.kernel_s
-    head = gemm_time(batch, spec.hidden_size, spec.vocab_size / tp, dev)
+    head = gemm_time(rows, spec.hidden_size, spec.vocab_size / tp, dev)
     comm = 0.0
     if tp > 1 and tp_fabric is not None:
         comm = (
             2
             * spec.num_layers
-            * (net.tp_allreduce_time(batch * spec.hidden_size * 2, tp, tp_fabric) + dev.allreduce_s)
+            * (net.tp_allreduce_time(rows * spec.hidden_size * 2, tp, tp_fabric) + dev.allreduce_s)
         )
     total = gem + attn + elem + launch + head + comm * (1 - stack.tp_overlap_inference)
     return MappingProxyType(
