@@ -76,3 +76,50 @@ def test_new_fields_errors_in_the_pages_language(page, site_server):
     assert ttft.inner_text() == ""
     assert _out(page, "disagg_prefill") and _out(page, "disagg_decode")
     assert page.errors == []
+
+
+def _tick(page, name: str, on: bool) -> None:
+    """Set one of the serving form's checkboxes and wait until the result has settled."""
+    root = page.locator('.calc[data-calc="serving"]')
+    before = int(root.get_attribute("data-updates") or 0)
+    box = root.locator(f'input[type="checkbox"][name="{name}"]')
+    box.check() if on else box.uncheck()
+    page.wait_for_function(
+        "([sel, n]) => { const r = document.querySelector(sel);"
+        " return Number(r.dataset.updates || 0) > n && r.dataset.busy === '0'; }",
+        arg=['.calc[data-calc="serving"]', before],
+        timeout=20_000,
+    )
+
+
+def test_engine_settings_checkboxes_in_the_pages_language(page, site_server):
+    """The engine settings on the form: KV blocks on demand without a load is refused at its
+    checkbox in the page's language, and with a request rate gives CPython's load; CUDA graphs
+    off gives CPython's TPOT and the note with the fitted host time from the result."""
+    _open(page, site_server, "az", "serving")
+    root = page.locator('.calc[data-calc="serving"]')
+    assert root.locator('input[name="cuda_graphs"]').is_checked()
+    assert not root.locator('input[name="kv_on_demand"]').is_checked()
+    _tick(page, "kv_on_demand", True)
+    err = page.locator('.calc-err[data-err="kv_on_demand"]')
+    assert err.inner_text() == STRINGS["az"]["err.serving.flag_needs_load"]
+    _set(page, "serving", "request_rate", "6")
+    assert err.inner_text() == ""
+    _tick(page, "cuda_graphs", False)
+    want = webapi.run("serving", {"request_rate": 6, "kv_on_demand": True, "cuda_graphs": False})
+    tpot = numfmt.number(want["load"]["tpot_s"] * 1e3, 1, "az", trim=True)
+    assert _out(page, "load_tpot").startswith(tpot + " ")
+    ms = numfmt.number(want["engine_settings"]["eager_iteration_ms"], 1, "az", trim=True)
+    assert _out(page, "eager") == STRINGS["az"]["calc.sv.eager"].replace("{ms}", ms)
+    kv = numfmt.number(want["engine_settings"]["kv_on_demand_concurrency"], 0, "az")
+    assert _out(page, "kv_on_demand_limit") == kv
+    assert "serving.cuda_graphs=0" in page.url and "serving.kv_on_demand=1" in page.url
+    # expert parallelism does not take them: said at the checkbox
+    _set(page, "serving", "model", "mixtral-8x7b")
+    _set(page, "serving", "gpus", "8")
+    _set(page, "serving", "ep", "8")
+    assert (
+        page.locator('.calc-err[data-err="cuda_graphs"]').inner_text()
+        == (STRINGS["az"]["err.serving.flag_needs_plain"])
+    )
+    assert page.errors == []

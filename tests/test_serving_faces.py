@@ -12,6 +12,7 @@ import pytest
 
 from advisor import cli, webapi
 from advisor.advice import recommend
+from advisor.core import numfmt
 from advisor.data.catalog import load_catalog
 from advisor.money import cost, interactivity
 from advisor.perf import disaggregated, queueing, speculative
@@ -180,6 +181,26 @@ def test_cost_per_million_rented_and_owned_along_the_curve():
             "imbalance",
             "field.too_small",
         ),
+        # the engine settings: on/off only, and refused where the model would ignore them
+        # (as the CLI refuses --no-cuda-graphs and --kv-on-demand)
+        ({"cuda_graphs": "maybe"}, "cuda_graphs", "field.not_bool"),
+        ({"kv_on_demand": 2}, "kv_on_demand", "field.not_bool"),
+        ({"kv_on_demand": True}, "kv_on_demand", "serving.flag_needs_load"),
+        (
+            {"model": "mixtral-8x7b", "ep": 8, "gpus": 8, "cuda_graphs": False},
+            "cuda_graphs",
+            "serving.flag_needs_plain",
+        ),
+        (
+            {"model": "mixtral-8x7b", "ep": 8, "gpus": 8, "kv_on_demand": "1", "ttft_ms": 500},
+            "kv_on_demand",
+            "serving.flag_needs_plain",
+        ),
+        (
+            {"pools": "disaggregated", "gpus": 8, "ttft_ms": 500, "tpot_ms": 30, "cuda_graphs": 0},
+            "cuda_graphs",
+            "serving.flag_needs_plain",
+        ),
         ({"utilisation": "0"}, "utilisation", "field.positive"),
         ({"utilisation": "1.5"}, "utilisation", "field.too_large"),
         ({"horizon_months": "0"}, "horizon_months", "field.too_small"),
@@ -221,6 +242,20 @@ def _cli_json(*args) -> dict:
             {"model": "llama-3.1-70b", "tensor_parallel": 4, "gpus": 8, "weights": "fp8"},
             ["--model", "llama-3.1-70b", "--tp", "4", "--gpus", "8", "--weights", "fp8"],
         ),
+        # the engine settings (the form's checkboxes, the CLI's flags): no CUDA graphs moves
+        # the curve, the load and the largest rate; KV blocks on demand the load model's room
+        (
+            {"cuda_graphs": False, "kv_on_demand": True, "request_rate": 6, "tpot_ms": 40},
+            ["--no-cuda-graphs", "--kv-on-demand", "--request-rate", "6", "--tpot-ms", "40"],
+        ),
+        (
+            {"cuda_graphs": "0", "engine": "trtllm", "ttft_ms": 400, "gpus": 2},
+            ["--no-cuda-graphs", "--engine", "trtllm", "--ttft-ms", "400", "--gpus", "2"],
+        ),
+        (
+            {"kv_on_demand": "1", "request_rate": 9, "ttft_ms": 250, "tpot_ms": 25},
+            ["--kv-on-demand", "--request-rate", "9", "--ttft-ms", "250", "--tpot-ms", "25"],
+        ),
     ],
 )
 def test_cli_time_serve_gives_the_web_apis_figures(web, argv):
@@ -235,6 +270,7 @@ def test_cli_time_serve_gives_the_web_apis_figures(web, argv):
     assert c["load"] == w["load"] and c["max_rate"] == w["max_rate"]
     assert c["speculative"] == w["speculative"]
     assert c["owned"] == w["owned"] and c["usd_per_gpu_hour"] == w["usd_per_gpu_hour"]
+    assert c["engine_settings"] == w["engine_settings"]
 
 
 def test_cli_disaggregated_and_expert_parallel_match_the_web_api():
@@ -313,6 +349,90 @@ def test_cli_engine_flags_reach_the_serving_and_load_models():
         with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
             rc = cli.main(["time", "serve", "--model", "mixtral-8x7b", "--gpu", "h100-sxm", *argv])
         assert rc == 2 and f"{flag} applies" in err.getvalue(), (argv, err.getvalue())
+
+
+def test_web_engine_settings_reach_the_serving_and_load_models():
+    """The serving calculator's engine settings: `cuda_graphs` off gives serving.plan's curve
+    and queueing's load and largest rate without CUDA graphs (the fitted host time per
+    iteration, efficiency.Stack.eager_iteration_ms); `kv_on_demand` gives queueing's load with
+    KV blocks on demand and the room serving.max_concurrency finds for it; both default to the
+    engine run as before (CUDA graphs on, whole contexts reserved)."""
+    from advisor.perf import efficiency, serving
+
+    d = webapi.DEFAULTS["serving"]
+    assert d["cuda_graphs"] is True and d["kv_on_demand"] is False
+    kw = dict(input_tokens=1024, output_tokens=256, weights="bf16", kv_dtype="bf16")
+    base = _serve(request_rate=6, tpot_ms=40)
+    assert base["engine_settings"]["cuda_graphs"] and not base["engine_settings"]["kv_on_demand"]
+    assert base["engine_settings"]["eager_iteration_ms"] is None
+    w = _serve(request_rate=6, tpot_ms=40, cuda_graphs=False)
+    plan = serving.plan(SPEC, GPU, cuda_graphs=False, **kw)
+    assert w["points"] == [p.to_dict() for p in plan.points]
+    assert w["points"][-1]["tpot_s"] > base["points"][-1]["tpot_s"]
+    want = queueing.at_rate(SPEC, GPU, request_rate=6, cuda_graphs=False, **kw)
+    assert w["load"] == want.to_dict() and w["load"]["tpot_s"] > base["load"]["tpot_s"]
+    rate = queueing.max_rate(SPEC, GPU, ttft_s=None, tpot_s=0.04, cuda_graphs=False, **kw)
+    assert w["max_rate"] == rate.to_dict()
+    assert w["engine_settings"]["eager_iteration_ms"] == efficiency.DEFAULT_STACK.eager_iteration_ms
+    k = _serve(request_rate=6, kv_on_demand=True)
+    want = queueing.at_rate(SPEC, GPU, request_rate=6, kv_on_demand=True, **kw)
+    assert k["load"] == want.to_dict()
+    room = serving.max_concurrency(SPEC, GPU, kv_on_demand=True, **kw)
+    assert k["engine_settings"]["kv_on_demand_concurrency"] == room > k["kv_limited_concurrency"]
+    assert k["points"] == _serve(request_rate=6)["points"]  # the curve reserves whole contexts
+
+
+def test_engine_settings_are_checkboxes_with_notes_in_both_languages():
+    """The form offers the two engine settings as checkboxes labelled in the page's language
+    (CUDA graphs checked by default); the result says the fitted host time per iteration with
+    the figure from the web API's result, and the room KV blocks on demand leave."""
+    import shutil
+
+    from hooks.templating import load_strings
+    from tests.conftest import ROOT
+
+    if shutil.which("node") is None:
+        pytest.skip("needs Node.js")
+    from tests.node_helpers import node_module
+
+    strings = load_strings(ROOT / "templates" / "i18n")
+    result = webapi.run("serving", {"cuda_graphs": False, "kv_on_demand": True, "request_rate": 6})
+    script = """
+const m = await import(process.argv[1]);
+const [S, state, result] = JSON.parse(process.argv[2]);
+const L = { models: [["llama-3.1-8b", "Llama 3.1 8B"]], gpus: [["h100-sxm", "H100 SXM"]], networks: [], options: new Proxy({}, { get: () => [] }) };
+process.stdout.write(JSON.stringify([m.renderCalc("serving", state, null, S, L), m.renderResult("serving", result, S)]));
+"""
+    es = result["engine_settings"]
+    for lang in ("az", "en"):
+        S = {"lang": lang, **strings[lang]}
+        for state, on in (({}, (False, False)), (webapi.DEFAULTS["serving"], (True, False))):
+            page, _ = json.loads(
+                node_module(script, (ROOT / "calcruntime/browser/render.mjs").as_uri(),
+                            json.dumps([S, state, result]))
+            )  # fmt: skip
+            for name, checked in zip(("cuda_graphs", "kv_on_demand"), on, strict=True):
+                box = f'<input id="calc-serving-{name}" name="{name}" type="checkbox" value="1"'
+                assert box in page, (lang, name)
+                assert (box + " checked>" in page) is checked, (lang, name, state)
+                label = strings[lang][f"calc.f.{name}"].replace("'", "&#39;")
+                assert f'<label for="calc-serving-{name}">{label}</label>' in page
+        _, out = json.loads(
+            node_module(script, (ROOT / "calcruntime/browser/render.mjs").as_uri(),
+                        json.dumps([S, {}, result]))
+        )  # fmt: skip
+        ms = numfmt.number(es["eager_iteration_ms"], 1, lang, trim=True)
+        eager = strings[lang]["calc.sv.eager"].replace("{ms}", ms).replace("'", "&#39;")
+        assert f'<p class="calc-note" data-out="eager">{eager}</p>' in out, lang
+        kv = numfmt.number(es["kv_on_demand_concurrency"], 0, lang, trim=True)
+        assert f'<strong data-out="kv_on_demand_limit">{kv}</strong>' in out, lang
+    # off (the defaults), no note
+    plain = webapi.run("serving", {})
+    _, out = json.loads(
+        node_module(script, (ROOT / "calcruntime/browser/render.mjs").as_uri(),
+                    json.dumps([{"lang": "en", **strings["en"]}, {}, plain]))
+    )  # fmt: skip
+    assert 'data-out="eager"' not in out and 'data-out="kv_on_demand"' not in out
 
 
 def test_report_interactivity_curve_with_cost_per_million():

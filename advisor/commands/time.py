@@ -854,7 +854,27 @@ def _run_disagg(args, spec, gpu) -> int:
     return 0
 
 
-def _engine_lines(args) -> list[str]:
+def _kv_on_demand_concurrency(args, spec, gpu) -> int | None:
+    """With --kv-on-demand: the requests per replica whose prompt + half answer fit the KV
+    cache (serving.max_concurrency(kv_on_demand=True), what the load model admits); else None.
+    The web API's `engine_settings` gives the same (webapi.serving._engine_settings)."""
+    if not args.kv_on_demand:
+        return None
+    return serving.max_concurrency(
+        spec,
+        gpu,
+        input_tokens=args.input,
+        output_tokens=args.output,
+        weights=args.weights,
+        kv_dtype=args.kv_dtype,
+        tensor_parallel=args.tp,
+        engine=args.engine,
+        pipeline_parallel=args.pp,
+        kv_on_demand=True,
+    )
+
+
+def _engine_lines(args, on_demand: int | None = None) -> list[str]:
     """What the engine flags change, in the text output."""
     lines = []
     if args.no_cuda_graphs:
@@ -876,7 +896,10 @@ def _engine_lines(args) -> list[str]:
             "prefill off" + (f", a prefill starts once {gate} prompts wait" if gate else "")
         )
     if args.kv_on_demand:
-        lines.append("KV blocks on demand: a running request holds its prompt + half its answer")
+        lines.append(
+            "KV blocks on demand: a running request holds its prompt + half its answer"
+            + (f" (room for {on_demand} per replica)" if on_demand is not None else "")
+        )
     return lines
 
 
@@ -1047,6 +1070,7 @@ def run_serve(args) -> int:
                     "scheduler_steps": args.scheduler_steps,
                     "prefill_min_queue": args.prefill_min_queue,
                     "kv_on_demand": args.kv_on_demand,
+                    "kv_on_demand_concurrency": _kv_on_demand_concurrency(args, spec, gpu),
                 },
             }
         )
@@ -1072,7 +1096,7 @@ def run_serve(args) -> int:
     engine_moe = serving.engine_moe_note(spec, gpu, args.engine)
     if engine_moe:
         print(_engine_moe_text(engine_moe))
-    for line in _engine_lines(args):
+    for line in _engine_lines(args, _kv_on_demand_concurrency(args, spec, gpu)):
         print(line)
     limit = "; ".join(plan.notes) or f"max_num_seqs {serving.MAX_NUM_SEQS}"
     print(f"largest concurrency per replica: {plan.max_concurrency} ({limit})")

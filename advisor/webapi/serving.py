@@ -62,6 +62,13 @@ class ServingRequest(_Request):
     # two micro-batches, one's all-to-all behind the other's compute (DeepSeek-V3 §3.4,
     # SGLang's TBO; advisor.perf.expert_parallel)
     two_batch_overlap: bool = _f(False, "flag")
+    # how the engine is run (the CLI's --no-cuda-graphs, --kv-on-demand; advisor.commands.time):
+    # `cuda_graphs` off: each engine iteration waits efficiency.Stack.eager_iteration_ms of host
+    # time (fitted; serving.point's cuda_graphs=False); `kv_on_demand`: the load model admits
+    # requests while KV blocks remain, a running request holding its prompt + half its answer
+    # (TensorRT-LLM's max_utilization; serving.max_concurrency, queueing)
+    cuda_graphs: bool = _f(True, "flag")
+    kv_on_demand: bool = _f(False, "flag")
     # owned hardware's cost per million tokens (advisor.money.interactivity.owned_usd_per_gpu_hour):
     # the budget calculator's defaults
     utilisation: float = _f(0.6, "num", bounds=limits.FRACTION, exclusive_low=True)
@@ -77,6 +84,64 @@ def _speculation(req: ServingRequest):
     return speculative.Speculation(
         draft_tokens=req.draft_tokens, acceptance=req.acceptance, draft_layers=req.draft_layers
     )
+
+
+def _check_engine(req: ServingRequest) -> None:
+    """The engine settings apply to plain tensor-parallel replicas (serving.point, queueing):
+    each is refused, naming its field, where it would be ignored, as the CLI refuses its flags
+    (advisor.commands.time._check_engine_flags): with expert parallelism or disaggregated pools,
+    and `kv_on_demand` without a load (a request rate or a TTFT / TPOT limit)."""
+    given = [
+        name
+        for name, on in (("cuda_graphs", not req.cuda_graphs), ("kv_on_demand", req.kv_on_demand))
+        if on
+    ]
+    if given and (req.ep or req.pools == "disaggregated"):
+        raise AdvisorError(
+            "serving.flag_needs_plain",
+            f"{given[0]}: applies to tensor-parallel replicas, not with ep or disaggregated pools",
+            field=given[0],
+        )
+    load = req.request_rate is not None or req.ttft_ms is not None or req.tpot_ms is not None
+    if req.kv_on_demand and not load:
+        raise AdvisorError(
+            "serving.flag_needs_load",
+            "kv_on_demand: applies with request_rate, ttft_ms or tpot_ms",
+            field="kv_on_demand",
+        )
+
+
+def _engine_settings(req: ServingRequest, spec, g, pp: int = 1) -> dict:
+    """How the engine is run, as the CLI's JSON `engine_settings` gives it: the fitted host time
+    per iteration where CUDA graphs are off (efficiency.Stack.eager_iteration_ms), and with KV
+    blocks on demand the requests per replica the load model admits
+    (serving.max_concurrency(kv_on_demand=True)). The form sets no multi-step scheduling."""
+    from ..perf import serving as srv
+
+    on_demand = None
+    if req.kv_on_demand:
+        on_demand = srv.max_concurrency(
+            spec,
+            g,
+            input_tokens=req.input_tokens,
+            output_tokens=req.output_tokens,
+            weights=req.weights,
+            kv_dtype=req.kv_dtype,
+            tensor_parallel=req.tensor_parallel,
+            engine=req.engine,
+            pipeline_parallel=pp,
+            kv_on_demand=True,
+        )
+    return {
+        "cuda_graphs": req.cuda_graphs,
+        "eager_iteration_ms": None
+        if req.cuda_graphs
+        else efficiency.DEFAULT_STACK.eager_iteration_ms,
+        "scheduler_steps": None,
+        "prefill_min_queue": None,
+        "kv_on_demand": req.kv_on_demand,
+        "kv_on_demand_concurrency": on_demand,
+    }
 
 
 def _owned_hour(g, gpus: int, req: ServingRequest):
@@ -227,6 +292,7 @@ def _serving_ep(req: ServingRequest, spec, g) -> dict:
             "imbalance": layout.load_factor,
             "two_batch_overlap": layout.two_batch_overlap,
         },
+        "engine_settings": _engine_settings(req, spec, g),
         "accuracy": _bands("serving", "decode", "prefill", spec=spec),
         "compute_peak": timing.weight_peak_key(g, req.weights),
         "fp4_dequantised": timing.fp4_dequantised(g, req.weights),
@@ -261,6 +327,7 @@ def serving(params: dict) -> dict:
             "disaggregated pools)",
             field="pipeline_parallel",
         )
+    _check_engine(req)
     if req.ep:
         return _serving_ep(req, spec, g)
     if req.two_batch_overlap:
@@ -311,7 +378,10 @@ def serving(params: dict) -> dict:
         engine=req.engine,
         speculative=sp,
         prefix_hit_rate=req.prefix_hit_rate,
+        cuda_graphs=req.cuda_graphs,
     )
+    # KV blocks on demand reach the load model only, as in the CLI (queueing: module docstring 5)
+    qkw = dict(kw, kv_on_demand=req.kv_on_demand)
     plan = srv.plan(spec, g, **kw)
     if not plan.points:
         raise AdvisorError(
@@ -337,11 +407,11 @@ def serving(params: dict) -> dict:
             g,
             ttft_s=req.ttft_ms / 1e3 if req.ttft_ms else None,
             tpot_s=req.tpot_ms / 1e3 if req.tpot_ms else None,
-            **kw,
+            **qkw,
         )
     load = None
     if req.request_rate is not None:
-        load = queueing.at_rate(spec, g, request_rate=req.request_rate, **kw)
+        load = queueing.at_rate(spec, g, request_rate=req.request_rate, **qkw)
     disagg = None
     if req.pools == "disaggregated":
         from ..perf import disaggregated
@@ -392,5 +462,7 @@ def serving(params: dict) -> dict:
         fp4_weight_stream=efficiency.fp4_stream_note(g, req.weights, spec),
         # TensorRT-LLM's MoE layers: the fitted term and its band (efficiency.trtllm_moe_extra_s)
         engine_moe=srv.engine_moe_note(spec, g, req.engine),
+        # how the engine is run (the CLI's JSON `engine_settings`)
+        engine_settings=_engine_settings(req, spec, g, pp),
     )
     return out

@@ -16,7 +16,7 @@ export const FORMS = {
   roofline: [["model", "model"], ["phase", "select"], ["gpu", "gpu"], ["batch", "number"], ["seq", "number"], ["weights", "select"]],
   budget: [["gpu", "gpu"], ["gpus", "number"], ["price_usd", "text"], ["cloud_usd_per_gpu_hour", "text"], ["utilisation", "number"], ["horizon_months", "number"], ["electricity_usd_per_kwh", "number"], ["currency", "select"], ["model", "model"], ["train_tokens", "tokens"], ["batch", "number"], ["seq", "number"]],
   picker: [["model", "model"], ["task", "select"], ["batch", "number"], ["seq", "number"], ["acquire", "select"], ["currency", "select"], ["horizon_months", "number"], ["max_gpus", "number"], ["budget", "text"], ["target_tokens_per_s", "text"], ["per_user_tokens_per_s", "text"], ["weights", "select", "picker_weights"]],
-  serving: [["model", "model"], ["config", "config"], ["gpu", "gpu"], ["tensor_parallel", "number"], ["pipeline_parallel", "number"], ["gpus", "number"], ["input_tokens", "number"], ["output_tokens", "number"], ["weights", "select"], ["kv_dtype", "select"], ["engine", "select"], ["ttft_ms", "text"], ["tpot_ms", "text"], ["request_rate", "text"], ["draft_tokens", "number"], ["acceptance", "number"], ["draft_layers", "number"], ["prefix_hit_rate", "number"], ["pools", "select"], ["ep", "number"], ["imbalance", "number"], ["two_batch_overlap", "flag"], ["utilisation", "number"], ["horizon_months", "number"]],
+  serving: [["model", "model"], ["config", "config"], ["gpu", "gpu"], ["tensor_parallel", "number"], ["pipeline_parallel", "number"], ["gpus", "number"], ["input_tokens", "number"], ["output_tokens", "number"], ["weights", "select"], ["kv_dtype", "select"], ["engine", "select"], ["ttft_ms", "text"], ["tpot_ms", "text"], ["request_rate", "text"], ["draft_tokens", "number"], ["acceptance", "number"], ["draft_layers", "number"], ["prefix_hit_rate", "number"], ["pools", "select"], ["ep", "number"], ["imbalance", "number"], ["two_batch_overlap", "flag"], ["cuda_graphs", "flag"], ["kv_on_demand", "flag"], ["utilisation", "number"], ["horizon_months", "number"]],
   cluster: [["model", "model"], ["config", "config"], ["gpu", "gpu"], ["tokens", "tokens"], ["seq", "number"], ["deadline_days", "text"], ["budget_usd", "text"], ["price_usd_per_gpu_hour", "text"], ["network", "network"], ["precision", "select", "cluster_precision"], ["max_gpus", "number"], ["run", "select", "training_run"], ["expert_parallel", "number"]],
 };
 
@@ -511,6 +511,11 @@ function servingExtras(r, S) {
       n: b.n ? formatNumber(b.n, lang2(S)) : "0",
     })));
   }
+  // how the engine is run (advisor.webapi.serving._engine_settings, the CLI's --no-cuda-graphs
+  // and --kv-on-demand): the fitted host time per iteration and the requests the load model admits
+  const es = r.engine_settings;
+  if (es && es.cuda_graphs === false) out += note("eager", esc(fillText(tr(S, "calc.sv.eager", ""), { ms: fmt(es.eager_iteration_ms, S, 1) })));
+  if (es && es.kv_on_demand) out += note("kv_on_demand", fillHtml(tr(S, "calc.sv.kv_on_demand", ""), { kv: strong("kv_on_demand_limit", fmt(es.kv_on_demand_concurrency, S, 0)) }));
   if (r.prefix_hit_rate) out += note("prefix", esc(fillText(tr(S, "calc.sv.prefix", ""), { p: formatPercent(r.prefix_hit_rate, lang2(S), 0) })));
   if (r.disaggregated) {
     const d = r.disaggregated.plan;
