@@ -1893,6 +1893,11 @@ def _layer_list_moe(cat, e: dict) -> bool:
 # GPU. The first-token wait stays unsized: NVIDIA's B200 x8 and GB200 x72 DeepSeek-R1 Server
 # logs (not entries) show the same gap to the model's TTFT (mean 0.73 / 0.66 s against 0.36),
 # so it is the harness's; a constant of that size would not bind before the TPOT limit.
+# The answer length (w91b): the four NVIDIA v5.1 DeepSeek-R1 entries take their own logs' mean
+# (tokens/s over completed samples/s, each entry's `output_tokens_source`: GB300 Offline 3657,
+# Server 3676, GB200 Offline 3714, B200 Offline 3736) instead of the reference 3886: NVIDIA's
+# harness reports the re-encoded answer's tokens (cores/http_async_client.py). Server +32.1 ->
+# +31.4 %, the Offline entries +0.05 to +0.09 points (shorter contexts read less KV cache).
 
 
 def _trtllm_moe(cat, e: dict) -> bool:
