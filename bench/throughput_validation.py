@@ -1963,6 +1963,12 @@ def _layer_list_moe(cat, e: dict) -> bool:
 #   generation-only with the same batch size (cuda_graph_runner._can_run_graph) and a batch
 #   with a context request never does (ScheduledRequests.can_run_cuda_graph); no source times
 #   the eager iterations of the PyTorch backend, so that is not itemised.
+#
+# The answer length (w91b): the four NVIDIA v5.1 DeepSeek-R1 entries take their own logs' mean
+# (tokens/s over completed samples/s, each entry's `output_tokens_source`: GB300 Offline 3657,
+# Server 3676, GB200 Offline 3714, B200 Offline 3736) instead of the reference 3886: NVIDIA's
+# harness reports the re-encoded answer's tokens (cores/http_async_client.py). Server +32.1 ->
+# +31.4 %, the Offline entries +0.05 to +0.09 points (shorter contexts read less KV cache).
 
 
 def _trtllm_moe(cat, e: dict) -> bool:

@@ -180,7 +180,7 @@ def test_mlperf_server_with_expert_parallelism_is_predicted_and_counted():
         CAT.gpu("gb300"),
         batch_per_gpu=b,
         input_tokens=804,
-        output_tokens=3886,
+        output_tokens=w["output_tokens"],
         weights="nvfp4",
         kv_dtype="fp8",
         layout=epm.EPLayout(ep=8, domain=8),
@@ -196,7 +196,7 @@ def test_mlperf_server_with_expert_parallelism_is_predicted_and_counted():
         CAT.gpu("gb300"),
         batch_per_gpu=b,
         input_tokens=804,
-        output_tokens=3886,
+        output_tokens=w["output_tokens"],
         weights="nvfp4",
         kv_dtype="fp8",
         layout=epm.EPLayout(ep=8, domain=8),
@@ -336,3 +336,72 @@ def test_nvidias_fp4_runs_take_their_own_mean_answer_length():
     quote = srv["source"]["quote"]
     assert "Completed samples per second    : 361.04" in quote
     assert srv["workload"]["output_tokens"] == round(98443.30 / 361.04)
+
+
+# NVIDIA's MLPerf v5.1 DeepSeek-R1 runs (mlcommons/inference_results_v5.1 965182b, closed/NVIDIA/
+# results/<system>/deepseek-r1/<scenario>/performance/run_1/mlperf_log_summary.txt, read
+# 2026-12-07): the logged tokens per second and samples per second (Server: the completed rate,
+# not the scheduled 60.08), and the half each entry sat in before its length was read.
+NVIDIA_DSR1_LOGGED = {
+    "mlperf51-deepseek-r1-gb300x72-offline": (
+        "GB300-NVL72_GB300-288GB_aarch64x72_TRT/deepseek-r1/Offline",
+        "'Tokens per second: 420659' / 'Samples per second: 115.017'",
+        420659 / 115.017,
+        "fit",
+    ),
+    "mlperf51-deepseek-r1-gb300x72-server": (
+        "GB300-NVL72_GB300-288GB_aarch64x72_TRT/deepseek-r1/Server",
+        "'Completed tokens per second: 209327.68' / 'Completed samples per second    : 56.95'",
+        209327.68 / 56.95,
+        "check",
+    ),
+    "mlperf51-deepseek-r1-gb200x72-offline": (
+        "GB200-NVL72_GB200-186GB_aarch64x72_TRT/deepseek-r1/Offline",
+        "'Tokens per second: 289712' / 'Samples per second: 77.995'",
+        289712 / 77.995,
+        "check",
+    ),
+    "mlperf51-deepseek-r1-b200x8-offline": (
+        "B200-SXM-180GBx8_TRT/deepseek-r1/Offline",
+        "'Tokens per second: 33379' / 'Samples per second: 8.93431'",
+        33379 / 8.93431,
+        "fit",
+    ),
+}
+
+
+def test_nvidias_deepseek_r1_runs_take_their_logged_answer_length():
+    """NVIDIA's DeepSeek-R1 runs return shorter answers than MLPerf's reference
+    (TOKENS_PER_SAMPLE 3886.2274), and its harness reports the re-encoded answer's tokens: each
+    entry's output length is its own log's tokens per second over (completed) samples per second
+    (GB300 Server 209327.68 / 56.95 = 3675.6, Offline GB300 3657.4, GB200 3714.5, B200 3736.0),
+    with the quote and the log's address as its source; the halves stay as they were."""
+    from bench import throughput_validation as tv
+
+    entries = _entries()
+    tv._assign_halves(entries.values())
+    base = (
+        "https://github.com/mlcommons/inference_results_v5.1/blob/"
+        "965182b03376a00fcae415c54e560e1c83937932/closed/NVIDIA/results/"
+    )
+    for eid, (run, quote, length, half) in NVIDIA_DSR1_LOGGED.items():
+        e = entries[eid]
+        w = e["workload"]
+        assert w["output_tokens"] == round(length) < 3886, eid
+        src = w["output_tokens_source"]
+        assert src.startswith("the run's own mean output length: " + quote), eid
+        assert f"{base}{run}/performance/run_1/mlperf_log_summary.txt" in src, eid
+        assert f"= {length:.1f} tokens per sample" in src, eid
+        assert "self.tokenizer.encode" in src and "3886.2274" in src, eid
+        assert w["scenario"].endswith(run.rsplit("/", 1)[1]), eid
+        assert tv.fit_half(e) == half, eid
+    srv = entries["mlperf51-deepseek-r1-gb300x72-server"]
+    # the completed rate, not the scheduled one the Server run also logs
+    assert "Scheduled samples per second : 60.08" in srv["workload"]["max_batch_size_source"]
+    assert srv["workload"]["output_tokens"] != round(209327.68 / 60.08)
+    assert srv["source"]["quote"].count("209328.00") == 1
+    # the three Offline runs' lengths span what the logs give (3,657-3,736)
+    offline = [
+        entries[eid]["workload"]["output_tokens"] for eid in NVIDIA_DSR1_LOGGED if "offline" in eid
+    ]
+    assert (min(offline), max(offline)) == (3657, 3736)
