@@ -730,6 +730,10 @@ def search_max_batch(try_batch, cap: int) -> tuple[int, list[dict]]:
 
 def run_max_batch(a) -> dict:
     device = _check_device(a.device)
+    if not is_cuda(device) and not a.mem_budget_mib:  # before the model is built (seconds)
+        raise AdvisorError(
+            "bench.budget", "max-batch on CPU needs --mem-budget-mib", field="mem_budget_mib"
+        )
     dtype = a.dtype or "fp32"
     seq = a.seq or 128
     cfg, spec, preset = lm.model_config(a.model, a.layers, lm.parse_overrides(a.set))
@@ -740,10 +744,6 @@ def run_max_batch(a) -> dict:
         capacity = env["accelerator_memory_bytes"]
         limit_note = "the GPU's memory (torch.cuda.OutOfMemoryError caught and recovered)"
     else:
-        if not a.mem_budget_mib:
-            raise AdvisorError(
-                "bench.budget", "max-batch on CPU needs --mem-budget-mib", field="mem_budget_mib"
-            )
         budget = capacity = int(a.mem_budget_mib * 2**20)
         limit_note = (
             f"an imposed budget of {a.mem_budget_mib:g} MiB of live tensor bytes "

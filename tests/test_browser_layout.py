@@ -92,8 +92,12 @@ def contexts(chromium):
 
 
 def _no_runtime(page):
-    """Layout only: the calculators keep their prerendered result (no Pyodide start: 2 cores)."""
+    """Layout only: the calculators keep their prerendered result (no Pyodide start: 2 cores),
+    and no search index (Material's search worker fetches the whole site's index and builds its
+    lunr index on every page view: 20 of the 56 s of CPU of a viewport's 36 page views; the
+    search box and its results are tested in tests/test_browser_site.py)."""
     page.route(re.compile(r".*/assets/pyodide/.*"), lambda route: route.abort())
+    page.route(re.compile(r".*/search/search_index\.json(\?.*)?$"), lambda route: route.abort())
 
 
 @pytest.mark.parametrize("viewport", list(VIEWPORTS))
