@@ -581,8 +581,18 @@ def test_cuda_graph_padding_runs_the_decode_rows_at_the_next_graph_size():
         **dict(skw, layout=ep.EPLayout(**d["layout"])),
     )
     assert d["point"]["tpot_s"] == pytest.approx(want.tpot_s)
-    bad = _cli("--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--cuda-graph-batch-sizes", "128")
-    assert bad.returncode == 2 and "--cuda-graph-batch-sizes applies with --ep" in bad.stderr
+    # with --ep the padding rides on the balancer's server point; on plain replicas it is
+    # serving.point's (tests/test_serving_faces.py), with --disaggregate it is refused
+    bad = _cli(
+        "--model", "deepseek-v3", "--gpu", "gb300", "--gpus", "8", "--ep", "8", "--weights",
+        "nvfp4", "--cuda-graph-batch-sizes", "128",
+    )  # fmt: skip
+    assert bad.returncode == 2 and "applies with --adp-timeout-iters only" in bad.stderr
+    bad = _cli(
+        "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--gpus", "8", "--disaggregate",
+        "--ttft-ms", "500", "--tpot-ms", "30", "--cuda-graph-batch-sizes", "128",
+    )  # fmt: skip
+    assert bad.returncode == 2 and "not with --disaggregate" in bad.stderr
     bad = _cli(
         "--model", "deepseek-v3", "--gpu", "gb300", "--ep", "8", "--weights", "nvfp4",
         "--cuda-graph-batch-sizes", "128,,256",

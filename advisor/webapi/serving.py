@@ -137,6 +137,7 @@ def _engine_settings(req: ServingRequest, spec, g, pp: int = 1) -> dict:
         "eager_iteration_ms": None
         if req.cuda_graphs
         else efficiency.DEFAULT_STACK.eager_iteration_ms,
+        "cuda_graph_batch_sizes": None,  # the form captures no graph sizes (CLI only)
         "scheduler_steps": None,
         "prefill_min_queue": None,
         "kv_on_demand": req.kv_on_demand,
