@@ -796,7 +796,7 @@ def _ep_setup(w: dict, spec, gpu, graph_sizes: tuple[int, ...] | None = None):
     layout = epm.EPLayout(ep=int(w["expert_parallel"]), domain=8)
     inp, out = int(w["input_tokens"]), int(w["output_tokens"])
     cap = epm.max_batch_per_gpu(
-        spec, gpu, context=inp + out, weights=weights, kv_dtype=kv, layout=layout
+        spec, gpu, context=inp + out, weights=weights, kv_dtype=kv, layout=layout, engine=_engine(w)
     )
 
     def at(b: int):
@@ -942,7 +942,7 @@ def _predict_ep_pool(e, cat, notes) -> float:
     if e["metric"] == "tokens_per_s" and w.get("batch"):
         b = int(w["batch"])
         cap = epm.max_batch_per_gpu(
-            spec, gpu, context=ctx, weights=weights, kv_dtype=kv, layout=layout
+            spec, gpu, context=ctx, weights=weights, kv_dtype=kv, layout=layout, engine=_engine(w)
         )
         if b > cap:
             notes.append(f"stated batch {b} above the KV-cache limit {cap}")
