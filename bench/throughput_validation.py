@@ -487,6 +487,7 @@ def predict_serving(e, cat, notes):
     if engine == "trtllm" and weights == "fp8" and not w.get("kv_dtype"):
         kv_dtype = "fp8"
         notes.append("FP8 checkpoint: FP8 KV cache (TensorRT-LLM's FP8 quantisation default)")
+    _kv_window_note(spec, engine, inp, out, notes)
     kv_max = serving.max_concurrency(
         spec,
         gpu,
@@ -784,6 +785,28 @@ def _engine(w: dict) -> str:
     return "trtllm" if "tensorrt" in (w.get("software") or "").lower() else "vllm"
 
 
+def _kv_window_note(spec, engine: str, inp: int, out: int, notes: list[str]) -> None:
+    """Say how a sliding-window model's KV cache is counted (advisor.memory.estimate.
+    engine_keeps_window): TensorRT-LLM at the whole context on every layer (no entry states a
+    per-layer max_attention_window; the perf overview's llm_options set none), vLLM V1 at the
+    window on sliding layers. Nothing for a model without sliding layers or a context within
+    the window."""
+    from advisor.memory import estimate as mem
+
+    if not spec.num_sliding_layers or inp + out <= (spec.sliding_window or 0):
+        return
+    if mem.engine_keeps_window(engine):
+        notes.append(
+            f"KV cache: the {spec.num_sliding_layers} sliding-window layers keep "
+            f"{spec.sliding_window} tokens (vLLM V1's hybrid KV cache manager)"
+        )
+    else:
+        notes.append(
+            f"KV cache: every layer at the whole context, the {spec.num_sliding_layers} "
+            f"sliding-window layers too (TensorRT-LLM without a per-layer max_attention_window)"
+        )
+
+
 def _ep_setup(w: dict, spec, gpu, graph_sizes: tuple[int, ...] | None = None):
     """What both expert-parallel predictors read from an entry: weights, KV format, the EP
     layout (attention DP, an 8-GPU domain), the lengths, the KV-cache limit per GPU, and
@@ -796,7 +819,7 @@ def _ep_setup(w: dict, spec, gpu, graph_sizes: tuple[int, ...] | None = None):
     layout = epm.EPLayout(ep=int(w["expert_parallel"]), domain=8)
     inp, out = int(w["input_tokens"]), int(w["output_tokens"])
     cap = epm.max_batch_per_gpu(
-        spec, gpu, context=inp + out, weights=weights, kv_dtype=kv, layout=layout
+        spec, gpu, context=inp + out, weights=weights, kv_dtype=kv, layout=layout, engine=_engine(w)
     )
 
     def at(b: int):
@@ -834,6 +857,7 @@ def _predict_expert_parallel(e, cat, notes, spec, gpu) -> float:
         )
     graph_sizes = _graph_sizes(e, notes)
     weights, kv, layout, inp, out, cap, at = _ep_setup(w, spec, gpu, graph_sizes)
+    _kv_window_note(spec, _engine(w), inp, out, notes)
     if cap < 1:
         raise NotExpressible("advisor: the weights leave no room for the KV cache")
     stated = _config_batch_per_rank(e, layout.ep, notes) or w.get("batch")
@@ -942,7 +966,7 @@ def _predict_ep_pool(e, cat, notes) -> float:
     if e["metric"] == "tokens_per_s" and w.get("batch"):
         b = int(w["batch"])
         cap = epm.max_batch_per_gpu(
-            spec, gpu, context=ctx, weights=weights, kv_dtype=kv, layout=layout
+            spec, gpu, context=ctx, weights=weights, kv_dtype=kv, layout=layout, engine=_engine(w)
         )
         if b > cap:
             notes.append(f"stated batch {b} above the KV-cache limit {cap}")
@@ -1119,6 +1143,7 @@ def _predict_ep_latency_bound(e, cat, notes, spec, gpu) -> float:
     interactive = "interactive" in (w.get("scenario") or "").lower() or "interactive" in e["id"]
     ttft, tpot, q, src = _mlperf_limits(w["model"], interactive)
     weights, kv, layout, inp, out, cap, at = _ep_setup(w, spec, gpu)
+    _kv_window_note(spec, _engine(w), inp, out, notes)
     m = min(int(w["max_batch_size"]), cap)
     if m < 1:
         raise NotExpressible("advisor: the weights leave no room for the KV cache")

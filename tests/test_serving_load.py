@@ -1579,3 +1579,102 @@ def test_perf_overview_runs_replay_the_pages_cuda_graph_sizes():
     other = next(e for e in entries.values() if "perf-overview" not in e["source"]["url"])
     assert tv._graph_sizes(other, notes) is None and not notes
     assert tv.TRTLLM_PERF_OVERVIEW_GRAPH_SIZES[-4:] == (1024, 2048, 4096, 8192)
+
+
+# gpt-oss-120b (config.json, openai/gpt-oss-120b): 36 layers, 8 KV heads of 64, every other
+# layer a 128-token sliding window. KV elements per token and layer: 2 x 8 x 64 = 1024.
+GPT_OSS = CAT.model("gpt-oss-120b").spec
+
+
+def test_engine_keeps_window_rule():
+    """advisor.memory.estimate.engine_keeps_window: vLLM V1's hybrid KV cache manager keeps the
+    window on sliding layers (docs/design/hybrid_kv_cache_manager.md); TensorRT-LLM keeps the
+    whole context unless the run states a per-layer max_attention_window (KvCacheConfig's
+    default None; PR #4667's pools per window size only for a per-layer list)."""
+    from advisor.memory import estimate as mem
+
+    assert mem.engine_keeps_window("vllm") is True
+    assert mem.engine_keeps_window("trtllm") is False
+    assert mem.engine_keeps_window("trtllm", per_layer_window=True) is True
+    with pytest.raises(AdvisorError) as exc:
+        mem.engine_keeps_window("sglang-x")
+    assert exc.value.field == "engine"
+
+
+def test_sequence_kv_bytes_whole_and_windowed_by_hand():
+    """gpt-oss-120b, 2048 tokens, FP8 KV (1 byte): whole context 36 x 1024 x 2048 bytes;
+    windowed 18 full layers x 2048 + 18 sliding layers x 128 tokens, smaller; block rounding
+    rounds each layer's tokens up to whole blocks; tensor parallelism splits the heads."""
+    from advisor.memory import estimate as mem
+
+    assert GPT_OSS.num_sliding_layers == 18 and GPT_OSS.sliding_window == 128
+    whole = mem.sequence_kv_bytes(GPT_OSS, 2048, "fp8", windowed=False)
+    windowed = mem.sequence_kv_bytes(GPT_OSS, 2048, "fp8", windowed=True)
+    assert whole == 36 * 1024 * 2048
+    assert windowed == 18 * 1024 * 2048 + 18 * 1024 * 128
+    assert windowed < whole
+    # below the window nothing differs
+    assert mem.sequence_kv_bytes(GPT_OSS, 100, "fp8", windowed=True) == 36 * 1024 * 100
+    # blocks of 16: 2050 tokens take 129 blocks on full layers, 8 on sliding ones
+    blocked = mem.sequence_kv_bytes(GPT_OSS, 2050, "fp8", windowed=True, block_size=16)
+    assert blocked == 18 * 1024 * 129 * 16 + 18 * 1024 * 8 * 16
+    assert (
+        mem.sequence_kv_bytes(GPT_OSS, 2048, "fp8", windowed=False, tensor_parallel=2) == whole // 2
+    )
+    # a model with no sliding layer: the same either way
+    assert mem.sequence_kv_bytes(SPEC, 2048, windowed=True) == mem.sequence_kv_bytes(
+        SPEC, 2048, windowed=False
+    )
+
+
+def test_both_paths_count_a_sequence_by_the_same_rule():
+    """The expert-parallel path (expert_parallel.max_batch_per_gpu) and the tensor-parallel
+    path (serving.max_concurrency -> memory.serving_capacity) divide their free memory by the
+    same per-sequence bytes for the same engine: TensorRT-LLM counts gpt-oss's sliding layers
+    at the whole context in both, vLLM at the window in both."""
+    from advisor.memory import estimate as mem
+    from advisor.perf import expert_parallel as ep
+
+    gpu = CAT.gpu("h100-sxm")
+    layout = ep.EPLayout(ep=4)
+    kw = dict(weights="mxfp4", kv_dtype="fp8")
+    ctx = 2048
+    free = gpu.memory_bytes * 0.9 - ep.weight_bytes_per_gpu(GPT_OSS, "mxfp4", layout)
+    caps = {}
+    for engine, windowed in (("trtllm", False), ("vllm", True)):
+        per_seq = mem.sequence_kv_bytes(GPT_OSS, ctx, "fp8", windowed=windowed)
+        ep_cap = ep.max_batch_per_gpu(GPT_OSS, gpu, context=ctx, layout=layout, engine=engine, **kw)
+        assert ep_cap == int(free // per_seq)
+        cap = mem.serving_capacity(GPT_OSS, gpu.memory_bytes, context=ctx, engine=engine, **kw)
+        blocked = mem.sequence_kv_bytes(GPT_OSS, ctx, "fp8", windowed=windowed, block_size=16)
+        assert cap.max_concurrent_sequences == cap.kv_budget_bytes // blocked
+        tp_cap = serving.max_concurrency(
+            GPT_OSS, gpu, input_tokens=1024, output_tokens=1024, engine=engine, **kw
+        )
+        caps[engine] = (ep_cap, tp_cap)
+    # TensorRT-LLM holds fewer sequences than vLLM on both paths (whole context vs window)
+    assert caps["trtllm"][0] < caps["vllm"][0] and caps["trtllm"][1] < caps["vllm"][1]
+    # TensorRT-LLM on the TP path: every layer at the whole context, as kv_cache_bytes_per_token
+    cap = mem.serving_capacity(GPT_OSS, gpu.memory_bytes, context=ctx, engine="trtllm", **kw)
+    assert cap.max_concurrent_sequences == cap.kv_budget_bytes // (36 * 1024 * 16) // (ctx // 16)
+
+
+def test_callers_without_an_engine_keep_their_count():
+    """No engine: the EP path keeps counting sliding layers at their window (as before the
+    rule), serving_capacity (the memory calculator's plan) every layer at the whole context."""
+    from advisor.memory import estimate as mem
+    from advisor.perf import expert_parallel as ep
+
+    gpu = CAT.gpu("h100-sxm")
+    kw = dict(context=2048, weights="mxfp4", kv_dtype="fp8", layout=ep.EPLayout(ep=4))
+    assert ep.max_batch_per_gpu(GPT_OSS, gpu, **kw) == ep.max_batch_per_gpu(
+        GPT_OSS, gpu, engine="vllm", **kw
+    )
+    assert ep.max_batch_per_gpu(GPT_OSS, gpu, **kw) > ep.max_batch_per_gpu(
+        GPT_OSS, gpu, engine="trtllm", **kw
+    )
+    plain = mem.serving_capacity(GPT_OSS, gpu.memory_bytes, context=2048, weights="mxfp4")
+    trt = mem.serving_capacity(
+        GPT_OSS, gpu.memory_bytes, context=2048, weights="mxfp4", engine="trtllm"
+    )
+    assert plain == trt

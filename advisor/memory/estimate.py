@@ -784,6 +784,73 @@ def kv_cache_bytes(spec: ModelSpec, tokens: int, kv_dtype: str = "bf16") -> int:
     return round(spec.kv_elems(tokens) * _DTYPE_BYTES[kv_dtype])
 
 
+def engine_keeps_window(engine: str, *, per_layer_window: bool = False) -> bool:
+    """Whether a serving engine's paged KV cache keeps only the window on sliding-window layers
+    (gpt-oss every other layer at 128 tokens, Gemma 2/3, Mistral v0.1) or the whole context on
+    every layer: the one rule both the tensor-parallel (serving_capacity, serving.max_concurrency)
+    and the expert-parallel (expert_parallel.max_batch_per_gpu) paths count a sequence's cache by.
+
+    - "vllm" (V1's hybrid KV cache manager): windowed. docs/design/hybrid_kv_cache_manager.md
+      (vllm-project/vllm, stored commit d7de043): "Sliding window layers: reserve slots only
+      for the most recent **`sliding_window_size`** tokens" while "Full attention layers:
+      reserve slots for **all** tokens"; only with the hybrid allocator disabled "sliding
+      window attention are regarded as full attention in KV cache manager (blocks are
+      allocated for all tokens)" (vllm.v1.kv_cache_interface.FullAttentionSpec, docs.vllm.ai).
+    - "trtllm": the whole context on every layer unless the run states a per-layer
+      `max_attention_window` (`per_layer_window=True`). KvCacheConfig.max_attention_window
+      defaults to None ("Size of the attention window for each sequence. Only the last tokens
+      will be stored in the KV cache", tensorrt_llm/llmapi/llm_args.py): the whole sequence.
+      One pool per window size exists only for a per-layer list (variable sliding-window
+      attention, PR #4667: "For each window size `w`: 1. weight[w] = w x (number of layers
+      that use w)"); the automatic setup from the Hugging Face config (PR #5722, "LLM API now
+      automatically sets sliding window `max_attention_window` of KvCacheConfig from
+      HuggingFace config") was closed unmerged, and PR #18767 (2026-09-06) still found a mixed
+      `layer_types` config "gets every layer placed in one full-context pool by the V2 KV
+      cache manager ... unless the user passes `kv_cache_config.max_attention_window` by hand"
+      (that PR derives the windows from then on: `per_layer_window=True` models such a
+      release). The perf overview's gpt-oss llm_options set no max_attention_window
+      (docs/source/developer-guide/perf-overview.md, stored commit 03e27c7)."""
+    check_choice("engine", engine, vocab.SERVING_ENGINES)
+    if engine == "trtllm":
+        return bool(per_layer_window)
+    return True
+
+
+def sequence_kv_bytes(
+    spec: ModelSpec,
+    context: int,
+    kv_dtype: str = "bf16",
+    *,
+    windowed: bool,
+    block_size: int = 1,
+    tensor_parallel: int = 1,
+) -> int:
+    """KV-cache bytes one sequence of `context` tokens holds on one GPU of a paged cache: every
+    layer at the whole context (`windowed=False`), or sliding-window layers at
+    min(context, window) and the others at the whole context (`windowed=True`; the spans of
+    `ModelSpec.layer_spans`). Each layer's tokens round up to whole blocks of `block_size`
+    (vLLM's and TensorRT-LLM's paged caches allocate blocks); `tensor_parallel` splits the
+    heads. Which to ask for: engine_keeps_window. Equal to `kv_cache_bytes_per_token // tp x
+    blocks x block_size` when nothing is windowed (serving_capacity's plan)."""
+    check_choice("kv_dtype", kv_dtype, KV_DTYPES)
+    check_int("context", context, minimum=1)
+    check_int("block_size", block_size, minimum=1)
+    check_int("tensor_parallel", tensor_parallel, minimum=1, maximum=1024)
+    if not spec.causal:
+        return 0
+
+    def rounded(tokens: int) -> int:
+        return -(-tokens // block_size) * block_size
+
+    if not windowed or not spec.num_sliding_layers:
+        return kv_cache_bytes_per_token(spec, kv_dtype) // tensor_parallel * rounded(context)
+    elems = sum(
+        L.kv_elems_per_token(layer.attention) * rounded(span)
+        for layer, span in zip(spec.stack, spec.layer_spans(context), strict=True)
+    )
+    return round(elems * _DTYPE_BYTES[kv_dtype]) // tensor_parallel
+
+
 def inference_weight_bytes(spec: ModelSpec, weights: str) -> tuple[int, int]:
     """(weight bytes, scale bytes) of the whole model stored in `weights` format."""
     fmt = quant.weight_format(weights)
@@ -866,13 +933,20 @@ def serving_capacity(
     tensor_parallel: int = 1,
     max_num_batched_tokens: int = 8192,
     block_size: int = 16,
+    engine: str | None = None,
 ) -> ServingCapacity:
     """vLLM's memory plan (docs.vllm.ai 'Engine arguments: --gpu-memory-utilization'; vllm
     `Worker.determine_num_available_blocks`): the engine may use utilisation x total memory per
     GPU; the weights and the peak of a profiling forward pass of `max_num_batched_tokens` tokens
     come out of it; the rest becomes KV-cache blocks of `block_size` tokens. A sequence of
     `context` tokens takes ceil(context / block_size) blocks; `max_context_tokens` is the longest
-    single sequence the blocks can hold (capped at max_position_embeddings)."""
+    single sequence the blocks can hold (capped at max_position_embeddings).
+
+    `engine` ("vllm" | "trtllm"): how a sequence's cache counts sliding-window layers
+    (engine_keeps_window: vLLM V1 keeps their window, TensorRT-LLM the whole context);
+    None (the default) counts every layer at the whole context, as before the rule existed
+    (the memory calculator's and the report's plan). `kv_bytes_per_token`, `kv_cache_tokens`
+    and `max_context_tokens` stay per token of every layer."""
     check_positive("gpu_memory_bytes", gpu_memory_bytes)
     check_positive("gpu_memory_utilization", gpu_memory_utilization, maximum=1.0)
     check_int("context", context, minimum=1)
@@ -904,8 +978,17 @@ def serving_capacity(
     block_bytes = kv_tok * block_size
     blocks = budget // block_bytes
     tokens = blocks * block_size
-    per_seq_blocks = -(-context // block_size)
-    concurrent = blocks // per_seq_blocks
+    windowed = False if engine is None else engine_keeps_window(engine)
+    # whole context: budget // (block_bytes x blocks per sequence) = blocks // blocks per sequence
+    per_seq = sequence_kv_bytes(
+        spec,
+        context,
+        kv_dtype,
+        windowed=windowed,
+        block_size=block_size,
+        tensor_parallel=tensor_parallel,
+    )
+    concurrent = budget // per_seq
     max_ctx = min(tokens, spec.max_position_embeddings)
     return ServingCapacity(
         weights_bytes=weights_bytes,
@@ -1046,8 +1129,10 @@ __all__ = [
     "ServingCapacity",
     "TrainingSetup",
     "inference_memory",
+    "engine_keeps_window",
     "kv_cache_bytes",
     "kv_cache_bytes_per_token",
+    "sequence_kv_bytes",
     "max_batch",
     "max_seq",
     "min_gpus",

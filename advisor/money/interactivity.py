@@ -175,6 +175,7 @@ def ep_curve(
         weights=weights,
         kv_dtype=kv_dtype,
         layout=layout,
+        engine=engine,
     )
     top = min(cap, EP_MAX_BATCH_PER_GPU)
     levels, b = [], 1

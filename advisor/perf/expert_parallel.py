@@ -163,6 +163,7 @@ from types import MappingProxyType
 from ..arch.flops import expected_experts_touched
 from ..arch.models import ModelSpec
 from ..core.errors import AdvisorError, check_int, check_positive
+from ..memory import estimate as mem
 from . import efficiency as eff
 from . import network as net
 from . import offline, timing
@@ -494,12 +495,17 @@ def max_batch_per_gpu(
     kv_dtype: str,
     layout: EPLayout,
     gpu_memory_utilization: float = 0.9,
+    engine: str | None = None,
 ) -> int:
     """Sequences of `context` tokens whose KV cache fits beside this GPU's weights (each GPU
-    keeps the whole cache of its own sequences: DP attention)."""
+    keeps the whole cache of its own sequences: DP attention). Sliding-window layers count as
+    the engine keeps them (advisor.memory.estimate.engine_keeps_window, the rule the
+    tensor-parallel path serving.max_concurrency shares): "vllm" at their window, "trtllm" at
+    the whole context; None (the default) at their window, as before the rule existed."""
     free = gpu.memory_bytes * gpu_memory_utilization - weight_bytes_per_gpu(spec, weights, layout)
+    windowed = True if engine is None else mem.engine_keeps_window(engine)
     # per layer its KV elements per token (MLA's latent, GQA's 2 * kv_dim) times its span
-    per_seq = KV_BYTES[kv_dtype] * spec.kv_elems(context)
+    per_seq = mem.sequence_kv_bytes(spec, context, kv_dtype, windowed=windowed)
     return max(0, int(free // per_seq))
 
 
@@ -545,6 +551,7 @@ def point(
         weights=weights,
         kv_dtype=kv_dtype,
         layout=layout,
+        engine=engine,
     )
     if b > cap:
         raise AdvisorError(

@@ -452,7 +452,11 @@ def max_concurrency(
     default 0.9), expressed here as the equivalent whole-memory fraction.
 
     `pipeline_parallel`: each GPU of a tp x pp replica holds 1/(tp pp) of the weights and of
-    every sequence's KV cache (its stage's layers; the embedding and head counted evenly)."""
+    every sequence's KV cache (its stage's layers; the embedding and head counted evenly).
+
+    Sliding-window layers count as the engine keeps them (advisor.memory.estimate.
+    engine_keeps_window, the rule expert_parallel.max_batch_per_gpu shares): vLLM V1 at their
+    window, TensorRT-LLM at the whole context."""
     check_positive("gpu_memory_utilization", gpu_memory_utilization, maximum=1.0)
     check_choice("engine", engine, ENGINES)
     pp = check_int("pipeline_parallel", pipeline_parallel, maximum=1024)
@@ -479,6 +483,7 @@ def max_concurrency(
         kv_dtype=kv_dtype,
         gpu_memory_utilization=gpu_memory_utilization,
         tensor_parallel=tensor_parallel,
+        engine=engine,
     )
     return int(cap.max_concurrent_sequences)
 
