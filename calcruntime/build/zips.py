@@ -106,12 +106,17 @@ PRECOMPRESS_SUFFIXES = (".wasm", ".mjs", ".js", ".json", ".css")
 
 
 PRECOMPRESS_MIN_BYTES = 1024
-BROTLI_WINDOWS = (22, 24)  # lgwin: 4 MiB and 16 MiB
+# lgwin 22 (4 MiB) only: of the two windows the build used to try (22 and 24, keeping the
+# smaller), 22 gave every file the smaller or an equal copy (the 9.6 MB wasm 2,739,076 bytes
+# against 2,769,608; every other precompressed file of the site the same length, measured
+# 2026-12-07), and the first of equal lengths was kept, so the copies are byte for byte the
+# same; the second window cost about 40 s of CPU on every cold build
+BROTLI_WINDOWS = (22,)
 
 
 @cached_step
 def precompressed(data: bytes) -> dict[str, bytes]:
-    """{".gz": gzip -9 (mtime 0), ".br": brotli quality 11, the smaller of two windows} of
+    """{".gz": gzip -9 (mtime 0), ".br": brotli quality 11, the smallest over BROTLI_WINDOWS} of
     `data` (".br" only where the `brotli` package is installed: requirements-dev.txt), each
     checked to decompress to `data` and cached by the data's SHA-256 (brotli 11 of the 9.6 MB
     wasm takes about 25 s a window, once; gzip -9 of a build's files about 4 s)."""
@@ -132,10 +137,8 @@ def precompressed(data: bytes) -> dict[str, bytes]:
     if cached.is_file():
         out[".br"] = cached.read_bytes()
     else:
-        # the smaller of two windows, for each file: 4 MiB (lgwin 22) gives the 9.6 MB wasm
-        # 2,739,076 bytes, 16 MiB (24) 2,769,608; the two side by side (brotli lets go of the
-        # GIL: a cold build's brotli takes half the time where a second core is free), the
-        # first of equal lengths as before
+        # the smallest copy over BROTLI_WINDOWS (its note), side by side where there are
+        # several (brotli lets go of the GIL), the first of equal lengths
         with ThreadPoolExecutor(max_workers=len(BROTLI_WINDOWS)) as pool:
             packed = list(
                 pool.map(lambda w: brotli.compress(data, quality=11, lgwin=w), BROTLI_WINDOWS)
